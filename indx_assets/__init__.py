@@ -1,0 +1,28 @@
+"""indx-assets: a Dagster asset pipeline from documents to a LanceDB chunk index.
+
+A third-party chunker needs only what is exported here.
+"""
+
+from indx_assets.port import (
+    BBox,
+    BBoxReason,
+    Chunker,
+    ChunkerProvider,
+    ChunkPiece,
+    Line,
+    PageChunks,
+    PageOutput,
+    validate_bbox,
+)
+
+__all__ = [
+    "BBox",
+    "BBoxReason",
+    "ChunkPiece",
+    "Chunker",
+    "ChunkerProvider",
+    "Line",
+    "PageChunks",
+    "PageOutput",
+    "validate_bbox",
+]

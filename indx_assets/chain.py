@@ -1,0 +1,168 @@
+"""The chunker chain: which chunkers are asked, in what order, and its fingerprint.
+
+Chunkers come from providers named by entry points in the group `indx.chunkers`, the same
+group a third party uses. Order: installed third-party chunkers first, then the built-ins
+(`builtin = True`), then the one fallback (`fallback = True`) last; everything that answers
+for every page must be asked last, or no more specific answer would ever be heard.
+"""
+
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+from typing import Any
+
+from indx_assets.port import Chunker, ChunkerProvider
+
+ENTRY_POINT_GROUP = "indx.chunkers"
+#: Environment variable holding the chain configuration (JSON text or a path to a JSON file).
+CHAIN_ENV = "INDX_CHAIN"
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ChainConfig:
+    """How the installed chunkers are arranged into a chain.
+
+    `order` names entry points to ask first, in that order (the rest follow in the default
+    order); `disabled` names entry points never asked; `options` maps an entry-point name to
+    keyword options its provider accepts through an optional `with_options(**options)`.
+    """
+
+    order: tuple[str, ...] = ()
+    disabled: frozenset[str] = frozenset()
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> "ChainConfig":
+        unknown = set(data) - {"order", "disabled", "options"}
+        if unknown:
+            raise ValueError(f"unknown chain config keys: {sorted(unknown)}")
+        return cls(
+            order=tuple(data.get("order", ())),
+            disabled=frozenset(data.get("disabled", ())),
+            options={k: dict(v) for k, v in dict(data.get("options", {})).items()},
+        )
+
+    @classmethod
+    def from_env(cls) -> "ChainConfig":
+        """Read `INDX_CHAIN` (JSON text, or the path of a JSON file); empty means defaults."""
+        raw = os.environ.get(CHAIN_ENV, "").strip()
+        if not raw:
+            return cls()
+        text = raw if raw.startswith("{") else Path(raw).read_text(encoding="utf-8")
+        return cls.from_mapping(json.loads(text))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "order": list(self.order),
+            "disabled": sorted(self.disabled),
+            "options": {k: dict(v) for k, v in sorted(self.options.items())},
+        }
+
+
+@dataclass(frozen=True)
+class ChainLink:
+    """One chunker in the chain, with where it came from."""
+
+    name: str
+    chunker: Chunker
+    entry_point: str
+    distribution: str
+    version: str
+
+    @property
+    def rank(self) -> int:
+        if getattr(self.chunker, "fallback", False):
+            return 2
+        return 1 if getattr(self.chunker, "builtin", False) else 0
+
+
+@dataclass(frozen=True)
+class Chain:
+    """An ordered chain of chunkers and the config that arranged it."""
+
+    links: tuple[ChainLink, ...]
+    config: ChainConfig = ChainConfig()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(link.name for link in self.links)
+
+    @property
+    def fingerprint(self) -> str:
+        """A stable hash of what decides the chunk map: which chunkers, which versions, which config.
+
+        It is Dagster's `code_version` for `chunk_map`: installing, upgrading or reconfiguring
+        a chunker changes it, and so marks every chunk map stale.
+        """
+        payload = {
+            "links": [[l.name, l.entry_point, l.distribution, l.version] for l in self.links],
+            "config": self.config.to_json(),
+        }
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+        return f"chain-{digest[:16]}"
+
+    def describe(self) -> list[dict[str, str]]:
+        return [
+            {"name": l.name, "entry_point": l.entry_point, "distribution": l.distribution, "version": l.version}
+            for l in self.links
+        ]
+
+
+def _distribution_of(ep: EntryPoint) -> tuple[str, str]:
+    dist = ep.dist
+    if dist is None:
+        return "", ""
+    return dist.metadata["Name"] or "", dist.version or ""
+
+
+def _provider(ep: EntryPoint, options: Mapping[str, Any] | None) -> ChunkerProvider:
+    target = ep.load()
+    provider = target() if isinstance(target, type) else target
+    if not isinstance(provider, ChunkerProvider):
+        raise TypeError(f"entry point {ep.name} ({ep.value}) is not a ChunkerProvider")
+    if options:
+        configure = getattr(provider, "with_options", None)
+        if configure is None:
+            raise ValueError(f"chunker {ep.name!r} takes no options, got {sorted(options)}")
+        provider = configure(**options)
+    return provider
+
+
+def load_chain(config: ChainConfig | None = None, *, eps: Sequence[EntryPoint] | None = None) -> Chain:
+    """Discover the installed chunkers and arrange them as `config` says.
+
+    A provider that fails to load is logged and left out: one broken distribution must not
+    take the others down. Configuration mistakes (unknown names, bad options) raise.
+    """
+    config = config if config is not None else ChainConfig.from_env()
+    found = list(eps) if eps is not None else list(entry_points(group=ENTRY_POINT_GROUP))
+    known = {ep.name for ep in found}
+    unknown = (set(config.order) | set(config.disabled) | set(config.options)) - known
+    if unknown:
+        raise ValueError(f"chain config names chunkers that are not installed: {sorted(unknown)}")
+    links: list[ChainLink] = []
+    for ep in sorted(found, key=lambda e: e.name):
+        if ep.name in config.disabled:
+            continue
+        try:
+            chunkers = tuple(_provider(ep, config.options.get(ep.name)).chunkers())
+        except (ImportError, AttributeError, TypeError) as exc:
+            log.error("chunker entry point %s (%s) failed to load: %s", ep.name, ep.value, exc, exc_info=True)
+            continue
+        distribution, version = _distribution_of(ep)
+        for i, chunker in enumerate(chunkers):
+            name = ep.name if len(chunkers) == 1 else f"{ep.name}.{getattr(chunker, 'name', i)}"
+            links.append(ChainLink(name, chunker, ep.value, distribution, version))
+    explicit = {name: i for i, name in enumerate(config.order)}
+    ordered = sorted(
+        links,
+        key=lambda l: (0, explicit[l.name.split(".")[0]]) if l.name.split(".")[0] in explicit else (1, l.rank),
+    )
+    return Chain(tuple(ordered), config)

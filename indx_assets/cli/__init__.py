@@ -1,0 +1,26 @@
+"""The `indx` command: one Typer app, one module per command."""
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="indx",
+    help="Ingest documents into a LanceDB chunk index, and look at how they are chunked.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+#: Modules that register commands on `app`; imported only when the command line runs.
+COMMAND_MODULES = ("chunk",)
+
+
+@app.callback()
+def _root() -> None:
+    """indx-assets: documents in, chunks out."""
+
+
+def main() -> None:
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"indx_assets.cli.{name}")
+    app()

@@ -1,0 +1,58 @@
+"""`indx chunk FILE`: read and chunk one file with the installed chain, and show the result."""
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from indx_assets.cli import app
+from indx_assets.document import Document, document_to_json
+from indx_assets.encode import encode_file, to_document
+
+
+def _excerpt(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _print_document(document: Document, console: Console) -> None:
+    meta = document.metadata
+    console.print(
+        f"[bold]{document.source_id}[/]  {meta['media_type']}  status={meta['status']}"
+        + (f"  ({meta['reason']})" if meta.get("reason") else "")
+    )
+    for page in meta["pages"]:
+        reason = f" ({page['reason']})" if page["reason"] else ""
+        console.print(f"  page {page['page']}: {page['status']} by {page['reader']}{reason}")
+    if not meta["chunkers"]:
+        console.print("[yellow]No chunker is installed (entry-point group indx.chunkers is empty): nothing was chunked.[/]")
+        return
+    if not document.chunks:
+        console.print(f"[yellow]No chunks: no chunker claimed any page (chain: {', '.join(meta['chunkers'])}).[/]")
+        return
+    table = Table(show_edge=False)
+    for column in ("page", "locator", "chunker", "bbox / reason", "text"):
+        table.add_column(column, overflow="fold" if column == "locator" else "ellipsis")
+    for c in document.chunks:
+        where = ", ".join(f"{v:.3f}" for v in c.bbox) if c.bbox else (c.bbox_reason or "")
+        text = _excerpt(c.content) if c.image is None else f"<image {len(c.image)} bytes>"
+        table.add_row(str(c.page), c.locator, c.chunker, where, text)
+    console.print(table)
+    console.print(f"{len(document.chunks)} chunks")
+
+
+@app.command()
+def chunk(
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True, help="The file to chunk.")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print the Document as one JSON object.")] = False,
+    source_id: Annotated[str | None, typer.Option("--source-id", help="Stable id of the source (default: the file name).")] = None,
+) -> None:
+    """Read and chunk one file with the installed chunker chain."""
+    document = to_document(encode_file(file, source_id=source_id))
+    if json_output:
+        typer.echo(json.dumps(document_to_json(document), ensure_ascii=False))
+    else:
+        _print_document(document, Console())

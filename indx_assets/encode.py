@@ -1,0 +1,115 @@
+"""Encoding one source: read its pages, run the chain, and turn the result into a `Document`.
+
+`to_document` is the one place where page outputs and a chunk map become identity-bearing
+records; the CLI, the assets and the tests all go through it.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from indx_assets.chain import Chain, load_chain
+from indx_assets.document import Document, DocumentChunk
+from indx_assets.executor import ChunkMap, MappedChunk, run_chain
+from indx_assets.identity import char_locator, position_locator, typed_locator
+from indx_assets.media import detect_media_type, is_text_type
+from indx_assets.readers import DocumentRead, ReaderConfig, read_document
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A source after reading and chunking, before embedding."""
+
+    source_id: str
+    read: DocumentRead
+    chunk_map: ChunkMap
+    chain: Chain
+
+    @property
+    def media_type(self) -> str:
+        return self.read.media_type
+
+
+def encode_bytes(
+    content: bytes,
+    *,
+    source_id: str,
+    name: str | None = None,
+    media_type: str | None = None,
+    chain: Chain | None = None,
+    reader_config: ReaderConfig | None = None,
+) -> Encoded:
+    media_type = media_type or detect_media_type(content, name or source_id)
+    chain = chain if chain is not None else load_chain()
+    read = read_document(content, media_type, reader_config)
+    chunk_map = run_chain(chain, content, media_type, read.pages) if read.pages else ChunkMap((), ())
+    return Encoded(source_id, read, chunk_map, chain)
+
+
+def encode_file(path: Path, *, source_id: str | None = None, **kwargs: object) -> Encoded:
+    """Encode a file; its `source_id` defaults to the file's name."""
+    return encode_bytes(path.read_bytes(), source_id=source_id or path.name, name=path.name, **kwargs)  # type: ignore[arg-type]
+
+
+def _page_starts(read: DocumentRead) -> dict[int, int]:
+    """Where each page's text starts in `read.content` (pages joined by one form feed)."""
+    starts, offset = {}, 0
+    for page in read.pages:
+        starts[page.page] = offset
+        offset += len(page.text) + 1
+    return starts
+
+
+def _locate(mapped: MappedChunk, paged: bool, starts: dict[int, int]) -> tuple[str, int | None, int | None]:
+    piece = mapped.piece
+    if piece.start is None or piece.end is None:
+        return position_locator(mapped.page, mapped.index), None, None
+    if paged:
+        return char_locator(piece.start, piece.end, page=mapped.page), piece.start, piece.end
+    start, end = starts[mapped.page] + piece.start, starts[mapped.page] + piece.end
+    return char_locator(start, end), start, end
+
+
+def to_document(encoded: Encoded) -> Document:
+    """The `Document` for an encoded source: content, chunks with derived ids, read status."""
+    read = encoded.read
+    paged = not is_text_type(read.media_type)
+    starts = _page_starts(read)
+    chunks: list[DocumentChunk] = []
+    seen: set[str] = set()
+    for mapped in encoded.chunk_map.chunks:
+        piece = mapped.piece
+        locator, start, end = _locate(mapped, paged, starts)
+        locator = typed_locator(piece.chunk_type or "content", locator)
+        if locator in seen:  # two pieces cut the same span: fall back to the unique position
+            locator = typed_locator(piece.chunk_type or "content", position_locator(mapped.page, mapped.index))
+        seen.add(locator)
+        chunks.append(
+            DocumentChunk(
+                source_id=encoded.source_id,
+                locator=locator,
+                content=piece.text or "",
+                chunk_type=piece.chunk_type or "content",
+                page=mapped.page,
+                bbox=piece.bbox,
+                bbox_reason=piece.bbox_reason,
+                chunker=mapped.chunker,
+                start_offset=start,
+                end_offset=end,
+                image=piece.image,
+                metadata=piece.metadata,
+            )
+        )
+    metadata = {
+        "media_type": read.media_type,
+        "status": read.status,
+        "reason": read.reason,
+        "pages": [
+            {"page": p.page, "status": p.status, "reader": p.reader, "reason": p.reason} for p in read.pages
+        ],
+        "unclaimed_pages": list(encoded.chunk_map.unclaimed_pages),
+        "failed_chunkers": list(encoded.chunk_map.failed_chunkers),
+        "chain": encoded.chain.fingerprint,
+        "chunkers": list(encoded.chain.names),
+        **read.metadata,
+    }
+    return Document(source_id=encoded.source_id, content=read.content, chunks=tuple(chunks), metadata=metadata)
