@@ -29,7 +29,12 @@ def validate_bbox(bbox: Any) -> BBox:
     with x0 < x1 and y0 < y1 (a box has area). This one function serves pieces, lines and
     blocks alike, so a box that passes anywhere passes everywhere.
     """
+    # A string of four digits iterates to four numbers, and True is 1.0: neither is a box.
+    if isinstance(bbox, (str, bytes, bytearray, Mapping)):
+        raise ValueError(f"bbox must be a sequence of four numbers, got {bbox!r}")
     try:
+        if any(isinstance(v, (bool, str, bytes)) for v in bbox):
+            raise TypeError("not a number")
         values = tuple(float(v) for v in bbox)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"bbox must be four numbers, got {bbox!r}") from exc
@@ -49,8 +54,12 @@ def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(value or {}))
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _check_page(page: Any) -> None:
-    if isinstance(page, bool) or not isinstance(page, int) or page < 1:
+    if not _is_int(page) or page < 1:
         raise ValueError(f"page must be a 1-based int, got {page!r}")
 
 
@@ -151,6 +160,8 @@ class ChunkPiece:
             raise ValueError(f"chunk_type must be an identifier-like name, got {self.chunk_type!r}")
         if (self.start is None) != (self.end is None):
             raise ValueError("start and end offsets come together or not at all")
+        if self.start is not None and not all(_is_int(v) for v in (self.start, self.end)):
+            raise TypeError(f"offsets must be ints, got {self.start!r}, {self.end!r}")
         if self.start is not None and not (0 <= self.start <= self.end):  # type: ignore[operator]
             raise ValueError(f"offsets must satisfy 0 <= start <= end, got {self.start}, {self.end}")
         object.__setattr__(self, "metadata", _frozen_mapping(self.metadata))
