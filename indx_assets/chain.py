@@ -40,14 +40,23 @@ class ChainConfig:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> "ChainConfig":
+        """Build a config from plain data (parsed JSON), refusing anything ambiguous."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"chain config must be an object, got {type(data).__name__}")
         unknown = set(data) - {"order", "disabled", "options"}
         if unknown:
             raise ValueError(f"unknown chain config keys: {sorted(unknown)}")
-        return cls(
-            order=tuple(data.get("order", ())),
-            disabled=frozenset(data.get("disabled", ())),
-            options={k: dict(v) for k, v in dict(data.get("options", {})).items()},
-        )
+        order = _names(data.get("order", ()), "order")
+        disabled = _names(data.get("disabled", ()), "disabled")
+        if len(set(order)) != len(order):
+            raise ValueError(f"chain config 'order' names a chunker twice: {list(order)}")
+        both = set(order) & set(disabled)
+        if both:
+            raise ValueError(f"chain config both orders and disables {sorted(both)}")
+        options = data.get("options", {})
+        if not isinstance(options, Mapping) or not all(isinstance(v, Mapping) for v in options.values()):
+            raise ValueError("chain config 'options' must map chunker names to objects of options")
+        return cls(order=order, disabled=frozenset(disabled), options={k: dict(v) for k, v in options.items()})
 
     @classmethod
     def from_env(cls) -> "ChainConfig":
@@ -55,8 +64,12 @@ class ChainConfig:
         raw = os.environ.get(CHAIN_ENV, "").strip()
         if not raw:
             return cls()
-        text = raw if raw.startswith("{") else Path(raw).read_text(encoding="utf-8")
-        return cls.from_mapping(json.loads(text))
+        try:
+            text = raw if raw.startswith("{") else Path(raw).read_text(encoding="utf-8")
+            data = json.loads(text)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{CHAIN_ENV} is neither a JSON object nor a readable JSON file: {exc}") from exc
+        return cls.from_mapping(data)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -115,6 +128,13 @@ class Chain:
         ]
 
 
+def _names(value: Any, key: str) -> tuple[str, ...]:
+    # A bare string would iterate into letters: "page" is not ("p", "a", "g", "e").
+    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"chain config {key!r} must be a list of entry-point names, got {value!r}")
+    return tuple(value)
+
+
 def _distribution_of(ep: EntryPoint) -> tuple[str, str]:
     dist = ep.dist
     if dist is None:
@@ -122,22 +142,45 @@ def _distribution_of(ep: EntryPoint) -> tuple[str, str]:
     return dist.metadata["Name"] or "", dist.version or ""
 
 
-def _provider(ep: EntryPoint, options: Mapping[str, Any] | None) -> ChunkerProvider:
-    target = ep.load()
-    provider = target() if isinstance(target, type) else target
+def _load_chunkers(ep: EntryPoint, options: Mapping[str, Any] | None) -> tuple[Chunker, ...] | None:
+    """The chunkers behind one entry point, or None (logged) when the distribution is broken.
+
+    Anything the distribution's own code raises while loading is its defect and only removes
+    that entry point; options it refuses are the configuration's mistake and raise.
+    """
+    try:
+        target = ep.load()
+        provider = target() if isinstance(target, type) else target
+    except Exception:
+        log.exception("chunker entry point %s (%s) failed to load; left out of the chain", ep.name, ep.value)
+        return None
     if not isinstance(provider, ChunkerProvider):
-        raise TypeError(f"entry point {ep.name} ({ep.value}) is not a ChunkerProvider")
+        log.error("chunker entry point %s (%s) is not a ChunkerProvider; left out of the chain", ep.name, ep.value)
+        return None
     if options:
         configure = getattr(provider, "with_options", None)
         if configure is None:
             raise ValueError(f"chunker {ep.name!r} takes no options, got {sorted(options)}")
-        provider = configure(**options)
-    return provider
+        try:
+            provider = configure(**options)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"chunker {ep.name!r} refused its options {dict(options)}: {exc}") from exc
+    try:
+        chunkers = tuple(provider.chunkers())
+    except Exception:
+        log.exception("chunker provider %s (%s) raised in chunkers(); left out of the chain", ep.name, ep.value)
+        return None
+    strangers = [c for c in chunkers if not isinstance(c, Chunker)]
+    if strangers:
+        log.error("chunker provider %s (%s) returned non-chunkers %r; left out", ep.name, ep.value, strangers)
+        return None
+    return chunkers
 
 
 def load_chain(config: ChainConfig | None = None, *, eps: Sequence[EntryPoint] | None = None) -> Chain:
     """Discover the installed chunkers and arrange them as `config` says.
 
+    `eps` replaces discovery with a given set of entry points (an empty one is a bare install).
     A provider that fails to load is logged and left out: one broken distribution must not
     take the others down. Configuration mistakes (unknown names, bad options) raise.
     """
@@ -147,22 +190,19 @@ def load_chain(config: ChainConfig | None = None, *, eps: Sequence[EntryPoint] |
     unknown = (set(config.order) | set(config.disabled) | set(config.options)) - known
     if unknown:
         raise ValueError(f"chain config names chunkers that are not installed: {sorted(unknown)}")
-    links: list[ChainLink] = []
-    for ep in sorted(found, key=lambda e: e.name):
+    explicit = {name: i for i, name in enumerate(config.order)}
+    ranked: list[tuple[tuple[int, int], ChainLink]] = []
+    for ep in sorted(found, key=lambda e: (e.name, e.value)):
         if ep.name in config.disabled:
             continue
-        try:
-            chunkers = tuple(_provider(ep, config.options.get(ep.name)).chunkers())
-        except (ImportError, AttributeError, TypeError) as exc:
-            log.error("chunker entry point %s (%s) failed to load: %s", ep.name, ep.value, exc, exc_info=True)
+        chunkers = _load_chunkers(ep, config.options.get(ep.name))
+        if chunkers is None:
             continue
         distribution, version = _distribution_of(ep)
         for i, chunker in enumerate(chunkers):
             name = ep.name if len(chunkers) == 1 else f"{ep.name}.{getattr(chunker, 'name', i)}"
-            links.append(ChainLink(name, chunker, ep.value, distribution, version))
-    explicit = {name: i for i, name in enumerate(config.order)}
-    ordered = sorted(
-        links,
-        key=lambda l: (0, explicit[l.name.split(".")[0]]) if l.name.split(".")[0] in explicit else (1, l.rank),
-    )
-    return Chain(tuple(ordered), config)
+            link = ChainLink(name, chunker, ep.value, distribution, version)
+            # Keyed by the entry point's own name: entry-point names may contain dots too.
+            ranked.append(((0, explicit[ep.name]) if ep.name in explicit else (1, link.rank), link))
+    ranked.sort(key=lambda pair: pair[0])  # stable: ties keep the name order
+    return Chain(tuple(link for _, link in ranked), config)

@@ -14,7 +14,7 @@ The rules (DESIGN §2):
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from indx_assets.chain import Chain
 from indx_assets.port import ChunkPiece, PageChunks, PageOutput
@@ -47,10 +47,21 @@ class ChunkMap:
         return not self.chunks
 
 
-def _admissible(claim: PageChunks, output: PageOutput) -> tuple[ChunkPiece, ...]:
-    if output.readable:
-        return claim.pieces
-    return tuple(p for p in claim.pieces if p.image is not None)
+def _admissible(claim: PageChunks, output: PageOutput, chunker: str) -> tuple[ChunkPiece, ...]:
+    """The pieces of `claim` the page allows, with offsets that do not point into its text cleared."""
+    pieces = claim.pieces if output.readable else tuple(p for p in claim.pieces if p.image is not None)
+    if len(pieces) < len(claim.pieces):
+        log.warning("chunker %s claimed text on %s page %d; text pieces dropped", chunker, output.status, claim.page)
+    size = len(output.text)
+    if any(p.end is not None and p.end > size for p in pieces):
+        # An offset past the page's text would give a locator that points at nothing (or at the
+        # wrong text); the piece itself is kept, placed by position instead of by offsets.
+        log.warning(
+            "chunker %s gave offsets past the %d characters of page %d; placed by position instead",
+            chunker, size, claim.page,
+        )
+        pieces = tuple(replace(p, start=None, end=None) if p.end is not None and p.end > size else p for p in pieces)
+    return pieces
 
 
 def run_chain(chain: Chain, content: bytes, media_type: str, outputs: Iterable[PageOutput]) -> ChunkMap:
@@ -77,12 +88,10 @@ def run_chain(chain: Chain, content: bytes, media_type: str, outputs: Iterable[P
                 log.warning("chunker %s answered for page %d, which does not exist; dropped", link.name, claim.page)
                 continue
             if claim.page in claimed:
+                if claimed[claim.page][0] == link.name:
+                    log.warning("chunker %s answered twice for page %d; only its first answer kept", link.name, claim.page)
                 continue
-            pieces = _admissible(claim, output)
-            if len(pieces) < len(claim.pieces):
-                log.warning(
-                    "chunker %s claimed text on %s page %d; text pieces dropped", link.name, output.status, claim.page
-                )
+            pieces = _admissible(claim, output, link.name)
             if pieces:
                 claimed[claim.page] = (link.name, pieces)
     chunks = tuple(
