@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 from indx_assets.identity import chunk_id, document_id
-from indx_assets.port import BBox, BBoxReason, validate_bbox
+from indx_assets.port import BBOX_REASONS, BBox, BBoxReason, validate_bbox
 
 
 class Metadata(Mapping[str, Any]):
@@ -77,8 +77,14 @@ class DocumentChunk:
     def __post_init__(self) -> None:
         if not self.source_id:
             raise ValueError("source_id must be non-empty")
+        if not self.locator:
+            raise ValueError("locator must be non-empty: it is half of the chunk's identity")
         if self.bbox is not None:
+            if self.bbox_reason is not None:
+                raise ValueError("a chunk carries a bbox or a bbox_reason, not both")
             object.__setattr__(self, "bbox", validate_bbox(self.bbox))
+        elif self.bbox_reason is not None and self.bbox_reason not in BBOX_REASONS:
+            raise ValueError(f"bbox_reason must be one of {sorted(BBOX_REASONS)}, got {self.bbox_reason!r}")
         object.__setattr__(self, "metadata", Metadata(self.metadata, reserved=_CHUNK_FIELDS))
         object.__setattr__(self, "id", chunk_id(self.source_id, self.locator))
         object.__setattr__(self, "parent_ref", document_id(self.source_id))

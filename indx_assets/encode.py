@@ -4,7 +4,8 @@
 records; the CLI, the assets and the tests all go through it.
 """
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from indx_assets.chain import Chain, load_chain
@@ -13,6 +14,8 @@ from indx_assets.executor import ChunkMap, MappedChunk, run_chain
 from indx_assets.identity import char_locator, position_locator, typed_locator
 from indx_assets.media import detect_media_type, is_text_type
 from indx_assets.readers import DocumentRead, ReaderConfig, read_document
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,12 @@ def to_document(encoded: Encoded) -> Document:
         "failed_chunkers": list(encoded.chunk_map.failed_chunkers),
         "chain": encoded.chain.fingerprint,
         "chunkers": list(encoded.chain.names),
-        **read.metadata,
     }
+    # The reader's own facts (encoding, page size, ...) join in, but never overwrite the
+    # encoder's account of what happened: a reader key that collides is logged and dropped.
+    taken = set(metadata) | {f.name for f in fields(Document)}
+    clashes = sorted(set(read.metadata) & taken)
+    if clashes:
+        log.warning("reader metadata keys %s collide with the encoder's or the document's and are dropped", clashes)
+    metadata.update({k: v for k, v in read.metadata.items() if k not in taken})
     return Document(source_id=encoded.source_id, content=read.content, chunks=tuple(chunks), metadata=metadata)
