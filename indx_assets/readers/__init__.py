@@ -71,6 +71,11 @@ READERS: dict[str, str] = {
     "text/plain": "indx_assets.readers.text:read_plain",
     "text/markdown": "indx_assets.readers.text:read_markdown",
     "text/html": "indx_assets.readers.html:read_html",
+    "image/png": "indx_assets.readers.image:read_png",
+    "image/jpeg": "indx_assets.readers.image:read_jpeg",
+    "image/tiff": "indx_assets.readers.image:read_tiff",
+    "image/bmp": "indx_assets.readers.image:read_bmp",
+    "image/webp": "indx_assets.readers.image:read_webp",
 }
 
 
@@ -83,13 +88,22 @@ def reader_for(media_type: str) -> Reader | None:
 
 
 def read_document(content: bytes, media_type: str, config: ReaderConfig | None = None) -> DocumentRead:
-    """Read `content` with the reader for `media_type`; a reader's own crash becomes `failed`."""
+    """Read `content` with the reader for `media_type`; a reader's own crash becomes `failed`.
+
+    The ladder is per page: the primary reader (text layer) first, then OCR for the pages it
+    reported `unreadable` (`indx_assets.readers.ocr.apply_ocr`).
+    """
     config = config or ReaderConfig()
     reader = reader_for(media_type)
     if reader is None:
         return DocumentRead.failure(media_type, "unsupported", f"no reader for media type {media_type}")
     try:
-        return reader(content, config)
+        read = reader(content, config)
     except Exception as exc:  # a reader defect must not take the run down
         log.exception("reader for %s raised", media_type)
         return DocumentRead.failure(media_type, "failed", f"reader error: {type(exc).__name__}: {exc}")
+    if any(page.status == "unreadable" for page in read.pages):
+        from indx_assets.readers.ocr import apply_ocr
+
+        read = apply_ocr(read, content, config)
+    return read
