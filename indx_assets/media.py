@@ -30,8 +30,12 @@ _TEXT_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
 
 def _looks_like_html(head: bytes) -> bool:
-    head = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
-    return any(marker in head[:1024] for marker in _HTML_MARKERS)
+    """Markup from the first byte on (after a BOM and blank space) with an HTML marker early.
+
+    A note that merely mentions `<body>` in its prose is still a note.
+    """
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n").lower()
+    return head.startswith(b"<") and any(marker in head[:1024] for marker in _HTML_MARKERS)
 
 
 def _looks_binary(head: bytes) -> bool:

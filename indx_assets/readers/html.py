@@ -59,28 +59,62 @@ def _children(node: LexborNode) -> Iterator[LexborNode]:
         child = child.next
 
 
+#: Elements whose text must not run into their neighbours' when flattened to inline text.
+_BREAKING = _BLOCKS | {"tr", "td", "th"}
+
+
 def _visible_text(node: LexborNode) -> str:
-    """Inline text under `node`, hidden parts dropped, whitespace left as found."""
+    """Text under `node`, hidden parts dropped, whitespace left as found.
+
+    Iterative (an explicit stack), so hostile nesting depth cannot exhaust Python's stack.
+    Block elements and cells are set apart by a line break so their words never fuse.
+    """
     parts: list[str] = []
-    for child in _children(node):
-        if child.tag == "-text":
-            parts.append(child.text_content or "")
-        elif child.tag == "br":
+    stack: list[LexborNode | str] = list(reversed(list(_children(node))))
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+        elif item.tag == "-text":
+            parts.append(item.text_content or "")
+        elif item.tag == "br":
             parts.append("\n")
-        elif child.tag not in _SKIPPED and not _hidden(child):
-            parts.append(_visible_text(child))
+        elif item.tag not in _SKIPPED and not _hidden(item):
+            if item.tag in _BREAKING:
+                parts.append("\n")
+                stack.append("\n")
+            stack.extend(reversed(list(_children(item))))
     return "".join(parts)
+
+
+def _rows(table: LexborNode) -> Iterator[LexborNode]:
+    """The visible rows of `table` itself; rows of tables nested in its cells belong to their cells."""
+    for child in _children(table):
+        if _hidden(child):
+            continue
+        if child.tag == "tr":
+            yield child
+        elif child.tag in ("thead", "tbody", "tfoot"):
+            yield from (row for row in _children(child) if row.tag == "tr" and not _hidden(row))
 
 
 def _table_block(table: LexborNode) -> HtmlBlock | None:
     rows: list[str] = []
-    for tr in table.css("tr"):
-        cells = [_SPACE.sub(" ", _visible_text(td)).strip() for td in tr.css("th, td") if not _hidden(td)]
+    for tr in _rows(table):
+        cells = [
+            _SPACE.sub(" ", _visible_text(td)).strip()
+            for td in _children(tr)
+            if td.tag in ("td", "th") and not _hidden(td)
+        ]
         if any(cells):
             rows.append(" | ".join(cells))
     if not rows:
         return None
     return HtmlBlock("table", "\n".join(rows), html=table.html)
+
+
+#: What a walk leaves on its stack after an element's children: the kind of block it closes.
+_Close = tuple[str, int]
 
 
 class _Walker:
@@ -94,39 +128,43 @@ class _Walker:
         if text:
             self.blocks.append(HtmlBlock(kind, text, level))
 
-    def walk(self, node: LexborNode) -> None:
-        for child in _children(node):
-            tag = child.tag
+    def walk(self, root: LexborNode) -> None:
+        """Visit the tree under `root` in document order, with an explicit stack (no recursion)."""
+        stack: list[LexborNode | _Close] = list(reversed(list(_children(root))))
+        while stack:
+            item = stack.pop()
+            if isinstance(item, tuple):
+                self.flush(*item)
+                continue
+            tag = item.tag
             if tag == "-text":
-                self.inline.append(child.text_content or "")
+                self.inline.append(item.text_content or "")
             elif tag == "br":
                 self.inline.append(" ")
-            elif tag in _SKIPPED or _hidden(child):
+            elif tag in _SKIPPED or _hidden(item):
                 continue
             elif tag == "table":
                 self.flush()
-                block = _table_block(child)
+                block = _table_block(item)
                 if block:
                     self.blocks.append(block)
             elif tag == "pre":
                 self.flush()
-                code = _visible_text(child).strip("\n")
+                code = _visible_text(item).strip("\n")
                 if code.strip():
                     self.blocks.append(HtmlBlock("code", code))
-            elif tag in _HEADINGS:
-                self.flush()
-                self.walk(child)
-                self.flush("title", _HEADINGS[tag])
-            elif tag == "li":
-                self.flush()
-                self.walk(child)
-                self.flush("list_item")
-            elif tag in _BLOCKS:
-                self.flush()
-                self.walk(child)
-                self.flush()
             else:
-                self.walk(child)
+                close: _Close | None = None
+                if tag in _HEADINGS:
+                    close = ("title", _HEADINGS[tag])
+                elif tag == "li":
+                    close = ("list_item", 0)
+                elif tag in _BLOCKS:
+                    close = ("text", 0)
+                if close is not None:
+                    self.flush()
+                    stack.append(close)
+                stack.extend(reversed(list(_children(item))))
 
 
 def html_blocks(html: str) -> tuple[HtmlBlock, ...]:

@@ -37,6 +37,35 @@ def _control_share(text: str) -> float:
     return controls / len(sample)
 
 
+#: UTF-16/32 without a byte-order mark would have NUL bytes for Latin text (refused above), so
+#: a detector's UTF-16 guess for NUL-free bytes pairs up single-byte text into CJK noise.
+_BOMLESS_WIDE = ["utf_16", "utf_16_be", "utf_16_le", "utf_32", "utf_32_be", "utf_32_le"]
+#: The legacy encoding of Western text on the web and on Windows (WHATWG maps latin-1 to it).
+_WESTERN = "cp1252"
+
+
+def _detect(content: bytes) -> tuple[str, str]:
+    """Charset detection for bytes that are not UTF-8.
+
+    charset-normalizer breaks ties between equally plausible code pages by name, so
+    Latin-1 text often comes out as cp1250 ("crème" as "crčme"); among the candidates it
+    rates best, Windows-1252 wins.
+    """
+    from charset_normalizer import from_bytes
+
+    results = from_bytes(content, cp_exclusion=_BOMLESS_WIDE)
+    best = results.best()
+    if best is None:
+        raise NotText("no text encoding fits these bytes")
+    tied = [r for r in results if (r.chaos, r.coherence) == (best.chaos, best.coherence)]
+    if any(_WESTERN in r.could_be_from_charset for r in tied):
+        try:
+            return content.decode(_WESTERN), _WESTERN
+        except UnicodeDecodeError:
+            pass
+    return str(best), best.encoding
+
+
 def decode_text(content: bytes) -> DecodedText:
     """Decode bytes to text: BOM first, then strict UTF-8, then charset detection.
 
@@ -53,12 +82,7 @@ def decode_text(content: bytes) -> DecodedText:
     try:
         text, encoding = content.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
-        from charset_normalizer import from_bytes
-
-        best = from_bytes(content).best()
-        if best is None:
-            raise NotText("no text encoding fits these bytes") from None
-        text, encoding = str(best), best.encoding
+        text, encoding = _detect(content)
     if _control_share(text) > _MAX_CONTROL_SHARE:
         raise NotText(f"decodes as {encoding} only into control characters: binary, not text")
     return DecodedText(text, encoding)
@@ -67,14 +91,16 @@ def decode_text(content: bytes) -> DecodedText:
 def text_pages(text: str, reader: str) -> tuple[PageOutput, ...]:
     """One page per form-feed-separated part; whitespace-only parts are `empty`."""
     return tuple(
-        PageOutput(page=i, text=part, status="ok" if part.strip() else "empty", reader=reader)
+        PageOutput(page=i, text=part, reader=reader)
+        if part.strip()
+        else PageOutput(page=i, text=part, status="empty", reader=reader, reason="only whitespace")
         for i, part in enumerate(text.split("\f"), start=1)
     )
 
 
 def _read(content: bytes, media_type: str, reader: str) -> DocumentRead:
     if not content:
-        return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="empty", reader=reader),))
+        return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="empty", reader=reader, reason="empty file"),))
     try:
         decoded = decode_text(content)
     except NotText as exc:
