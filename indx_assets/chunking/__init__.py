@@ -1,0 +1,1 @@
+"""Size-bounded, structure-aware chunking (DESIGN §4)."""
