@@ -6,8 +6,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from indx_assets.chain import CHAIN_ENV, ENTRY_POINT_GROUP, Chain, load_chain
 from indx_assets.cli import app
 from indx_assets.document import Document, document_to_json
 from indx_assets.encode import encode_file, to_document
@@ -18,20 +20,34 @@ def _excerpt(text: str, width: int = 60) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _print_document(document: Document, console: Console) -> None:
+def _print_document(document: Document, chain: Chain, console: Console) -> None:
+    # Everything from the file (its name, its text, reader reasons) is escaped: text such as
+    # "[/]" is Rich markup and would otherwise vanish or crash the printing.
     meta = document.metadata
     console.print(
-        f"[bold]{document.source_id}[/]  {meta['media_type']}  status={meta['status']}"
-        + (f"  ({meta['reason']})" if meta.get("reason") else "")
+        f"[bold]{escape(document.source_id)}[/]  {meta['media_type']}  status={meta['status']}"
+        + (f"  ({escape(meta['reason'])})" if meta.get("reason") else "")
     )
     for page in meta["pages"]:
-        reason = f" ({page['reason']})" if page["reason"] else ""
-        console.print(f"  page {page['page']}: {page['status']} by {page['reader']}{reason}")
-    if not meta["chunkers"]:
-        console.print("[yellow]No chunker is installed (entry-point group indx.chunkers is empty): nothing was chunked.[/]")
+        reason = f" ({escape(page['reason'])})" if page["reason"] else ""
+        console.print(f"  page {page['page']}: {page['status']} by {escape(page['reader'])}{reason}")
+    if not chain.links:
+        if chain.config.disabled:
+            console.print(
+                f"[yellow]No chunker is enabled: the chain config ({CHAIN_ENV}) disables every installed one "
+                f"({', '.join(sorted(chain.config.disabled))}); nothing was chunked.[/]"
+            )
+        else:
+            console.print(
+                f"[yellow]No chunker is installed (entry-point group {ENTRY_POINT_GROUP} is empty): "
+                "nothing was chunked.[/]"
+            )
+        return
+    if not meta["pages"]:
+        console.print("[yellow]No chunks: the readers produced no pages, so there was nothing to chunk.[/]")
         return
     if not document.chunks:
-        console.print(f"[yellow]No chunks: no chunker claimed any page (chain: {', '.join(meta['chunkers'])}).[/]")
+        console.print(f"[yellow]No chunks: no chunker claimed any page (chain: {', '.join(chain.names)}).[/]")
         return
     table = Table(show_edge=False)
     for column in ("page", "locator", "chunker", "bbox / reason", "text"):
@@ -39,7 +55,7 @@ def _print_document(document: Document, console: Console) -> None:
     for c in document.chunks:
         where = ", ".join(f"{v:.3f}" for v in c.bbox) if c.bbox else (c.bbox_reason or "")
         text = _excerpt(c.content) if c.image is None else f"<image {len(c.image)} bytes>"
-        table.add_row(str(c.page), c.locator, c.chunker, where, text)
+        table.add_row(str(c.page), escape(c.locator), escape(c.chunker), where, escape(text))
     console.print(table)
     console.print(f"{len(document.chunks)} chunks")
 
@@ -51,8 +67,16 @@ def chunk(
     source_id: Annotated[str | None, typer.Option("--source-id", help="Stable id of the source (default: the file name).")] = None,
 ) -> None:
     """Read and chunk one file with the installed chunker chain."""
-    document = to_document(encode_file(file, source_id=source_id))
+    if source_id is not None and not source_id.strip():
+        raise typer.BadParameter("must not be empty", param_hint="--source-id")
+    try:
+        chain = load_chain()
+    except ValueError as exc:  # a configuration mistake: say which, without a traceback
+        typer.echo(f"Error: the chunker chain cannot be built: {exc}", err=True)
+        raise typer.Exit(2) from None
+    encoded = encode_file(file, source_id=source_id, chain=chain)
+    document = to_document(encoded)
     if json_output:
         typer.echo(json.dumps(document_to_json(document), ensure_ascii=False))
     else:
-        _print_document(document, Console())
+        _print_document(document, chain, Console())
