@@ -142,7 +142,11 @@ class TesseractEngine:
                         block += 1
                     if result.IsAtBeginningOf(RIL.PARA):
                         paragraph += 1
-                    text = " ".join((result.GetUTF8Text(RIL.TEXTLINE) or "").split())
+                    try:
+                        raw = result.GetUTF8Text(RIL.TEXTLINE) or ""
+                    except RuntimeError:  # tesserocr's way of saying "no text here" (a blank page)
+                        continue
+                    text = " ".join(raw.split())
                     box = result.BoundingBox(RIL.TEXTLINE)
                     if not text or box is None:
                         continue
