@@ -71,6 +71,7 @@ READERS: dict[str, str] = {
     "text/plain": "indx_assets.readers.text:read_plain",
     "text/markdown": "indx_assets.readers.text:read_markdown",
     "text/html": "indx_assets.readers.html:read_html",
+    "application/pdf": "indx_assets.readers.pdf:read_pdf",
     "image/png": "indx_assets.readers.image:read_png",
     "image/jpeg": "indx_assets.readers.image:read_jpeg",
     "image/tiff": "indx_assets.readers.image:read_tiff",

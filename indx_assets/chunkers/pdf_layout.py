@@ -1,0 +1,317 @@
+"""Page layout from text runs: runs → visual lines → blocks (paragraphs, list items, headings,
+tables) → reading order. Pure geometry, no PDF library: the `pdf` chunker feeds it runs.
+
+Coordinates are points on the *displayed* page (rotation and crop box already applied),
+top-left origin, y growing downwards. Thresholds are multiples of the local line height, so
+the same rules work for 6 pt footnotes and 30 pt titles.
+
+The rules, in order:
+1. Runs on one baseline (vertical overlap) whose horizontal gap is under `WORD_GAP` line
+   heights join into one visual line; a larger gap (a column gutter, a table's cell spacing)
+   keeps them apart, so a generator that draws every glyph alone still gives whole lines
+   while two columns drawn row by row stay two columns.
+2. Rows where several separate lines share a baseline, at least one of them short (cells,
+   not prose), and that follow each other closely, form a table region, read row by row.
+3. The remaining lines stack into blocks: the next line joins the block directly above it
+   when their x-ranges overlap, the gap is under `PARAGRAPH_GAP` line heights and the font
+   size matches; a bullet or enumerator starts a new block (a list item).
+4. A block is a heading when its text is at least `HEADING_RATIO` times the page's body size,
+   or it is a short bold line.
+5. Reading order (Breuel's rules): a block comes before another if it is above it and their
+   x-ranges overlap, or if it lies entirely to its left and no third block between them
+   vertically overlaps both. A topological sort with top-to-bottom, left-to-right ties
+   reads multi-column pages column by column.
+"""
+
+import re
+from dataclasses import dataclass, field
+from statistics import median
+
+#: Gap (in line heights) under which two runs on one baseline belong to one line.
+WORD_GAP = 1.2
+#: Gap (in line heights) from which a new paragraph starts.
+PARAGRAPH_GAP = 0.75
+#: Font-size ratio over the body size that makes a heading.
+HEADING_RATIO = 1.15
+#: Longest text (characters) a one-line bold block may have and still be a heading.
+BOLD_HEADING_CHARS = 80
+#: A cell is "short" under this many characters: rows of short pieces are tables, not columns.
+SHORT_CELL_CHARS = 24
+#: Rows further apart than this (in row heights) do not continue a table.
+TABLE_ROW_GAP = 2.5
+
+_BULLET = re.compile(r"^\s*(?:[•◦▪▫●○■□‣⁃∙·\-–—*]\s|(?:\(?\d{1,3}|[a-zA-Z]|[ivxlcdm]{1,6})[.)]\s)")
+
+
+@dataclass(slots=True)
+class Run:
+    """A piece of text PDFium drew on one baseline, with its box and its span in the page text."""
+
+    text: str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    start: int
+    end: int
+    size: float = 0.0
+    bold: bool = False
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+
+@dataclass(slots=True)
+class VisualLine:
+    runs: list[Run]
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    @classmethod
+    def of(cls, runs: list[Run]) -> "VisualLine":
+        runs = sorted(runs, key=lambda r: r.x0)
+        return cls(runs, min(r.x0 for r in runs), min(r.y0 for r in runs), max(r.x1 for r in runs), max(r.y1 for r in runs))
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+    @property
+    def text(self) -> str:
+        """Runs joined with one space where the page shows a gap (a word boundary), else nothing."""
+        parts = [self.runs[0].text]
+        for prev, run in zip(self.runs, self.runs[1:]):
+            gap = run.x0 - prev.x1
+            joined = parts[-1].endswith(" ") or run.text.startswith(" ")
+            if gap > 0.15 * max(prev.height, run.height) and not joined:
+                parts.append(" ")
+            parts.append(run.text)
+        return " ".join("".join(parts).split())
+
+    @property
+    def size(self) -> float:
+        return max(r.size for r in self.runs) or self.height
+
+    @property
+    def bold(self) -> bool:
+        return all(r.bold for r in self.runs)
+
+
+@dataclass(slots=True)
+class Block:
+    """A paragraph, list item, heading or table: lines (or table rows) with their union box."""
+
+    kind: str  # "text", "list_item", "heading", "table"
+    lines: list[VisualLine] = field(default_factory=list)
+    #: for tables: rows of cells (each cell a visual line), top to bottom, left to right
+    rows: list[list[VisualLine]] = field(default_factory=list)
+
+    @property
+    def all_lines(self) -> list[VisualLine]:
+        return [cell for row in self.rows for cell in row] if self.kind == "table" else self.lines
+
+    @property
+    def box(self) -> tuple[float, float, float, float]:
+        lines = self.all_lines
+        return (min(l.x0 for l in lines), min(l.y0 for l in lines), max(l.x1 for l in lines), max(l.y1 for l in lines))
+
+    def row_texts(self) -> list[str]:
+        """Text units of the block: one per visual line, or one per table row (cells joined by ` | `)."""
+        if self.kind == "table":
+            return [" | ".join(cell.text for cell in row) for row in self.rows]
+        return [line.text for line in self.lines]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.row_texts())
+
+    @property
+    def size(self) -> float:
+        return max(l.size for l in self.all_lines)
+
+
+def _v_overlap(a: Run | VisualLine, b: Run | VisualLine) -> float:
+    """Vertical overlap as a share of the shorter box's height."""
+    inter = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return inter / max(min(a.y1 - a.y0, b.y1 - b.y0), 1e-6)
+
+
+def _x_overlaps(a0: float, a1: float, b0: float, b1: float) -> bool:
+    return min(a1, b1) - max(a0, b0) > 0
+
+
+def visual_lines(runs: list[Run]) -> list[VisualLine]:
+    """Rule 1: merge runs that share a baseline and sit closer than `WORD_GAP` line heights."""
+    runs = [r for r in runs if r.text.strip() and r.x1 > r.x0 and r.y1 > r.y0]
+    runs.sort(key=lambda r: ((r.y0 + r.y1) / 2, r.x0))
+    lines: list[list[Run]] = []
+    # Bucket runs into baseline rows, then cut each row where the horizontal gap is large.
+    row: list[Run] = []
+    for run in runs:
+        if row and _v_overlap(run, row[-1]) < 0.5 and _v_overlap(run, row[0]) < 0.5:
+            lines.extend(_split_row(row))
+            row = []
+        row.append(run)
+    if row:
+        lines.extend(_split_row(row))
+    return [VisualLine.of(group) for group in lines]
+
+
+def _split_row(row: list[Run]) -> list[list[Run]]:
+    row = sorted(row, key=lambda r: r.x0)
+    groups: list[list[Run]] = [[row[0]]]
+    right = row[0].x1
+    for run in row[1:]:
+        height = max(run.height, max(r.height for r in groups[-1]))
+        if run.x0 - right > WORD_GAP * height:
+            groups.append([run])
+        else:
+            groups[-1].append(run)
+        right = max(right, run.x1)
+    return groups
+
+
+def _rows(lines: list[VisualLine]) -> list[list[VisualLine]]:
+    """Lines sharing a baseline, top to bottom; each row left to right."""
+    rows: list[list[VisualLine]] = []
+    for line in sorted(lines, key=lambda l: ((l.y0 + l.y1) / 2, l.x0)):
+        if rows and _v_overlap(line, rows[-1][0]) >= 0.5:
+            rows[-1].append(line)
+        else:
+            rows.append([line])
+    return [sorted(row, key=lambda l: l.x0) for row in rows]
+
+
+def _is_table_row(row: list[VisualLine]) -> bool:
+    return len(row) >= 3 or (len(row) == 2 and min(len(l.text) for l in row) < SHORT_CELL_CHARS)
+
+
+def _columns_align(a: list[VisualLine], b: list[VisualLine]) -> bool:
+    """Two table rows line up when every cell of the shorter row overlaps a cell of the other."""
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    return all(any(_x_overlaps(c.x0, c.x1, d.x0, d.x1) or abs(c.x0 - d.x0) < c.height for d in longer) for c in shorter)
+
+
+def tables(lines: list[VisualLine]) -> tuple[list[Block], list[VisualLine]]:
+    """Rule 2: pick out table regions; return them and the lines that are not in one."""
+    found: list[Block] = []
+    in_table: set[int] = set()
+    run: list[list[VisualLine]] = []
+
+    def close() -> None:
+        if len(run) >= 2:
+            found.append(Block("table", rows=list(run)))
+            in_table.update(id(cell) for row in run for cell in row)
+        run.clear()
+
+    for row in _rows(lines):
+        if not _is_table_row(row):
+            close()
+            continue
+        if run:
+            prev = run[-1]
+            gap = min(c.y0 for c in row) - max(c.y1 for c in prev)
+            height = max(c.height for c in prev)
+            if gap > TABLE_ROW_GAP * height or not _columns_align(prev, row):
+                close()
+        run.append(row)
+    close()
+    return found, [l for l in lines if id(l) not in in_table]
+
+
+def _body_size(lines: list[VisualLine]) -> float:
+    weighted = [l.size for l in lines for _ in range(max(1, len(l.text) // 20))]
+    return median(weighted) if weighted else 0.0
+
+
+def text_blocks(lines: list[VisualLine], body_size: float) -> list[Block]:
+    """Rule 3 and 4: stack lines into paragraphs and list items; mark headings."""
+    blocks: list[Block] = []
+    open_blocks: list[Block] = []
+    for line in sorted(lines, key=lambda l: (l.y0, l.x0)):
+        target = None
+        if not _BULLET.match(line.text):
+            for block in reversed(open_blocks):
+                last = block.lines[-1]
+                gap = line.y0 - last.y1
+                height = max(line.height, last.height)
+                if (
+                    -0.3 * height <= gap <= PARAGRAPH_GAP * height
+                    and _x_overlaps(line.x0, line.x1, last.x0, last.x1)
+                    and abs(line.size - last.size) <= 0.15 * max(line.size, last.size)
+                    and line.bold == last.bold
+                ):
+                    target = block
+                    break
+        if target is None:
+            target = Block("list_item" if _BULLET.match(line.text) else "text")
+            blocks.append(target)
+            open_blocks.append(target)
+        target.lines.append(line)
+        # a block stays open only while it can still grow: drop those far above this line
+        open_blocks = [b for b in open_blocks if line.y0 - b.lines[-1].y1 <= 3 * line.height]
+    for block in blocks:
+        size = block.size
+        n_chars = sum(len(l.text) for l in block.lines)
+        big = body_size > 0 and size >= HEADING_RATIO * body_size and len(block.lines) <= 3
+        bold_line = len(block.lines) == 1 and block.lines[0].bold and n_chars <= BOLD_HEADING_CHARS
+        if block.kind == "text" and (big or (bold_line and not block.lines[0].text.endswith("."))):
+            block.kind = "heading"
+    return blocks
+
+
+def reading_order(blocks: list[Block]) -> list[Block]:
+    """Rule 5: Breuel's partial order, topologically sorted with top-left-first ties."""
+    n = len(blocks)
+    if n < 2:
+        return list(blocks)
+    boxes = [b.box for b in blocks]
+    centres = [(b[1] + b[3]) / 2 for b in boxes]
+    after: list[set[int]] = [set() for _ in range(n)]
+    indegree = [0] * n
+    for i in range(n):
+        ax0, ay0, ax1, ay1 = boxes[i]
+        for j in range(n):
+            if i == j:
+                continue
+            bx0, by0, bx1, by1 = boxes[j]
+            before = False
+            if _x_overlaps(ax0, ax1, bx0, bx1):
+                before = centres[i] < centres[j]
+            elif ax1 <= bx0:
+                lo, hi = sorted((centres[i], centres[j]))
+                before = not any(
+                    lo < centres[k] < hi
+                    and _x_overlaps(boxes[k][0], boxes[k][2], ax0, ax1)
+                    and _x_overlaps(boxes[k][0], boxes[k][2], bx0, bx1)
+                    for k in range(n)
+                    if k != i and k != j
+                )
+            if before and j not in after[i]:
+                after[i].add(j)
+                indegree[j] += 1
+    order: list[int] = []
+    done = [False] * n
+    for _ in range(n):
+        ready = [k for k in range(n) if not done[k] and indegree[k] == 0]
+        if not ready:  # a cycle (overlapping boxes): break it at the top-left-most block
+            ready = [k for k in range(n) if not done[k]]
+        pick = min(ready, key=lambda k: (boxes[k][1], boxes[k][0]))
+        done[pick] = True
+        order.append(pick)
+        for j in after[pick]:
+            indegree[j] -= 1
+    return [blocks[k] for k in order]
+
+
+def layout(runs: list[Run]) -> list[Block]:
+    """Runs of one page → its blocks in reading order."""
+    lines = visual_lines(runs)
+    if not lines:
+        return []
+    found_tables, rest = tables(lines)
+    blocks = text_blocks(rest, _body_size(rest or lines)) + found_tables
+    return reading_order(blocks)
