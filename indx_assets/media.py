@@ -42,11 +42,26 @@ def _looks_binary(head: bytes) -> bool:
     return b"\x00" in head and not head.startswith(_TEXT_BOMS)
 
 
+#: Signature formats that are themselves plain ASCII: their magic is meant, even in clean text.
+_TEXTUAL_FORMATS = frozenset({PDF, "application/rtf", "application/postscript"})
+#: C0 controls (and DEL) that text does not contain; every binary format's header does.
+_CONTROL_BYTES = tuple(bytes([b]) for b in [*range(0x20), 0x7F] if b not in b"\t\n\r\f\v\x1b")
+
+
+def _looks_textual(head: bytes) -> bool:
+    return not any(c in head for c in _CONTROL_BYTES)
+
+
 def detect_media_type(content: bytes, name: str | None = None) -> str:
-    """The media type of `content`, with `name` (a file name or path) as a hint."""
+    """The media type of `content`, with `name` (a file name or path) as a hint.
+
+    A signature wins when the bytes around it are binary, or when the format is itself
+    textual (PDF, RTF, PostScript). Many signatures are two to four letters ("BM" is a
+    bitmap, "ID3" an MP3), so clean text that merely begins with them stays text.
+    """
     head = content[:8192]
     kind = filetype.guess(head if not head.startswith(b"PK") else content)
-    if kind is not None:
+    if kind is not None and (kind.mime in _TEXTUAL_FORMATS or not _looks_textual(head)):
         return kind.mime
     if head.lstrip().startswith(b"%PDF") or b"%PDF-" in head[:1024]:
         return PDF

@@ -159,6 +159,29 @@ def test_media_type_comes_from_bytes_first_and_the_name_second(content: bytes, n
     assert detect_media_type(content, name) == expected
 
 
+@pytest.mark.parametrize(
+    "prose",
+    [b"BMW cars are made in Munich.\n", b"ID3 tags describe MP3 files.\n", b"MZ is the DOS header.\n",
+     b"OggS pages carry audio.\n", b"GIF87a was the first GIF.\n", b"MThd starts a MIDI file.\n"],
+)
+def test_prose_that_begins_like_a_file_signature_is_still_text(prose: bytes) -> None:
+    assert detect_media_type(prose, "note.txt") == PLAIN
+    assert detect_media_type(prose, None) == PLAIN
+    assert _read(prose, "note.txt").content == prose.decode()
+
+
+@pytest.mark.parametrize(("fmt", "mime"), [("BMP", "image/bmp"), ("GIF", "image/gif"), ("PNG", "image/png"),
+                                           ("JPEG", "image/jpeg"), ("TIFF", "image/tiff")])
+def test_real_images_are_recognised_whatever_their_name(fmt: str, mime: str) -> None:
+    from io import BytesIO
+
+    from PIL import Image
+
+    buffer = BytesIO()
+    Image.new("RGB", (40, 30), (200, 100, 50)).save(buffer, fmt)
+    assert detect_media_type(buffer.getvalue(), "picture.txt") == mime
+
+
 def test_a_type_without_a_reader_is_unsupported_with_a_reason() -> None:
     read = read_document(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32, "image/x-unknown")
     assert (read.status, read.pages) == ("unsupported", ())
