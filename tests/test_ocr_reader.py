@@ -108,7 +108,9 @@ def test_a_page_where_ocr_finds_nothing_stays_unreadable() -> None:
     read = _ocr(blank())
     (page,) = read.pages
     assert page.status == "unreadable" and page.text == "" and not page.lines
-    assert page.reader == "ocr:tesseract" and "OCR found no text" in (page.reason or "")
+    # No text came from OCR, so the page keeps the reader it had; OCR's attempt is on record.
+    assert page.reader == "image" and page.metadata["ocr_engine"] == "tesseract"
+    assert "OCR found no text" in (page.reason or "")
     assert read.status == "unreadable"
 
 
@@ -186,7 +188,8 @@ def test_image_only_pdf_is_read_page_by_page_through_ocr() -> None:
     scans = [clean(), two_columns(), blank()]
     read = read_document(image_only_pdf(scans), "application/pdf", ReaderConfig(ocr_dpi=150))
     assert [p.status for p in read.pages] == ["ok", "ok", "unreadable"]
-    assert all(p.reader == "ocr:tesseract" for p in read.pages)
+    assert [p.reader for p in read.pages[:2]] == ["ocr:tesseract"] * 2
+    assert read.pages[2].metadata["ocr_engine"] == "tesseract"
     assert read.pages[0].metadata["ocr_dpi"] == 150
     for page, scan in zip(read.pages[:2], scans, strict=False):
         assert character_error_rate(page.text, scan.text) < MAX_CER

@@ -3,8 +3,9 @@
 `apply_ocr` takes what the primary reader made of a document and sends every page it
 reported `unreadable` (a scan, an image) through an OCR engine: a page whose text the engine
 reads becomes `ok` with its `lines` (text, normalised box, confidence) and
-`reader="ocr:<engine>"`; a page where the engine finds nothing stays `unreadable`; a page
-that cannot be rendered or recognised becomes `failed` with the reason. Pages the primary
+`reader="ocr:<engine>"`; a page where the engine finds nothing (or that it fails on) stays
+`unreadable` with the reason; a page that cannot be rendered becomes `failed`. Pages OCR
+gave no text keep their primary reader, with `metadata["ocr_engine"]` saying OCR tried. Pages the primary
 reader read are never touched, so the ladder is per page: text layer first, OCR for the rest.
 
 Engines implement `OcrEngine`. The one shipped is Tesseract through `tesserocr` (its wheel
@@ -264,9 +265,13 @@ def apply_ocr(read: DocumentRead, content: bytes, config: ReaderConfig) -> Docum
     originals = {p.page: p for p in read.pages}
     for number, image, dpi in _page_images(content, read.media_type, wanted, config):
         original = originals[number]
+        # A page OCR gives no text keeps the reader it had (`reader` names who produced the
+        # page's text), so format chunkers still know it as theirs (the PDF chunker renders
+        # such pages into an image piece); `ocr_engine` records that OCR tried.
+        tried = {**original.metadata, "ocr_engine": engine.name}
         if isinstance(image, Exception):
             replaced[number] = dataclasses.replace(
-                original, status="failed", reader=reader, reason=f"could not render for OCR: {image}"
+                original, status="failed", reason=f"could not render for OCR: {image}", metadata=tried
             )
             continue
         try:
@@ -274,21 +279,18 @@ def apply_ocr(read: DocumentRead, content: bytes, config: ReaderConfig) -> Docum
         except Exception as exc:  # an engine error on one page must not lose the others
             log.exception("OCR engine %s failed on page %d", engine.name, number)
             replaced[number] = dataclasses.replace(
-                original, status="failed", reader=reader, reason=f"OCR error: {type(exc).__name__}: {exc}"
+                _with_reason(original, f"OCR error: {type(exc).__name__}: {exc}"), metadata=tried
             )
             continue
         finally:
             image.close()
-        metadata = {**original.metadata, "text_layer_reader": original.reader}
         if dpi:
-            metadata["ocr_dpi"] = dpi
+            tried["ocr_dpi"] = dpi
         if not found.lines:
-            replaced[number] = dataclasses.replace(
-                _with_reason(original, "OCR found no text"), reader=reader, metadata=metadata
-            )
+            replaced[number] = dataclasses.replace(_with_reason(original, "OCR found no text"), metadata=tried)
             continue
         confidences = [line.metadata["confidence"] for line in found.lines]
-        metadata["ocr_confidence"] = round(sum(confidences) / len(confidences), 4)
+        metadata = {**tried, "text_layer_reader": original.reader, "ocr_confidence": round(sum(confidences) / len(confidences), 4)}
         replaced[number] = PageOutput(
             page=number, text=found.text, status="ok", reader=reader, lines=found.lines, metadata=metadata
         )
