@@ -72,6 +72,7 @@ READERS: dict[str, str] = {
     "text/markdown": "indx_assets.readers.text:read_markdown",
     "text/html": "indx_assets.readers.html:read_html",
     "application/pdf": "indx_assets.readers.pdf:read_pdf",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": "indx_assets.readers.pptx:read_pptx",
     "image/png": "indx_assets.readers.image:read_png",
     "image/jpeg": "indx_assets.readers.image:read_jpeg",
     "image/tiff": "indx_assets.readers.image:read_tiff",

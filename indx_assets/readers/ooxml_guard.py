@@ -1,0 +1,170 @@
+"""Opening Office Open XML packages (PPTX, DOCX, XLSX) without trusting them.
+
+An OOXML file is a zip of XML parts, and both layers can be turned into weapons: a zip whose
+entries inflate to gigabytes (a zip bomb, with honest or lying size headers), and XML parts that
+declare a DTD whose entities expand exponentially ("billion laughs") or point outside the file.
+A password-protected OOXML file is not a zip at all but an OLE compound file holding an
+`EncryptedPackage` stream.
+
+The rule: nothing reaches an XML parser until this module has
+1. refused OLE containers (`encrypted` when they hold an encrypted package, `unsupported` for a
+   legacy binary Office file),
+2. checked the zip's central directory (entry count, declared sizes, compression ratios,
+   compression methods, encrypted entries),
+3. inflated every entry itself in bounded steps, so a lying size header can never make it
+   allocate more than the declared (and already capped) size, and verified each CRC,
+4. refused any XML part that declares a DTD or an entity (OOXML never needs either),
+and then hands the parser a fresh *stored* zip of exactly the bytes it verified, so the parser
+inflates nothing. External references (linked images, hyperlinks, external data) are never
+resolved: the parser's network access stays off and relationship targets are only data.
+"""
+
+import io
+import zipfile
+from dataclasses import dataclass
+
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_READ_STEP = 1 << 20
+#: Markers of a DTD in an XML part, in the encodings XML parts may use.
+_DTD_MARKERS = tuple(
+    marker.encode(encoding)
+    for marker in ("<!DOCTYPE", "<!ENTITY")
+    for encoding in ("utf-8", "utf-16-le", "utf-16-be")
+)
+
+
+@dataclass(frozen=True)
+class PackageLimits:
+    """What a package may declare before it is refused unread.
+
+    The defaults sit far above real presentations (a 300-slide deck with video stays under
+    them) and far below what exhausts a worker: the whole package is inflated in memory, so
+    `max_total_bytes` bounds the memory an open can take.
+    """
+
+    max_entries: int = 10_000
+    max_entry_bytes: int = 256 << 20
+    max_total_bytes: int = 512 << 20
+    #: inflated/compressed ratio past which an entry is a bomb, checked for entries above
+    #: `ratio_floor_bytes` (tiny entries compress absurdly well and harmlessly)
+    max_ratio: float = 200.0
+    ratio_floor_bytes: int = 8 << 20
+
+
+DEFAULT_LIMITS = PackageLimits()
+
+
+class PackageRefused(Exception):
+    """The package was not opened; `status` is a document status, `reason` says why."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def ole_status(content: bytes) -> tuple[str, str] | None:
+    """For an OLE compound file, the document status and reason; `None` for anything else.
+
+    Office writes a password-protected OOXML file as an OLE container with `EncryptionInfo`
+    and `EncryptedPackage` streams; any other OLE file is a legacy binary format (e.g. a
+    PowerPoint 97-2003 `.ppt`) that the OOXML readers do not read.
+    """
+    if not content.startswith(OLE_MAGIC):
+        return None
+    import olefile
+
+    try:
+        with olefile.OleFileIO(io.BytesIO(content)) as ole:
+            encrypted = ole.exists("EncryptedPackage")
+    except Exception as exc:  # olefile raises assorted errors for damaged containers
+        return "failed", f"damaged OLE compound file: {exc}"
+    if encrypted:
+        return "encrypted", "password-protected Office file (OLE container with an EncryptedPackage stream)"
+    return "unsupported", "legacy binary Office file (OLE compound document), not Office Open XML"
+
+
+def is_encrypted_ooxml(content: bytes) -> bool:
+    """True for a password-protected OOXML file (for media detection, which sees only OLE bytes)."""
+    status = ole_status(content)
+    return status is not None and status[0] == "encrypted"
+
+
+def _declares_dtd(data: bytes) -> bool:
+    return any(marker in data for marker in _DTD_MARKERS)
+
+
+def _looks_like_xml(name: str, data: bytes) -> bool:
+    if name.endswith((".xml", ".rels", ".vml")):
+        return True
+    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith((b"<", b"\xff\xfe", b"\xfe\xff"))
+
+
+def _check_directory(infos: list[zipfile.ZipInfo], limits: PackageLimits) -> None:
+    if len(infos) > limits.max_entries:
+        raise PackageRefused("failed", f"refused: {len(infos)} zip entries (limit {limits.max_entries})")
+    total = 0
+    for info in infos:
+        if info.flag_bits & 0x1:
+            raise PackageRefused("encrypted", f"zip entry {info.filename} is encrypted")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            # OOXML allows only these two; others (bzip2, lzma) inflate unboundedly per read.
+            raise PackageRefused("failed", f"refused: zip entry {info.filename} uses compression method {info.compress_type}")
+        if info.file_size > limits.max_entry_bytes:
+            raise PackageRefused(
+                "failed", f"refused (zip bomb?): entry {info.filename} declares {info.file_size} bytes uncompressed"
+            )
+        if info.file_size > limits.ratio_floor_bytes and info.file_size > limits.max_ratio * max(info.compress_size, 1):
+            raise PackageRefused(
+                "failed",
+                f"refused (zip bomb): entry {info.filename} inflates {info.compress_size} bytes to {info.file_size}",
+            )
+        total += info.file_size
+    if total > limits.max_total_bytes:
+        raise PackageRefused("failed", f"refused (zip bomb?): package declares {total} bytes uncompressed")
+
+
+def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """The entry's bytes, read in bounded steps; zipfile stops at the declared size and checks the CRC."""
+    parts: list[bytes] = []
+    with archive.open(info) as stream:
+        while chunk := stream.read(_READ_STEP):
+            parts.append(chunk)
+    data = b"".join(parts)
+    if len(data) != info.file_size:
+        raise zipfile.BadZipFile(f"entry {info.filename} is truncated")
+    return data
+
+
+def verified_parts(content: bytes, limits: PackageLimits = DEFAULT_LIMITS) -> dict[str, bytes]:
+    """Every entry of the package, checked as the module docstring says; raises `PackageRefused`."""
+    ole = ole_status(content)
+    if ole is not None:
+        raise PackageRefused(*ole)
+    if not content:
+        raise PackageRefused("empty", "zero-byte file")
+    try:
+        with zipfile.ZipFile(io.BytesIO(content)) as archive:
+            infos = [i for i in archive.infolist() if not i.is_dir()]
+            _check_directory(infos, limits)
+            parts = {info.filename: _inflate(archive, info) for info in infos}
+    except PackageRefused:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError) as exc:
+        raise PackageRefused("failed", f"not a readable zip package (corrupt or truncated): {exc}") from exc
+    for name, data in parts.items():
+        if _looks_like_xml(name, data) and _declares_dtd(data):
+            raise PackageRefused("failed", f"refused: XML part {name} declares a DTD or entities (entity expansion risk)")
+    return parts
+
+
+def verified_package(content: bytes, limits: PackageLimits = DEFAULT_LIMITS) -> io.BytesIO:
+    """A stored (uncompressed) zip of the verified parts, ready for an OOXML library to open."""
+    parts = verified_parts(content, limits)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    out.seek(0)
+    return out
