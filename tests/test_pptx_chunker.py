@@ -180,3 +180,21 @@ def test_undecodable_picture_is_skipped_not_fatal(deck_bytes: bytes, caplog: pyt
     [slide3] = [c for c in PptxChunker().chunk(broken, PPTX, read.pages) if c.page == 3]
     assert [p.chunk_type for p in slide3.pieces] == ["table"]
     assert "cannot be decoded" in caplog.text
+
+
+def test_long_shape_text_is_split_by_the_chunking_library(deck_bytes: bytes, pages, chunks) -> None:
+    assert len(fx.LONG_TEXT) > 1500
+    default = chunks[5]
+    assert len(default) > 1 and all(len(p.text) <= 1500 for p in default)
+    chain = load_chain(ChainConfig(options={"pptx": {"max_characters": 300}}))
+    doc = to_document(encode_bytes(deck_bytes, source_id="deck.pptx", media_type=PPTX, chain=chain))
+    parts = [c for c in doc.chunks if c.page == 5]
+    assert len(parts) >= len(fx.LONG_TEXT) // 300
+    assert all(len(c.content) <= 300 for c in parts)
+    assert [c.metadata["part"] for c in parts] == list(range(1, len(parts) + 1))
+    for c in parts:  # every part keeps the shape's box and points into the page text
+        assert c.bbox == pytest.approx(norm(*fx.LONG_BOX), **APPROX)
+        assert pages[4].text[c.start_offset : c.end_offset] == c.content
+    # nothing lost: every sentence of the shape is in some part
+    for sentence in fx.LONG_TEXT.replace("\n", " ").split(". "):
+        assert any(sentence.strip(". ") in c.content for c in parts), sentence

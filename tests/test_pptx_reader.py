@@ -34,9 +34,9 @@ def read(content: bytes) -> DocumentRead:
 
 def test_one_page_per_slide_in_order_with_hidden_notes_and_title(deck_bytes: bytes) -> None:
     doc = read(deck_bytes)
-    assert doc.status == "ok" and [p.page for p in doc.pages] == [1, 2, 3, 4]
+    assert doc.status == "ok" and [p.page for p in doc.pages] == [1, 2, 3, 4, 5]
     assert all(p.reader == "pptx" for p in doc.pages)
-    first, second, third, fourth = doc.pages
+    first, second, third, fourth, fifth = doc.pages
     assert first.text.split("\n\n")[:2] == [fx.TEXTS.title_1, fx.TEXTS.banner]
     assert fx.TEXTS.inner_child in first.text and fx.TEXTS.hidden in first.text
     assert first.metadata["notes"] == fx.NOTES and fx.NOTES not in first.text
@@ -44,6 +44,7 @@ def test_one_page_per_slide_in_order_with_hidden_notes_and_title(deck_bytes: byt
     assert second.text == f"{fx.TEXTS.title_2}\n\n{fx.TEXTS.body_2}"
     assert third.text.splitlines()[0] == " | ".join(fx.TABLE_ROWS[0])
     assert fourth.metadata["hidden"] is True and fourth.text == fx.HIDDEN_SLIDE_TEXT
+    assert fifth.text == fx.LONG_TEXT
     assert doc.metadata["hidden_slides"] == [4]
     assert (doc.metadata["slide_width"], doc.metadata["slide_height"]) == (fx.SLIDE_W, fx.SLIDE_H)
 

@@ -11,14 +11,17 @@ left-to-right):
 - with `include_notes=True`, the speaker notes as a `notes` piece (no position: notes are not on
   the slide).
 
+A shape whose text is longer than `max_characters` (default 1500) is cut by the size-bounded
+chunking library (`indx_assets.chunking.chunk_elements`, one element per paragraph), and every
+part keeps the shape's box; parts carry `part`/`parts` in their metadata and offsets into the
+page text where their text is a verbatim slice of it.
+
 Boxes come from `indx_assets.readers.pptx_geometry` through the shared deck model: a hidden
 shape (or a shape in a hidden group) carries `hidden`; a shape whose frame cannot be found
 (no frame of its own, nor in its layout or master), has no area, lies wholly off the slide, or
 sits in a deck without a slide size carries `unresolved` with `unresolved_because`. A shape
 partly off the slide is clamped to it and marked `clamped`. Rotation (degrees, the shape's
 own plus its groups') is in `rotation`; the box is the unrotated frame.
-
-Long text in one shape stays one piece: the size-bounded chunking library does not exist yet.
 """
 
 import io
@@ -32,6 +35,7 @@ log = logging.getLogger(__name__)
 PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 #: Image formats every consumer reads; anything else is converted to PNG.
 WIDELY_READABLE = frozenset({"PNG", "JPEG", "GIF", "WEBP"})
+DEFAULT_MAX_CHARACTERS = 1500
 #: Pictures larger than this are not decoded for conversion (decompression-bomb guard).
 MAX_CONVERT_PIXELS = 50_000_000
 
@@ -116,11 +120,36 @@ def picture_bytes(blob: bytes, name: str) -> tuple[bytes, str, str | None] | Non
         return None
 
 
+def split_shape_text(text: str, max_characters: int) -> list[tuple[str, int | None]]:
+    """`text` as parts no longer than `max_characters`, each with its offset in `text` (or None).
+
+    Paragraphs are the elements, so parts break between paragraphs first, then at sentence ends.
+    """
+    if len(text) <= max_characters:
+        return [(text, 0)]
+    from indx_assets.chunking import NarrativeText, chunk_elements
+
+    paragraphs = [NarrativeText(p) for p in text.split("\n") if p.strip()]
+    parts: list[tuple[str, int | None]] = []
+    cursor = 0
+    for chunk in chunk_elements(paragraphs, max_characters=max_characters, include_orig_elements=False):
+        # The library joins combined paragraphs with a blank line; in the shape they are one line apart.
+        verbatim = chunk.text if chunk.text in text else chunk.text.replace("\n\n", "\n")
+        at = text.find(verbatim, cursor)
+        if at >= 0:
+            cursor = at + 1
+            parts.append((verbatim, at))
+        else:
+            parts.append((chunk.text, None))
+    return parts
+
+
 class PptxChunker:
     builtin = True
 
-    def __init__(self, include_notes: bool = False) -> None:
+    def __init__(self, include_notes: bool = False, max_characters: int = DEFAULT_MAX_CHARACTERS) -> None:
         self.include_notes = include_notes
+        self.max_characters = max_characters
 
     def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
         if media_type != PPTX:
@@ -166,26 +195,37 @@ class PptxChunker:
                 meta["text_as_html"] = table_html(shape.table)
                 pieces.append(ChunkPiece(text=shape.text, chunk_type="table", metadata=meta, **where, **offsets))
             else:
-                pieces.append(ChunkPiece(text=shape.text, metadata=meta, **where, **offsets))
+                parts = split_shape_text(shape.text, self.max_characters)
+                for i, (text, at) in enumerate(parts):
+                    part_meta = {**meta, "part": i + 1, "parts": len(parts)} if len(parts) > 1 else meta
+                    part_offsets = (
+                        {"start": shape.start + at, "end": shape.start + at + len(text)} if offsets and at is not None else {}
+                    )
+                    pieces.append(ChunkPiece(text=text, metadata=part_meta, **where, **part_offsets))
         if self.include_notes and slide.notes:
             pieces.append(ChunkPiece(text=slide.notes, bbox_reason="no_geometry", chunk_type="notes"))
         return pieces
 
 
 class PptxProvider:
-    """The `pptx` entry point. Options: `include_notes` (bool, default False)."""
+    """The `pptx` entry point. Options: `include_notes` (bool, default False) and
+    `max_characters` (int, default 1500: longer shape texts are split)."""
 
-    def __init__(self, include_notes: bool = False) -> None:
+    def __init__(self, include_notes: bool = False, max_characters: int = DEFAULT_MAX_CHARACTERS) -> None:
         self.include_notes = include_notes
+        self.max_characters = max_characters
 
     def with_options(self, **options: Any) -> "PptxProvider":
-        unknown = set(options) - {"include_notes"}
+        unknown = set(options) - {"include_notes", "max_characters"}
         if unknown:
-            raise ValueError(f"pptx chunker options are include_notes; got {sorted(unknown)}")
+            raise ValueError(f"pptx chunker options are include_notes and max_characters; got {sorted(unknown)}")
         include_notes = options.get("include_notes", self.include_notes)
         if not isinstance(include_notes, bool):
             raise ValueError(f"include_notes must be true or false, got {include_notes!r}")
-        return PptxProvider(include_notes=include_notes)
+        max_characters = options.get("max_characters", self.max_characters)
+        if isinstance(max_characters, bool) or not isinstance(max_characters, int) or max_characters < 1:
+            raise ValueError(f"max_characters must be a positive int, got {max_characters!r}")
+        return PptxProvider(include_notes=include_notes, max_characters=max_characters)
 
     def chunkers(self) -> tuple[PptxChunker, ...]:
-        return (PptxChunker(self.include_notes),)
+        return (PptxChunker(self.include_notes, self.max_characters),)
