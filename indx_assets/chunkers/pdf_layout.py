@@ -17,10 +17,11 @@ The rules, in order:
    size matches; a bullet or enumerator starts a new block (a list item).
 4. A block is a heading when its text is at least `HEADING_RATIO` times the page's body size,
    or it is a short bold line.
-5. Reading order (Breuel's rules): a block comes before another if it is above it and their
-   x-ranges overlap, or if it lies entirely to its left and no third block between them
-   vertically overlaps both. A topological sort with top-to-bottom, left-to-right ties
-   reads multi-column pages column by column.
+5. Reading order (recursive XY-cut): the blocks are cut in two at the widest empty gap,
+   vertical (a gutter: left part first) or horizontal (upper part first), and each part is
+   ordered the same way. The widest gap first means a title's gap over the columns is cut
+   before the gutter, and the gutter before the paragraph gaps inside the columns, so
+   multi-column pages read column by column.
 """
 
 import re
@@ -93,7 +94,8 @@ class VisualLine:
 
     @property
     def size(self) -> float:
-        return max(r.size for r in self.runs) or self.height
+        """The size of the line's main run (most characters): superscripts do not make headings."""
+        return max(self.runs, key=lambda r: len(r.text)).size or self.height
 
     @property
     def bold(self) -> bool:
@@ -146,8 +148,17 @@ def _x_overlaps(a0: float, a1: float, b0: float, b1: float) -> bool:
 def visual_lines(runs: list[Run]) -> list[VisualLine]:
     """Rule 1: merge runs that share a baseline and sit closer than `WORD_GAP` line heights."""
     runs = [r for r in runs if r.text.strip() and r.x1 > r.x0 and r.y1 > r.y0]
+    if not runs:
+        return []
+    # Runs far taller than the text around them (vertical text in a margin) are lines of
+    # their own: on one "baseline" with everything beside them they would swallow it.
+    typical = median(r.height for r in runs)
+    tall = [r for r in runs if r.height > 2.5 * typical]
+    for r in tall:
+        r.size = typical
+    runs = [r for r in runs if r.height <= 2.5 * typical]
     runs.sort(key=lambda r: ((r.y0 + r.y1) / 2, r.x0))
-    lines: list[list[Run]] = []
+    lines: list[list[Run]] = [[r] for r in tall]
     # Bucket runs into baseline rows, then cut each row where the horizontal gap is large.
     row: list[Run] = []
     for run in runs:
@@ -165,7 +176,7 @@ def _split_row(row: list[Run]) -> list[list[Run]]:
     groups: list[list[Run]] = [[row[0]]]
     right = row[0].x1
     for run in row[1:]:
-        height = max(run.height, max(r.height for r in groups[-1]))
+        height = min(run.height, max(r.height for r in groups[-1]))
         if run.x0 - right > WORD_GAP * height:
             groups.append([run])
         else:
@@ -186,7 +197,11 @@ def _rows(lines: list[VisualLine]) -> list[list[VisualLine]]:
 
 
 def _is_table_row(row: list[VisualLine]) -> bool:
-    return len(row) >= 3 or (len(row) == 2 and min(len(l.text) for l in row) < SHORT_CELL_CHARS)
+    """Several pieces on one baseline that read as cells: all short for two, mostly short for more."""
+    lengths = sorted(len(l.text) for l in row)
+    if len(row) == 2:
+        return lengths[1] < SHORT_CELL_CHARS
+    return len(row) >= 3 and lengths[len(lengths) // 2] < SHORT_CELL_CHARS
 
 
 def _columns_align(a: list[VisualLine], b: list[VisualLine]) -> bool:
@@ -263,48 +278,33 @@ def text_blocks(lines: list[VisualLine], body_size: float) -> list[Block]:
     return blocks
 
 
+def _widest_gap(spans: list[tuple[float, float]]) -> tuple[float, float]:
+    """The widest empty interval between projected spans: (width, cut position); width 0 if none."""
+    best = (0.0, 0.0)
+    ordered = sorted(spans)
+    reach = ordered[0][1]
+    for lo, hi in ordered[1:]:
+        if lo > reach and lo - reach > best[0]:
+            best = (lo - reach, (lo + reach) / 2)
+        reach = max(reach, hi)
+    return best
+
+
 def reading_order(blocks: list[Block]) -> list[Block]:
-    """Rule 5: Breuel's partial order, topologically sorted with top-left-first ties."""
-    n = len(blocks)
-    if n < 2:
+    """Rule 5: recursive XY-cut at the widest empty gap, columns left to right, bands top down."""
+    if len(blocks) < 2:
         return list(blocks)
     boxes = [b.box for b in blocks]
-    centres = [(b[1] + b[3]) / 2 for b in boxes]
-    after: list[set[int]] = [set() for _ in range(n)]
-    indegree = [0] * n
-    for i in range(n):
-        ax0, ay0, ax1, ay1 = boxes[i]
-        for j in range(n):
-            if i == j:
-                continue
-            bx0, by0, bx1, by1 = boxes[j]
-            before = False
-            if _x_overlaps(ax0, ax1, bx0, bx1):
-                before = centres[i] < centres[j]
-            elif ax1 <= bx0:
-                lo, hi = sorted((centres[i], centres[j]))
-                before = not any(
-                    lo < centres[k] < hi
-                    and _x_overlaps(boxes[k][0], boxes[k][2], ax0, ax1)
-                    and _x_overlaps(boxes[k][0], boxes[k][2], bx0, bx1)
-                    for k in range(n)
-                    if k != i and k != j
-                )
-            if before and j not in after[i]:
-                after[i].add(j)
-                indegree[j] += 1
-    order: list[int] = []
-    done = [False] * n
-    for _ in range(n):
-        ready = [k for k in range(n) if not done[k] and indegree[k] == 0]
-        if not ready:  # a cycle (overlapping boxes): break it at the top-left-most block
-            ready = [k for k in range(n) if not done[k]]
-        pick = min(ready, key=lambda k: (boxes[k][1], boxes[k][0]))
-        done[pick] = True
-        order.append(pick)
-        for j in after[pick]:
-            indegree[j] -= 1
-    return [blocks[k] for k in order]
+    v_width, v_cut = _widest_gap([(x0, x1) for x0, _, x1, _ in boxes])
+    h_width, h_cut = _widest_gap([(y0, y1) for _, y0, _, y1 in boxes])
+    if v_width <= 0 and h_width <= 0:  # overlapping blocks: plain top-down, left-right
+        return [blocks[k] for k in sorted(range(len(blocks)), key=lambda k: (boxes[k][1], boxes[k][0]))]
+    if v_width >= h_width:
+        first = [b for b, box in zip(blocks, boxes) if box[2] <= v_cut]
+    else:
+        first = [b for b, box in zip(blocks, boxes) if box[3] <= h_cut]
+    rest = [b for b in blocks if not any(b is f for f in first)]
+    return reading_order(first) + reading_order(rest)
 
 
 def layout(runs: list[Run]) -> list[Block]:
