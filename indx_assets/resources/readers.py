@@ -1,0 +1,15 @@
+"""Reader settings as a resource (PDF passwords, OCR resolution and languages)."""
+
+import dagster as dg
+
+from indx_assets.readers import ReaderConfig
+
+
+class ReadersResource(dg.ConfigurableResource):
+    pdf_passwords: list[str] = []
+    ocr_dpi: int = 200
+    ocr_languages: str = "eng"
+
+    @property
+    def config(self) -> ReaderConfig:
+        return ReaderConfig(passwords=tuple(self.pdf_passwords), ocr_dpi=self.ocr_dpi, ocr_languages=self.ocr_languages)

@@ -1,0 +1,125 @@
+"""Running the pipeline outside the UI: the persistent instance, partitions, batched runs.
+
+The CLI and the benchmarks go through here; so does anything else that launches runs
+in-process against `INDX_HOME`.
+"""
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import dagster as dg
+
+from indx_assets.assets import stages
+from indx_assets.assets.ingest import BATCH_SIZE
+from indx_assets.assets.partitions import SOURCES
+from indx_assets.definitions import build_definitions, build_resources
+from indx_assets.settings import Settings
+
+RANGE_START = "dagster/asset_partition_range_start"
+RANGE_END = "dagster/asset_partition_range_end"
+
+
+#: Written on first use; an existing dagster.yaml is never touched.
+DEFAULT_DAGSTER_YAML = """\
+# The Dagster instance of indx-assets (created by `indx`; edit freely).
+telemetry:
+  enabled: false
+"""
+
+
+def open_instance(settings: Settings) -> dg.DagsterInstance:
+    """The persistent Dagster instance under `INDX_HOME` (the one `dagster dev` shows when
+    DAGSTER_HOME points at `$INDX_HOME/dagster`)."""
+    settings.dagster_home.mkdir(parents=True, exist_ok=True)
+    config = settings.dagster_home / "dagster.yaml"
+    if not config.exists():
+        config.write_text(DEFAULT_DAGSTER_YAML)
+    os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
+    return dg.DagsterInstance.get()
+
+
+@dataclass
+class PartitionSync:
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    current: list[str] = field(default_factory=list)
+
+
+def sync_partitions(instance: dg.DagsterInstance, settings: Settings) -> PartitionSync:
+    """Register a partition for every source under the corpus roots; remove vanished ones."""
+    corpus = build_resources(settings)["corpus"]
+    found = [source_id for source_id, _ in corpus.iter_sources()]  # type: ignore[attr-defined]
+    known = set(instance.get_dynamic_partitions(SOURCES.name))
+    sync = PartitionSync(added=[s for s in found if s not in known], removed=sorted(known - set(found)))
+    if sync.added:
+        instance.add_dynamic_partitions(SOURCES.name, sync.added)
+    for source_id in sync.removed:
+        remove_source(instance, settings, source_id)
+    sync.current = list(instance.get_dynamic_partitions(SOURCES.name))
+    return sync
+
+
+def remove_source(instance: dg.DagsterInstance, settings: Settings, source_id: str) -> None:
+    """Forget a source: its LanceDB rows, its stored outputs, and its partition."""
+    resources = build_resources(settings)
+    resources["lancedb"].delete_source(source_id)  # type: ignore[attr-defined]
+    for asset in (stages.SOURCE_DOCUMENTS, stages.PAGE_OUTPUTS, stages.CHUNK_MAP, stages.CHUNK_EMBEDDINGS, stages.CHUNKS_TABLE):
+        resources["storage"].delete(asset, source_id)  # type: ignore[attr-defined]
+    instance.delete_dynamic_partition(SOURCES.name, source_id)
+
+
+def ranges(keys: Sequence[str], order: Sequence[str], size: int) -> Iterator[list[str]]:
+    """`keys` as runs of at most `size` partitions that are contiguous in partition order
+    (a run covers a partition range, so a gap must start a new run)."""
+    wanted = set(keys)
+    run: list[str] = []
+    for key in order:
+        if key in wanted and len(run) < size:
+            run.append(key)
+            continue
+        if run:
+            yield run
+        run = [key] if key in wanted else []
+    if run:
+        yield run
+
+
+@dataclass
+class BatchResult:
+    partitions: list[str]
+    success: bool
+    run_id: str
+    materialized: int
+
+
+def materialize_partitions(
+    instance: dg.DagsterInstance,
+    settings: Settings,
+    keys: Sequence[str],
+    *,
+    batch_size: int = BATCH_SIZE,
+    selection: Sequence[str] | None = None,
+    on_batch: Callable[[BatchResult], None] | None = None,
+    log_level: str = "WARNING",
+) -> list[BatchResult]:
+    """Materialize `keys` in batched runs (each stage skips partitions that are fresh)."""
+    defs = build_definitions(settings)
+    job = defs.resolve_implicit_global_asset_job_def()
+    if selection:
+        job = job.get_subset(asset_selection={dg.AssetKey(s) for s in selection})
+    order = instance.get_dynamic_partitions(SOURCES.name)
+    results = []
+    for run in ranges(keys, order, batch_size):
+        result = job.execute_in_process(
+            instance=instance,
+            tags={RANGE_START: run[0], RANGE_END: run[-1]},
+            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+            raise_on_error=False,
+        )
+        materialized = len(result.get_asset_materialization_events())
+        batch = BatchResult(run, result.success, result.run_id, materialized)
+        results.append(batch)
+        if on_batch:
+            on_batch(batch)
+    return results

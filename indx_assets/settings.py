@@ -1,0 +1,57 @@
+"""Where things live: one data directory (`INDX_HOME`) and the corpus roots.
+
+`INDX_HOME` (default `./.indx`) holds the Dagster instance (`dagster/`), the stored asset
+outputs (`assets/`) and the LanceDB database (`lancedb/`). Each location can be moved on its
+own (an object-store URI for storage and LanceDB in production).
+"""
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_CORPUS = ROOT / "data" / "sample"
+CORPUS_FILE = "corpus.json"
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    storage_uri: str
+    lancedb_uri: str
+    corpus_roots: tuple[str, ...]
+    chain_config: str = ""
+    pdf_passwords: tuple[str, ...] = field(default=())
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.home / "dagster"
+
+    @classmethod
+    def from_env(cls) -> "Settings":
+        """Read the environment: INDX_HOME, INDX_STORAGE_URI, INDX_LANCEDB_URI, INDX_CORPUS,
+        INDX_CHAIN, INDX_PDF_PASSWORDS (JSON list)."""
+        home = Path(os.environ.get("INDX_HOME", ".indx")).resolve()
+        roots = os.environ.get("INDX_CORPUS")
+        corpus = tuple(r for r in roots.split(os.pathsep) if r) if roots else recorded_roots(home) or (str(SAMPLE_CORPUS),)
+        passwords = os.environ.get("INDX_PDF_PASSWORDS", "")
+        return cls(
+            home=home,
+            storage_uri=os.environ.get("INDX_STORAGE_URI", str(home / "assets")),
+            lancedb_uri=os.environ.get("INDX_LANCEDB_URI", str(home / "lancedb")),
+            corpus_roots=corpus,
+            chain_config=os.environ.get("INDX_CHAIN", ""),
+            pdf_passwords=tuple(json.loads(passwords)) if passwords else (),
+        )
+
+
+def recorded_roots(home: Path) -> tuple[str, ...]:
+    """The corpus roots `indx ingest` recorded, so `dagster dev` can re-read the same files."""
+    path = home / CORPUS_FILE
+    return tuple(json.loads(path.read_text())["roots"]) if path.is_file() else ()
+
+
+def record_roots(home: Path, roots: list[str]) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / CORPUS_FILE).write_text(json.dumps({"roots": roots}, indent=2))
