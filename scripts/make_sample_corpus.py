@@ -152,6 +152,47 @@ FILES: dict[str, str] = {
 }
 
 
+def lighthouse_deck() -> bytes:
+    """A three-slide PowerPoint deck (python-pptx): title slide, a grouped diagram, a table with notes."""
+    import io
+    import zipfile
+
+    from pptx import Presentation
+    from pptx.util import Emu, Pt
+
+    prs = Presentation()  # python-pptx's default 4:3 template, whose layouts give the title frames
+    title = prs.slides.add_slide(prs.slide_layouts[0])
+    title.shapes.title.text = "Keeping the light"
+    title.placeholders[1].text = "A short history of lighthouse keepers"
+    diagram = prs.slides.add_slide(prs.slide_layouts[5])
+    diagram.shapes.title.text = "How a Fresnel lens bends light"
+    group = diagram.shapes.add_group_shape()
+    for i, label in enumerate(("Flame", "Prism rings", "Horizontal beam")):
+        box = group.shapes.add_textbox(Emu(500_000 + i * 2_800_000), Emu(2_500_000), Emu(2_400_000), Emu(1_200_000))
+        box.text_frame.text = label
+        box.text_frame.paragraphs[0].runs[0].font.size = Pt(28)
+    towers = prs.slides.add_slide(prs.slide_layouts[5])
+    towers.shapes.title.text = "Notable towers"
+    rows = (("Lighthouse", "Height (ft)", "First lit"), ("Cape Hatteras", "198", "1870"), ("Portland Head", "80", "1791"))
+    table = towers.shapes.add_table(3, 3, Emu(800_000), Emu(1_800_000), Emu(7_500_000), Emu(2_000_000)).table
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    towers.notes_slide.notes_text_frame.text = "Cape Hatteras was moved 2,900 feet inland in 1999."
+    saved = io.BytesIO()
+    prs.save(saved)
+    # Re-pack with fixed entry dates so regenerating the corpus gives the same bytes.
+    out = io.BytesIO()
+    with zipfile.ZipFile(saved) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0)), src.read(info), zipfile.ZIP_DEFLATED)
+    return out.getvalue()
+
+
+#: Generated binary files: relative path -> function returning the bytes.
+BINARY_FILES = {"slides/lighthouse-keepers.pptx": lighthouse_deck}
+
+
 def write_corpus(out: Path) -> list[Path]:
     """Write every sample file under `out`; return the paths written."""
     written = []
@@ -159,6 +200,11 @@ def write_corpus(out: Path) -> list[Path]:
         path = out / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+        written.append(path)
+    for relative, make in BINARY_FILES.items():
+        path = out / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(make())
         written.append(path)
     return written
 

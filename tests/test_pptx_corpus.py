@@ -60,3 +60,18 @@ def test_corpus_tables_and_pictures(corpus: Path) -> None:
         doc = to_document(encode_bytes(path.read_bytes(), source_id=name, media_type=PPTX, chain=chain))
         images = [c for c in doc.chunks if c.chunk_type == "image"]
         assert len(images) == 1 and images[0].image and images[0].bbox is not None, name
+
+
+def test_bundled_sample_deck_is_the_generated_one_and_chunks() -> None:
+    import importlib.util
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("make_sample_corpus", root / "scripts" / "make_sample_corpus.py")
+    script = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(script)  # type: ignore[union-attr]
+    bundled = root / "data" / "sample" / "slides" / "lighthouse-keepers.pptx"
+    assert bundled.read_bytes() == script.lighthouse_deck()  # regenerate with scripts/make_sample_corpus.py
+    doc = to_document(encode_bytes(bundled.read_bytes(), source_id=bundled.name, chain=load_chain(ChainConfig())))
+    assert doc.metadata["media_type"] == PPTX
+    assert [c.content for c in doc.chunks if c.page == 2][1:] == ["Flame", "Prism rings", "Horizontal beam"]
+    assert [c.chunk_type for c in doc.chunks if c.page == 3] == ["content", "table"]
