@@ -20,6 +20,7 @@ chunker too when the passwords are configured through the environment.
 
 import json
 import os
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -36,8 +37,23 @@ PASSWORDS_ENV = "INDX_PDF_PASSWORDS"
 
 #: PDFium's FPDF_GetLastError codes that mean "this needs (another) password".
 _ERR_SUCCESS = 0
+_ERR_FILE = 2
 _ERR_PASSWORD = 4
 _ERR_SECURITY = 5
+_EMPTY_PAGE_TREE = re.compile(rb"/Count\s*0\b")
+
+
+def _prime_last_error() -> None:
+    """Set PDFium's last error to FILE (2), which loading from memory never sets.
+
+    PDFium only writes its last error on some failures and never clears it, so a stale code
+    from an earlier document (say PASSWORD) would otherwise be read as this one's reason.
+    Failing to open a path that does not exist sets FILE; still seeing FILE after a load from
+    memory means that load gave no reason.
+    """
+    import pypdfium2.raw as raw
+
+    raw.FPDF_LoadDocument(b"/nonexistent/indx-assets/prime-last-error.pdf", None)
 
 
 class PdfOpenError(Exception):
@@ -76,13 +92,17 @@ def open_pdf(content: bytes, passwords: Sequence[str] = ("",)) -> "pypdfium2.Pdf
     tried_password = False
     last: Exception | None = None
     for password in passwords or ("",):
+        _prime_last_error()
         try:
             return pdfium.PdfDocument(content, password=password or None)
         except pdfium.PdfiumError as exc:
             last = exc
-            if getattr(exc, "err_code", None) == _ERR_SUCCESS:
-                # PDFium refuses a well-formed document whose page tree is empty, reporting success
-                raise PdfOpenError("empty", "the PDF has no pages") from exc
+            if getattr(exc, "err_code", None) in (_ERR_FILE, _ERR_SUCCESS):
+                # PDFium returned no document without saying why: it does that for a
+                # well-formed file whose page tree is empty
+                if _EMPTY_PAGE_TREE.search(content):
+                    raise PdfOpenError("empty", "the PDF has no pages") from exc
+                raise PdfOpenError("failed", "PDFium refused the file without giving a reason") from exc
             if getattr(exc, "err_code", None) in (_ERR_PASSWORD, _ERR_SECURITY):
                 tried_password = True
                 continue
