@@ -198,3 +198,12 @@ def test_long_shape_text_is_split_by_the_chunking_library(deck_bytes: bytes, pag
     # nothing lost: every sentence of the shape is in some part
     for sentence in fx.LONG_TEXT.replace("\n", " ").split(". "):
         assert any(sentence.strip(". ") in c.content for c in parts), sentence
+
+
+def test_without_a_slide_size_nothing_can_be_normalised(deck_bytes: bytes) -> None:
+    sizeless = fx.without_slide_size(deck_bytes)
+    read = read_pptx(sizeless, ReaderConfig())
+    assert read.status == "ok" and read.metadata["slide_width"] is None
+    pieces = [p for c in PptxChunker().chunk(sizeless, PPTX, read.pages) for p in c.pieces]
+    assert pieces and all(p.bbox is None for p in pieces)
+    assert {p.metadata.get("unresolved_because") for p in pieces if p.bbox_reason == "unresolved"} == {"no_slide_size"}

@@ -70,7 +70,7 @@ class SlideShape:
     #: why there is no box: `hidden` (the file hides it) or `unresolved`
     bbox_reason: str | None
     frame_source: str  # "own", "layout", "master" or "none"
-    problem: str | None = None  # why unresolved: no_frame, zero_size, off_slide, no_slide_size
+    problem: str | None = None  # why unresolved: no_frame, zero_size, invalid_frame, off_slide, no_slide_size
     clamped: bool = False
     title: bool = False
     placeholder: str | None = None

@@ -122,7 +122,7 @@ class Placement:
 
     bbox: BBox | None
     clamped: bool = False
-    problem: str | None = None  # `zero_size` or `off_slide` when there is no box
+    problem: str | None = None  # `zero_size`, `invalid_frame` or `off_slide` when there is no box
 
 
 def normalise(frame: Frame, slide_w: float, slide_h: float) -> Placement:
@@ -131,11 +131,11 @@ def normalise(frame: Frame, slide_w: float, slide_h: float) -> Placement:
     A shape partly off the slide is clamped to the slide (and says so); a shape with no area,
     or none of it on the slide, has no box: the caller reports it as `unresolved`.
     """
-    if not (frame.w > 0 and frame.h > 0):
+    if not (frame.w > 0 and frame.h > 0):  # also catches NaN
         return Placement(None, problem="zero_size")
     raw = (frame.x / slide_w, frame.y / slide_h, (frame.x + frame.w) / slide_w, (frame.y + frame.h) / slide_h)
     if not all(math.isfinite(v) for v in raw):
-        return Placement(None, problem="zero_size")
+        return Placement(None, problem="invalid_frame")
     box = tuple(min(1.0, max(0.0, v)) for v in raw)
     if not (box[0] < box[2] and box[1] < box[3]):
         return Placement(None, problem="off_slide")
