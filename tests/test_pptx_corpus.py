@@ -2,8 +2,6 @@
 
 from pathlib import Path
 
-import pytest
-
 from indx_assets.chain import ChainConfig, load_chain
 from indx_assets.encode import encode_bytes, to_document
 from indx_assets.port import validate_bbox

@@ -17,7 +17,7 @@ handed to chunkers in `PageOutput.metadata["notes"]`; a hidden slide has `metada
 import functools
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from indx_assets.port import BBox, PageOutput
@@ -98,7 +98,6 @@ class Deck:
     slides: tuple[DeckSlide, ...]
     width: int | None
     height: int | None
-    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def _nv(el: Any) -> Any:
