@@ -1,0 +1,56 @@
+"""The `html` chunker: the HTML reader's own blocks, mapped to elements, cut by `chunk_by_title`.
+
+It reuses `html_blocks()`, the walk that produced the page text (blocks joined by a blank
+line), so every block's offsets are known exactly: headings are `Title`s at their level,
+list items `ListItem`s, tables `Table`s (with their HTML, for row-wise splitting), `<pre>`
+blocks `CodeSnippet`s. If the blocks ever disagree with the page text the page is declined.
+"""
+
+from indx_assets.chunking.elements import CodeSnippet, Element, ListItem, NarrativeText, Table, Title
+from indx_assets.chunking.pieces import StructuredProvider, StructuredTextChunker
+from indx_assets.port import PageOutput
+
+_KINDS: dict[str, type[Element]] = {
+    "title": Title,
+    "text": NarrativeText,
+    "list_item": ListItem,
+    "table": Table,
+    "code": CodeSnippet,
+}
+
+
+def html_elements(html: str, page_text: str) -> list[Element] | None:
+    """Elements of an HTML document with offsets into `page_text`, or `None` if they disagree."""
+    from indx_assets.readers.html import BLOCK_SEPARATOR, html_blocks
+
+    blocks = html_blocks(html)
+    if BLOCK_SEPARATOR.join(b.text for b in blocks) != page_text:
+        return None
+    elements: list[Element] = []
+    offset = 0
+    for block in blocks:
+        cls = _KINDS.get(block.kind, NarrativeText)
+        element = cls(block.text, text_as_html=block.html if cls is Table else None)
+        if cls is Title:
+            element.metadata.category_depth = block.level or 1
+        element.metadata.start, element.metadata.end = offset, offset + len(block.text)
+        elements.append(element)
+        offset += len(block.text) + len(BLOCK_SEPARATOR)
+    return elements
+
+
+class HtmlChunker(StructuredTextChunker):
+    media_types = frozenset({"text/html"})
+
+    def page_elements(self, content: bytes, page: PageOutput) -> list[Element] | None:
+        from indx_assets.readers.text import NotText, decode_text
+
+        try:
+            html = decode_text(content).text
+        except NotText:
+            return None
+        return html_elements(html, page.text)
+
+
+class HtmlProvider(StructuredProvider):
+    chunker_class = HtmlChunker

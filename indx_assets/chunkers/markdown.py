@@ -1,0 +1,121 @@
+"""The `markdown` chunker: Markdown parsed with markdown-it-py, mapped to elements, cut by
+`chunk_by_title`.
+
+The page text of a Markdown source is the source itself, so each block's source map (its
+line range) gives its offsets: headings are `Title`s at their level, paragraphs
+`NarrativeText` (`ListItem` inside a list), fenced and indented code `CodeSnippet`s, tables
+`Table`s (cells `|`-separated per line, with the rendered HTML for row-wise splitting), and
+raw HTML blocks are read with the HTML reader's own block walk. A block's text is its inline
+source (markers such as `#`, `>` or `-` gone, inline markup kept).
+"""
+
+from typing import Any
+
+from indx_assets.chunking.elements import CodeSnippet, Element, ListItem, NarrativeText, Table, Title
+from indx_assets.chunking.pieces import StructuredProvider, StructuredTextChunker
+from indx_assets.port import PageOutput
+
+
+class _Lines:
+    """Character offsets of a text's lines, for markdown-it's line-based source maps."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0]
+        at = text.find("\n")
+        while at >= 0:
+            self.starts.append(at + 1)
+            at = text.find("\n", at + 1)
+
+    def span(self, line_map: list[int] | None) -> tuple[int, int] | None:
+        if not line_map:
+            return None
+        first, last = line_map
+        start = self.starts[min(first, len(self.starts) - 1)]
+        end = self.starts[last] if last < len(self.starts) else len(self.text)
+        while end > start and self.text[end - 1].isspace():
+            end -= 1
+        while start < end and self.text[start].isspace():
+            start += 1
+        return start, end
+
+
+def _place(element: Element, span: tuple[int, int] | None) -> Element:
+    if span is not None:
+        element.metadata.start, element.metadata.end = span
+    return element
+
+
+def _table(tokens: list[Any], i: int, md: Any) -> tuple[Table, int]:
+    """The table opening at `tokens[i]` and the index of its closing token."""
+    rows: list[list[str]] = []
+    j = i
+    while tokens[j].type != "table_close":
+        token = tokens[j]
+        if token.type == "tr_open":
+            rows.append([])
+        elif token.type == "inline" and rows:
+            rows[-1].append(" ".join(token.content.split()))
+        j += 1
+    text = "\n".join(" | ".join(cells) for cells in rows if any(cells))
+    html = md.renderer.render(tokens[i : j + 1], md.options, {})
+    return Table(text, text_as_html=html), j
+
+
+def markdown_elements(text: str) -> list[Element]:
+    """Elements of a Markdown text, each with `start`/`end` offsets into it."""
+    from markdown_it import MarkdownIt
+
+    from indx_assets.readers.html import html_blocks
+
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    tokens = md.parse(text)
+    lines = _Lines(text)
+    elements: list[Element] = []
+    list_depth = 0
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        kind = token.type
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            list_depth += 1
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            list_depth -= 1
+        elif kind == "heading_open":
+            title = Title(tokens[i + 1].content)
+            title.metadata.category_depth = int(token.tag[1:])
+            elements.append(_place(title, lines.span(token.map)))
+            i += 2
+        elif kind == "paragraph_open":
+            cls = ListItem if list_depth else NarrativeText
+            elements.append(_place(cls(tokens[i + 1].content), lines.span(token.map)))
+            i += 2
+        elif kind in ("fence", "code_block"):
+            elements.append(_place(CodeSnippet(token.content), lines.span(token.map)))
+        elif kind == "table_open":
+            table, i = _table(tokens, i, md)
+            elements.append(_place(table, lines.span(token.map)))
+        elif kind == "html_block":
+            span = lines.span(token.map)
+            for block in html_blocks(token.content):
+                cls = {"title": Title, "list_item": ListItem, "code": CodeSnippet}.get(block.kind, NarrativeText)
+                if block.kind == "table":
+                    element: Element = Table(block.text, text_as_html=block.html)
+                else:
+                    element = cls(block.text)
+                if cls is Title:
+                    element.metadata.category_depth = block.level or 1
+                elements.append(_place(element, span))
+        i += 1
+    return elements
+
+
+class MarkdownChunker(StructuredTextChunker):
+    media_types = frozenset({"text/markdown"})
+
+    def page_elements(self, content: bytes, page: PageOutput) -> list[Element] | None:
+        return markdown_elements(page.text)
+
+
+class MarkdownProvider(StructuredProvider):
+    chunker_class = MarkdownChunker

@@ -1,0 +1,260 @@
+"""From a page's elements to the port's `ChunkPiece`s: settings, sections, spans.
+
+What the `markdown`, `html` and `text` chunkers share (each only maps its format to elements):
+
+- `ChunkerSettings`: the chain options (`strategy` `by_title`|`basic`, sizes, overlap, ...),
+  validated when the chain is configured. Default: `by_title`, at most 254 MiniLM tokens
+  (all-MiniLM-L6-v2 reads 256 word pieces including [CLS] and [SEP], so nothing is truncated)
+  and a soft maximum of 160, so most chunks hold 160-254 tokens of whole paragraphs.
+- `assign_sections`: every `Title` opens a section nested by heading level; each element
+  learns its section (`parent_id`) and section title, which gives every chunk its place in
+  the section tree (`section_id`, `parent_section_id`, `section_path`), so search can expand
+  a hit to the chunks of its section.
+- `page_pieces`: the span of each chunk in the page text, found word by word in order. A
+  chunk's text is the page text with whitespace collapsed (and, for Markdown, without
+  block markers such as `#` or `>`), so its span runs from its first word to its last: the
+  smallest slice of the page that holds all of it. Text a chunk repeats (the overlap from the
+  previous chunk, a table's repeated header) is not searched again: the span starts at the
+  first word of the repeated overlap, and a repeated header is left out of the span.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from indx_assets.chunking.elements import CodeSnippet, Element, Table, TableChunk, Title
+from indx_assets.chunking.measure import WORD
+from indx_assets.port import ChunkPiece, PageChunks, PageOutput
+
+DEFAULT_MAX_TOKENS = 254
+DEFAULT_NEW_AFTER_N_TOKENS = 160
+STRATEGIES = ("by_title", "basic")
+
+
+@dataclass(frozen=True)
+class ChunkerSettings:
+    """How a structured-text chunker cuts. Character limits replace token limits when given."""
+
+    strategy: str = "by_title"
+    max_tokens: int | None = DEFAULT_MAX_TOKENS
+    new_after_n_tokens: int | None = DEFAULT_NEW_AFTER_N_TOKENS
+    max_characters: int | None = None
+    new_after_n_chars: int | None = None
+    overlap: int = 0
+    overlap_all: bool = False
+    combine_text_under_n_chars: int | None = None
+    multipage_sections: bool = True
+    isolate_table: bool = True
+    repeat_table_headers: bool = True
+
+    @classmethod
+    def from_options(cls, **options: Any) -> "ChunkerSettings":
+        """Settings from chain options; unknown or invalid options raise `ValueError` now."""
+        known = set(cls.__dataclass_fields__)
+        unknown = set(options) - known
+        if unknown:
+            raise ValueError(f"unknown chunker options {sorted(unknown)}; known: {sorted(known)}")
+        if options.get("max_characters") is not None or options.get("new_after_n_chars") is not None:
+            options.setdefault("max_tokens", None)
+            options.setdefault("new_after_n_tokens", None)
+        settings = cls(**options)
+        if settings.strategy not in STRATEGIES:
+            raise ValueError(f"'strategy' must be one of {list(STRATEGIES)}, got {settings.strategy!r}")
+        settings.chunk([])  # validate the sizes with the same code that will use them
+        return settings
+
+    def chunk(self, elements: Sequence[Element]) -> list[Element]:
+        from indx_assets.chunking import chunk_by_title, chunk_elements
+
+        kwargs: dict[str, Any] = {
+            "overlap": self.overlap,
+            "overlap_all": self.overlap_all,
+            "isolate_table": self.isolate_table,
+            "repeat_table_headers": self.repeat_table_headers,
+        }
+        if self.max_tokens is not None:
+            from indx_assets.tokenizer import minilm_tokenizer
+
+            kwargs.update(max_tokens=self.max_tokens, new_after_n_tokens=self.new_after_n_tokens,
+                          tokenizer=minilm_tokenizer())
+        else:
+            kwargs.update(new_after_n_chars=self.new_after_n_chars)
+            if self.max_characters is not None:
+                kwargs["max_characters"] = self.max_characters
+        if self.strategy == "basic":
+            return chunk_elements(elements, **kwargs)
+        return chunk_by_title(
+            elements,
+            combine_text_under_n_chars=self.combine_text_under_n_chars,
+            multipage_sections=self.multipage_sections,
+            **kwargs,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    id: str
+    title: str
+    level: int
+    parent: str | None
+    path: tuple[str, ...]
+
+
+def assign_sections(elements: Sequence[Element]) -> dict[str, Section]:
+    """Give every element its section (see the module docstring); returns the sections by id."""
+    sections: dict[str, Section] = {}
+    stack: list[Section] = []
+    for element in elements:
+        md = element.metadata
+        if isinstance(element, Title) and element.text.strip():
+            level = md.category_depth or 1
+            while stack and stack[-1].level >= level:
+                stack.pop()
+            parent = stack[-1] if stack else None
+            title = " ".join(element.text.split())
+            section = Section(f"s{len(sections)}", title, level, parent.id if parent else None,
+                              (*(parent.path if parent else ()), title))
+            sections[section.id] = section
+            stack.append(section)
+            md.element_id = section.id
+        current = stack[-1] if stack else None
+        md.parent_id = current.id if current else None
+        md.section_title = current.title if current else None
+    return sections
+
+
+def _chunk_type(chunk: Element) -> str:
+    if isinstance(chunk, (Table, TableChunk)):
+        return "table"
+    orig = chunk.metadata.orig_elements or ()
+    if orig and all(isinstance(e, CodeSnippet) for e in orig if e.text.strip()):
+        return "code"
+    return "content"
+
+
+class _SpanFinder:
+    """Finds each chunk's words in the page text, in order (see the module docstring)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.cursor = 0
+        self.previous_starts: list[int] = []
+
+    def span(self, chunk: Element) -> tuple[int, int] | None:
+        md = chunk.metadata
+        skip = md.overlap_prefix_len or md.header_prefix_len or 0
+        body = chunk.text[skip:]
+        orig = md.orig_elements or ()
+        ends = [e.metadata.end for e in orig if e.metadata.end is not None]
+        starts = [e.metadata.start for e in orig if e.metadata.start is not None]
+        limit = max(ends) if ends else len(self.text)
+        cursor = max(self.cursor, min(starts)) if starts and not md.is_continuation else self.cursor
+        found: list[int] = []
+        end = None
+        find = self.text.find
+        for word in WORD.findall(body):
+            at = find(word, cursor, limit)
+            if at < 0:
+                continue  # text the chunker wrote (markup gone, entities decoded): not a slice
+            found.append(at)
+            cursor = end = at + len(word)
+        if not found:
+            return None
+        start = found[0]
+        if md.overlap_prefix_len:
+            repeated = len(WORD.findall(chunk.text[: md.overlap_prefix_len]))
+            if 0 < repeated <= len(self.previous_starts):
+                start = self.previous_starts[-repeated]
+        self.cursor, self.previous_starts = end, found  # type: ignore[assignment]
+        return start, end  # type: ignore[return-value]
+
+
+def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSettings) -> tuple[ChunkPiece, ...]:
+    """Chunk one page's `elements` and turn the chunks into pieces with spans into `text`."""
+    sections = assign_sections(elements)
+    finder = _SpanFinder(text)
+    pieces: list[ChunkPiece] = []
+    for chunk in settings.chunk(elements):
+        if not chunk.text.strip():
+            continue
+        span = finder.span(chunk)
+        md = chunk.metadata
+        section = sections.get(md.parent_id) if md.parent_id else None
+        metadata: dict[str, Any] = {
+            "section_title": md.section_title,
+            "section_id": section.id if section else None,
+            "parent_section_id": section.parent if section else None,
+            "section_path": list(section.path) if section else [],
+            "element_types": sorted({e.category for e in md.orig_elements or ()}),
+        }
+        if md.is_continuation:
+            metadata["is_continuation"] = True
+        if md.table_id is not None:
+            metadata["table_part"] = md.chunk_index
+        if md.text_as_html and isinstance(chunk, (Table, TableChunk)):
+            metadata["text_as_html"] = md.text_as_html
+        pieces.append(
+            ChunkPiece(
+                text=chunk.text,
+                bbox_reason="no_geometry",
+                chunk_type=_chunk_type(chunk),
+                start=span[0] if span else None,
+                end=span[1] if span else None,
+                metadata=_json_safe(metadata),
+            )
+        )
+    return tuple(pieces)
+
+
+def _json_safe(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in metadata.items() if v is not None}
+
+
+class StructuredTextChunker:
+    """A chunker for one family of structured-text media types; subclasses map a page to elements.
+
+    It claims every readable page with text of its media types; a page it cannot map (or
+    whose mapping fails) is declined, so the fallback still cuts it.
+    """
+
+    builtin = True
+    media_types: frozenset[str] = frozenset()
+
+    def __init__(self, settings: ChunkerSettings | None = None) -> None:
+        self.settings = settings or ChunkerSettings()
+
+    def page_elements(self, content: bytes, page: PageOutput) -> list[Element] | None:
+        raise NotImplementedError
+
+    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
+        if media_type not in self.media_types:
+            return ()
+        claims: list[PageChunks] = []
+        for page in outputs:
+            if not page.readable or not page.text.strip():
+                continue
+            elements = self.page_elements(content, page)
+            if not elements:
+                continue
+            pieces = page_pieces(page.text, elements, self.settings)
+            if pieces:
+                claims.append(PageChunks(page.page, pieces))
+        return tuple(claims)
+
+
+class StructuredProvider:
+    """The entry-point target: `with_options(**chain_options)` returns a configured provider."""
+
+    chunker_class: type[StructuredTextChunker] = StructuredTextChunker
+
+    def __init__(self, settings: ChunkerSettings | None = None) -> None:
+        self.settings = settings or ChunkerSettings()
+
+    def with_options(self, **options: Any) -> "StructuredProvider":
+        return type(self)(ChunkerSettings.from_options(**options))
+
+    def chunkers(self) -> tuple[StructuredTextChunker, ...]:
+        return (self.chunker_class(self.settings),)
