@@ -59,6 +59,8 @@ class PreChunk:
     section_title: str | None = None
     pages: set[int] = field(default_factory=set)
     is_table: bool = False
+    #: a table or (with `isolate_code`) code: never shares a chunk
+    alone: bool = False
 
     @property
     def text(self) -> str:
@@ -91,6 +93,7 @@ class _Builder:
         self.texts: list[str] = []
         self.sizes = 0
         self.has_table = False
+        self.alone = False
         self.section_title: str | None = None
         self.pages: set[int] = set()
 
@@ -98,10 +101,10 @@ class _Builder:
         segments = len(self.texts) + (1 if self.prefix else 0)
         return self.sizes + self.prefix_size + max(0, segments - 1) * self.join
 
-    def fits(self, element: Element, text: str, size: int, is_table: bool) -> bool:
-        if is_table:
+    def fits(self, element: Element, text: str, size: int, alone: bool) -> bool:
+        if alone:
             return not self.elements
-        if self.has_table:
+        if self.alone:
             return False
         if not self.elements or not text:
             return True
@@ -114,13 +117,14 @@ class _Builder:
             return False
         return opts.measure.size(TEXT_SEPARATOR.join([*segments, text])) <= opts.hard_max
 
-    def add(self, element: Element, text: str, size: int, is_table: bool, section_title: str | None) -> None:
+    def add(self, element: Element, text: str, size: int, is_table: bool, alone: bool, section_title: str | None) -> None:
         if not self.elements:
             self.section_title = section_title
-            if is_table:
+            if alone:
                 self.prefix, self.prefix_size = "", 0  # a table never starts with narrative overlap
         self.elements.append(element)
         self.has_table = self.has_table or is_table
+        self.alone = self.alone or alone
         page = element.metadata.page_number
         if page is not None:
             self.pages.add(page)
@@ -133,10 +137,10 @@ class _Builder:
             return
         pre_chunk = PreChunk(
             self.elements, self.texts, self.sizes, self.prefix, self.prefix_size, self.section_title, self.pages,
-            self.has_table,
+            self.has_table, self.alone,
         )
         overlap_next = ""
-        if self.opts.overlap_all and self.opts.overlap and not self.has_table and self.texts:
+        if self.opts.overlap_all and self.opts.overlap and not self.alone and self.texts:
             overlap_next = self.tail_of.tail(pre_chunk.text)
         self.prefix = overlap_next
         self.prefix_size = self.opts.measure.size(overlap_next) if overlap_next else 0
@@ -168,10 +172,11 @@ def iter_pre_chunks(elements: Iterable[Element], opts: ChunkingOptions) -> Itera
         if isinstance(element, Title) and text:
             title = text
         is_table = opts.isolate_table and isinstance(element, Table)
-        if builder.elements and (boundary or not builder.fits(element, text, size, is_table)):
+        alone = is_table or (opts.isolate_code and isinstance(element, CodeSnippet) and bool(text))
+        if builder.elements and (boundary or not builder.fits(element, text, size, alone)):
             yield from builder.flush()
         section_title = element.metadata.section_title or title
-        builder.add(element, text, size, is_table, section_title)
+        builder.add(element, text, size, is_table, alone, section_title)
     yield from builder.flush()
 
 
@@ -198,7 +203,7 @@ def combine_pre_chunks(pre_chunks: Iterable[PreChunk], opts: ChunkingOptions) ->
 def _merge(
     acc: PreChunk, nxt: PreChunk, opts: ChunkingOptions, acc_size: int, nxt_size: int, join: int
 ) -> tuple[PreChunk, int] | None:
-    if acc.is_table or nxt.is_table or acc_size >= opts.combine_under:
+    if acc.alone or nxt.alone or acc_size >= opts.combine_under:
         return None
     if not opts.multipage_sections and len(acc.pages | nxt.pages) > 1:
         return None

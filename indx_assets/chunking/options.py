@@ -34,6 +34,8 @@ class ChunkingOptions:
     by_title: bool = False
     combine_under: int = 0
     multipage_sections: bool = True
+    #: code blocks stand alone like tables (the format chunkers' choice; not an `unstructured` option)
+    isolate_code: bool = False
 
     @property
     def combine_limit(self) -> int:

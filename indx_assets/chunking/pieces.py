@@ -19,7 +19,7 @@ What the `markdown`, `html` and `text` chunkers share (each only maps its format
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from indx_assets.chunking.elements import CodeSnippet, Element, Table, TableChunk, Title
@@ -64,31 +64,36 @@ class ChunkerSettings:
         return settings
 
     def chunk(self, elements: Sequence[Element]) -> list[Element]:
-        from indx_assets.chunking import chunk_by_title, chunk_elements
+        """Chunk with these settings; code blocks stand alone so they become `code` chunks."""
+        from indx_assets.chunking.core import combine_pre_chunks, form_chunks, iter_pre_chunks
+        from indx_assets.chunking.options import DEFAULT_MAX_CHARACTERS, build_options
 
-        kwargs: dict[str, Any] = {
-            "overlap": self.overlap,
-            "overlap_all": self.overlap_all,
-            "isolate_table": self.isolate_table,
-            "repeat_table_headers": self.repeat_table_headers,
-        }
+        tokens: dict[str, Any] = {}
         if self.max_tokens is not None:
             from indx_assets.tokenizer import minilm_tokenizer
 
-            kwargs.update(max_tokens=self.max_tokens, new_after_n_tokens=self.new_after_n_tokens,
-                          tokenizer=minilm_tokenizer())
-        else:
-            kwargs.update(new_after_n_chars=self.new_after_n_chars)
-            if self.max_characters is not None:
-                kwargs["max_characters"] = self.max_characters
-        if self.strategy == "basic":
-            return chunk_elements(elements, **kwargs)
-        return chunk_by_title(
-            elements,
+            tokens = {"max_tokens": self.max_tokens, "new_after_n_tokens": self.new_after_n_tokens,
+                      "tokenizer": minilm_tokenizer()}
+        opts = build_options(
+            max_characters=DEFAULT_MAX_CHARACTERS if self.max_characters is None else self.max_characters,
+            new_after_n_chars=self.new_after_n_chars,
+            overlap=self.overlap,
+            overlap_all=self.overlap_all,
+            include_orig_elements=True,
+            max_tokens=tokens.get("max_tokens"),
+            new_after_n_tokens=tokens.get("new_after_n_tokens"),
+            tokenizer=tokens.get("tokenizer"),
+            isolate_table=self.isolate_table,
+            repeat_table_headers=self.repeat_table_headers,
+            by_title=self.strategy == "by_title",
             combine_text_under_n_chars=self.combine_text_under_n_chars,
             multipage_sections=self.multipage_sections,
-            **kwargs,
         )
+        opts = replace(opts, isolate_code=True)
+        pre_chunks = iter_pre_chunks(elements, opts)
+        if opts.by_title:
+            pre_chunks = combine_pre_chunks(pre_chunks, opts)
+        return form_chunks(pre_chunks, opts)  # type: ignore[return-value]
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

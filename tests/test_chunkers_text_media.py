@@ -1,0 +1,156 @@
+"""The `markdown`, `html` and `text` chunkers: real entry points, real corpus files, spans."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from indx_assets.chain import ChainConfig, load_chain
+from indx_assets.chunkers.html import HtmlChunker
+from indx_assets.chunkers.markdown import MarkdownChunker
+from indx_assets.chunkers.text import TextChunker
+from indx_assets.chunking.pieces import DEFAULT_MAX_TOKENS
+from indx_assets.encode import encode_bytes
+from indx_assets.port import PageOutput
+from indx_assets.tokenizer import minilm_tokenizer
+
+SUFFIXES = {".md": "markdown", ".html": "html", ".htm": "html", ".txt": "text"}
+MARKDOWN = """# Trams
+
+Zurich runs trams.
+
+## Fleet
+
+| City | Trams |
+| --- | --- |
+| Zurich | 270 |
+
+```python
+print("hello")
+```
+
+### Depots
+
+- Oerlikon depot
+- Wollishofen depot
+
+# Buses
+
+Buses fill the gaps.
+"""
+
+
+def corpus_files(corpus: Path) -> list[Path]:
+    return sorted(p for p in corpus.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file())
+
+
+def test_markdown_structure_becomes_typed_chunks_with_a_section_tree() -> None:
+    page = PageOutput(1, MARKDOWN)
+    (claim,) = MarkdownChunker().chunk(MARKDOWN.encode(), "text/markdown", (page,))
+    pieces = claim.pieces
+    types = [p.chunk_type for p in pieces]
+    assert "table" in types and "code" in types
+    table = pieces[types.index("table")]
+    assert table.text == "City | Trams\nZurich | 270"
+    # a span runs from a chunk's first word to its last
+    assert MARKDOWN[table.start : table.end] == "City | Trams |\n| --- | --- |\n| Zurich | 270"
+    code = pieces[types.index("code")]
+    assert code.text == 'print("hello")' and MARKDOWN[code.start : code.end] == 'print("hello")'
+    depots = next(p for p in pieces if "Oerlikon" in p.text)
+    assert depots.metadata["section_path"] == ["Trams", "Fleet", "Depots"]
+    fleet = pieces[types.index("table")].metadata
+    assert fleet["section_title"] == "Fleet" and depots.metadata["parent_section_id"] == fleet["section_id"]
+    # small sections combine (as in `unstructured`); the chunk belongs to the section it opens with
+    assert pieces[-1].text == "Depots\n\nOerlikon depot\n\nWollishofen depot\n\nBuses\n\nBuses fill the gaps."
+    assert pieces[-1].metadata["section_title"] == "Depots"
+    assert all(p.bbox_reason == "no_geometry" for p in pieces)
+    starts = [p.start for p in pieces]
+    assert starts == sorted(starts)
+
+
+def test_chain_options_reach_the_chunkers_and_bad_options_fail_at_configuration() -> None:
+    text = ("A sentence of prose that repeats. " * 40 + "\n\n") * 3
+    config = ChainConfig(options={"text": {"strategy": "basic", "max_characters": 300, "overlap": 20}})
+    encoded = encode_bytes(text.encode(), source_id="x.txt", chain=load_chain(config))
+    chunks = encoded.chunk_map.chunks
+    assert {c.chunker for c in chunks} == {"text"} and len(chunks) > 3
+    assert all(len(c.piece.text) <= 300 for c in chunks)
+    for bad, name in (({"max_tokens": 0}, "max_tokens"), ({"strategy": "by_page"}, "strategy"), ({"colour": 1}, "colour")):
+        with pytest.raises(ValueError, match=name):
+            load_chain(ChainConfig(options={"markdown": bad}))
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("notes.md", MARKDOWN.encode(), "markdown"),
+        ("page.html", b"<html><body><h1>Hi</h1><p>Some text here.</p></body></html>", "html"),
+        ("notes.txt", b"Plain text.\n\nAnother paragraph.", "text"),
+    ],
+)
+def test_discovered_chunkers_beat_page_for_their_media_types(name: str, content: bytes, expected: str) -> None:
+    chain = load_chain(ChainConfig())
+    assert chain.names.index(expected) < chain.names.index("page")
+    encoded = encode_bytes(content, source_id=name, name=name, chain=chain)
+    assert {c.chunker for c in encoded.chunk_map.chunks} == {expected}
+
+
+@pytest.mark.parametrize("chunker", [MarkdownChunker(), HtmlChunker(), TextChunker()])
+def test_bad_pages_are_declined_not_raised(chunker) -> None:
+    media = next(iter(chunker.media_types))
+    pages = (
+        PageOutput(1, "", status="empty"),
+        PageOutput(2, "", status="failed", reason="binary"),
+        PageOutput(3, "   \n\n  "),
+    )
+    assert chunker.chunk(b"\x00\x01\x02", media, pages) == ()
+    assert chunker.chunk(b"text", "application/pdf", (PageOutput(1, "text"),)) == ()
+    # html: blocks that disagree with the page text (someone else's reader) are declined
+    if isinstance(chunker, HtmlChunker):
+        assert chunker.chunk(b"<p>one</p>", media, (PageOutput(1, "two"),)) == ()
+
+
+_WORD = re.compile(r"\S+")
+
+
+@pytest.mark.slow
+def test_every_corpus_text_file_is_chunked_within_the_limit_in_order(corpus: Path) -> None:
+    files = corpus_files(corpus)
+    assert files, "no markdown/html/text files in the corpus"
+    tok = minilm_tokenizer()
+    chain = load_chain(ChainConfig())
+    for path in files:
+        encoded = encode_bytes(path.read_bytes(), source_id=path.name, name=path.name, chain=chain)
+        expected = SUFFIXES[path.suffix.lower()]
+        by_page = {p.page: p.text for p in encoded.read.pages}
+        chunks = encoded.chunk_map.chunks
+        if not any(t.strip() for t in by_page.values()):
+            continue
+        assert {c.chunker for c in chunks} == {expected}, path
+        previous_end: dict[int, int] = {}
+        for mapped in chunks:
+            piece, text = mapped.piece, by_page[mapped.page]
+            assert piece.text and piece.text.strip(), path
+            assert tok.count(piece.text) <= DEFAULT_MAX_TOKENS, (path, piece.text[:80])
+            assert piece.start is not None and 0 <= piece.start < piece.end <= len(text), path
+            # in order: each chunk starts at or after the start of the previous one
+            assert piece.start >= previous_end.get(mapped.page, 0) - (len(piece.text) if piece.metadata.get("is_continuation") else 0)
+            previous_end[mapped.page] = piece.start
+            # its words are found, in order, inside its span
+            cursor, span = piece.start, text[piece.start : piece.end]
+            skip = 0
+            for word in _WORD.findall(piece.text):
+                at = text.find(word, cursor, piece.end)
+                if at >= 0:
+                    cursor = at + len(word)
+                else:
+                    skip += 1
+            assert skip <= len(piece.text.split()) // 2, (path, piece.text[:80], span[:80])
+        if expected in ("text", "html"):
+            # covered: every non-space character of the page lies in some chunk's span
+            covered = bytearray(max(len(t) for t in by_page.values()) + 1)
+            for mapped in chunks:
+                covered[mapped.piece.start : mapped.piece.end] = b"\x01" * (mapped.piece.end - mapped.piece.start)
+            for page_text in by_page.values():
+                missing = [m.group() for m in _WORD.finditer(page_text) if not covered[m.start()] and m.group() != "|"]
+                assert not missing, (path, missing[:5])

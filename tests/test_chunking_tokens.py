@@ -1,0 +1,87 @@
+"""Token limits: counted with the caller's tokenizer, never exceeded, fast paths exact."""
+
+import math
+
+import pytest
+
+from indx_assets.chunking import CodeSnippet, NarrativeText, Table, Text, Title, chunk_by_title, chunk_elements
+from indx_assets.chunking.measure import TokenMeasure, whitespace_additive
+from indx_assets.tokenizer import minilm_tokenizer
+
+PROSE = (
+    "Well, Prince, so Genoa and Lucca are now just family estates of the Buonapartes. "
+    "But I warn you, if you don't tell me that this means war, I will not believe it! "
+    "It was in July, 1805, and the speaker was the well-known Anna Pavlovna Scherer. "
+)
+
+
+class PairCounter:
+    """A tokenizer whose counts do not add up over words: one token per two characters."""
+
+    def count(self, text: str) -> int:
+        return math.ceil(len(text) / 2)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return minilm_tokenizer()
+
+
+def elements() -> list:
+    els: list = []
+    for i in range(12):
+        els += [Title(f"Chapter {i}"), NarrativeText(PROSE * (i % 5 + 1)), Text("Short note."), CodeSnippet("x = 1\ny = 2\n" * i)]
+    return els
+
+
+def test_the_embedders_tokenizer_is_recognised_as_whitespace_additive(minilm) -> None:
+    assert whitespace_additive(minilm)
+    assert not whitespace_additive(PairCounter())
+    measure = TokenMeasure(minilm)
+    texts = [PROSE, "naïve café, déjà-vu!", "a\x0bb c", "  "]
+    assert measure.sizes(texts) == [minilm.count(t) for t in texts]
+    assert [measure.size(t) for t in texts] == [minilm.count(t) for t in texts]
+
+
+@pytest.mark.parametrize("strategy", [chunk_elements, chunk_by_title])
+@pytest.mark.parametrize("max_tokens,soft,overlap", [(64, None, 0), (40, 20, 8), (128, 90, 16)])
+def test_no_chunk_exceeds_max_tokens_of_the_embedders_tokenizer(minilm, strategy, max_tokens, soft, overlap) -> None:
+    chunks = strategy(elements(), max_tokens=max_tokens, new_after_n_tokens=soft, overlap=overlap,
+                      overlap_all=bool(overlap), tokenizer=minilm)
+    assert chunks and all(c.text.strip() for c in chunks)
+    counts = [minilm.count(c.text) for c in chunks]
+    assert max(counts) <= max_tokens
+    assert max(counts) >= max_tokens * 0.75  # the window is used, not left mostly empty
+
+
+@pytest.mark.parametrize("strategy", [chunk_elements, chunk_by_title])
+def test_a_tokenizer_that_does_not_add_up_is_still_never_exceeded(strategy) -> None:
+    tok = PairCounter()
+    chunks = strategy(elements(), max_tokens=50, overlap=5, tokenizer=tok)
+    assert chunks and max(tok.count(c.text) for c in chunks) <= 50
+    assert max(tok.count(c.text) for c in chunks) >= 40
+
+
+def test_token_split_prefers_sentence_ends(minilm) -> None:
+    chunks = chunk_elements([NarrativeText(PROSE * 3)], max_tokens=60, tokenizer=minilm)
+    assert len(chunks) > 2
+    assert all(c.text.endswith((".", "!")) for c in chunks)
+
+
+def test_token_overlap_starts_on_a_word_and_fits(minilm) -> None:
+    chunks = chunk_elements([NarrativeText(PROSE * 3)], max_tokens=40, overlap=10, tokenizer=minilm)
+    for before, after in zip(chunks, chunks[1:]):
+        prefix = after.text[: after.metadata.overlap_prefix_len].strip()
+        assert prefix and before.text.endswith(prefix)
+        assert before.text[-len(prefix) - 1] == " "  # the tail starts at a word
+        assert minilm.count(prefix) <= 10
+
+
+def test_a_big_table_splits_by_rows_in_tokens(minilm) -> None:
+    rows = "".join(f"<tr><td>city {i}</td><td>{i * 17} trams on weekdays</td></tr>" for i in range(40))
+    html = f"<table><thead><tr><th>City</th><th>Service</th></tr></thead>{rows}</table>"
+    text = "City | Service\n" + "\n".join(f"city {i} | {i * 17} trams on weekdays" for i in range(40))
+    chunks = chunk_elements([Table(text, text_as_html=html)], max_tokens=50, tokenizer=minilm)
+    assert len(chunks) > 3
+    assert all(minilm.count(c.text) <= 50 for c in chunks)
+    assert all(c.text.startswith("City Service city") for c in chunks)
