@@ -59,3 +59,23 @@ def test_image_only_pdf_reads_through_ocr_and_the_unread_page_becomes_one_image_
     (image,) = by_page[3]
     assert image.chunker == "pdf" and image.image and image.chunk_type == "image"
     assert image.bbox == (0.0, 0.0, 1.0, 1.0)
+
+
+@pytest.mark.slow
+def test_a_huge_pdf_page_is_rendered_for_ocr_under_the_pixel_limit() -> None:
+    # 1700 px at 8.5 dpi: a page 200 inches wide, 1.6 gigapixels at 200 dpi if nothing capped it.
+    import io
+
+    from indx_assets.readers import read_document
+    from indx_assets.readers.image import MAX_PIXELS
+
+    scan = clean()
+    buffer = io.BytesIO()
+    scan.image.save(buffer, "PDF", resolution=8.5)
+    read = read_document(buffer.getvalue(), "application/pdf", ReaderConfig(ocr_dpi=200))
+    (page,) = read.pages
+    assert page.status == "ok" and page.reader == "ocr:tesseract"
+    dpi = page.metadata["ocr_dpi"]
+    assert dpi < 200
+    assert (200 * dpi / 72) * (106 * dpi / 72) <= MAX_PIXELS * 1.01  # 200 x 106 inches at the dpi used
+    assert character_error_rate(page.text, scan.text) < 0.05
