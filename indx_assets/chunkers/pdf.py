@@ -90,13 +90,19 @@ class PageFrame:
         return x0 * w, y0 * h, x1 * w, y1 * h
 
 
+def _breaks(prev: tuple[float, float, float, float], cur: tuple[float, float, float, float]) -> bool:
+    """Whether `cur` (next in character order) starts a new run after `prev`: it leaves the
+    row, jumps back left, or sits more than `RUN_GAP` line heights to the right."""
+    height = max(prev[3] - prev[1], cur[3] - cur[1], 1e-3)
+    same_row = min(prev[3], cur[3]) - max(prev[1], cur[1]) > 0
+    return not same_row or cur[0] - prev[2] > RUN_GAP * height or cur[2] < prev[0]
+
+
 def _gap_groups(rects: list[tuple[float, float, float, float]]) -> list[list[int]]:
-    """Split consecutive rects (char order, displayed points) where they jump back or apart."""
+    """Split consecutive rects (char order, displayed points) where they break (see `_breaks`)."""
     groups = [[0]]
     for k in range(1, len(rects)):
-        prev, cur = rects[k - 1], rects[k]
-        height = max(prev[3] - prev[1], cur[3] - cur[1])
-        if not _same_row(prev, cur) or cur[0] - prev[2] > RUN_GAP * height or cur[2] < prev[0]:
+        if _breaks(rects[k - 1], rects[k]):
             groups.append([k])
         else:
             groups[-1].append(k)
@@ -114,10 +120,6 @@ def _loose_box(textpage: "pypdfium2.PdfTextPage", index: int, frame: PageFrame, 
     if not raw.FPDFText_GetLooseCharBox(textpage, index, rect):
         return None
     return frame.to_display(rect.left, rect.bottom, rect.right, rect.top)
-
-
-def _same_row(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
-    return min(a[3], b[3]) - max(a[1], b[1]) > 0
 
 
 def _char_runs(textpage: "pypdfium2.PdfTextPage", text: str, start: int, end: int, frame: PageFrame) -> list[Run]:
@@ -141,11 +143,8 @@ def _char_runs(textpage: "pypdfium2.PdfTextPage", text: str, start: int, end: in
         box = _loose_box(textpage, i, frame, rect)
         if box is None:
             continue
-        if cur:
-            last = cur[-1][1]
-            height = max(last[3] - last[1], box[3] - box[1], 1e-3)
-            if not _same_row(last, box) or box[0] - last[2] > RUN_GAP * height or box[2] < last[0]:
-                close()
+        if cur and _breaks(cur[-1][1], box):
+            close()
         cur.append((i, box))
     close()
     return runs
