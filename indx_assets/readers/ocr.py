@@ -190,27 +190,34 @@ def engine_for(config: ReaderConfig) -> OcrEngine:
         return engine
 
 
-def _pdf_pages(content: bytes, pages: list[int], dpi: int, config: ReaderConfig) -> Iterator[tuple[int, "Image.Image", int]]:
-    """Render the given 1-based pages of a PDF at `dpi` (lowered for huge pages to stay under MAX_PIXELS)."""
-    import pypdfium2 as pdfium
+def _pdf_pages(
+    content: bytes, pages: list[int], config: ReaderConfig
+) -> Iterator[tuple[int, "Image.Image | Exception", int | None]]:
+    """Render the given 1-based pages of a PDF at the OCR dpi, lowered for huge pages to stay under MAX_PIXELS."""
+    from indx_assets.readers.pdf import open_pdf, pdf_passwords
 
-    document = None
-    for password in (None, *config.passwords):
-        try:
-            document = pdfium.PdfDocument(content, password=password)
-            break
-        except pdfium.PdfiumError:
-            continue
-    if document is None:
-        raise ValueError("PDF could not be opened for rendering")
+    try:
+        document = open_pdf(content, pdf_passwords(config))  # the PDF reader's own way in (passwords)
+    except Exception as exc:
+        for number in pages:
+            yield number, exc, None
+        return
     try:
         for number in pages:
-            page = document[number - 1]
+            try:
+                page = document[number - 1]
+            except Exception as exc:  # one page PDFium cannot load fails alone
+                yield number, exc, None
+                continue
             try:
                 width, height = page.get_size()
                 # A page 200 inches wide must not become a 40 000-pixel bitmap: cap the pixel count.
-                scale = min(dpi / 72.0, math.sqrt(MAX_PIXELS / max(1.0, width * height)))
-                bitmap = page.render(scale=scale, grayscale=True)
+                scale = min(config.ocr_dpi / 72.0, math.sqrt(MAX_PIXELS / max(1.0, width * height)))
+                try:
+                    bitmap = page.render(scale=scale, grayscale=True)
+                except Exception as exc:
+                    yield number, exc, None
+                    continue
                 try:
                     yield number, bitmap.to_pil(), round(scale * 72)
                 finally:
@@ -226,11 +233,7 @@ def _page_images(
 ) -> Iterator[tuple[int, "Image.Image | Exception", int | None]]:
     """Yield (page, image or the error that stopped it, dpi) for pages of a renderable media type."""
     if media_type == PDF:
-        try:
-            yield from _pdf_pages(content, pages, config.ocr_dpi, config)
-        except Exception as exc:  # the PDF went bad while rendering: every page left fails
-            for number in pages:
-                yield number, exc, None
+        yield from _pdf_pages(content, pages, config)
         return
     for number in pages:
         try:
