@@ -51,9 +51,9 @@ def test_markdown_structure_becomes_typed_chunks_with_a_section_tree() -> None:
     types = [p.chunk_type for p in pieces]
     assert "table" in types and "code" in types
     table = pieces[types.index("table")]
-    assert table.text == "City | Trams\nZurich | 270"
-    # a span runs from a chunk's first word to its last
+    # a span runs from a chunk's first word to its last, and the text is that slice when it fits
     assert MARKDOWN[table.start : table.end] == "City | Trams |\n| --- | --- |\n| Zurich | 270"
+    assert all(p.text == MARKDOWN[p.start : p.end] for p in pieces)
     code = pieces[types.index("code")]
     assert code.text == 'print("hello")' and MARKDOWN[code.start : code.end] == 'print("hello")'
     depots = next(p for p in pieces if "Oerlikon" in p.text)
@@ -61,7 +61,7 @@ def test_markdown_structure_becomes_typed_chunks_with_a_section_tree() -> None:
     fleet = pieces[types.index("table")].metadata
     assert fleet["section_title"] == "Fleet" and depots.metadata["parent_section_id"] == fleet["section_id"]
     # small sections combine (as in `unstructured`); the chunk belongs to the section it opens with
-    assert pieces[-1].text == "Depots\n\nOerlikon depot\n\nWollishofen depot\n\nBuses\n\nBuses fill the gaps."
+    assert pieces[-1].text == "Depots\n\n- Oerlikon depot\n- Wollishofen depot\n\n# Buses\n\nBuses fill the gaps."
     assert pieces[-1].metadata["section_title"] == "Depots"
     assert all(p.bbox_reason == "no_geometry" for p in pieces)
     starts = [p.start for p in pieces]
@@ -136,6 +136,8 @@ def test_every_corpus_text_file_is_chunked_within_the_limit_in_order(corpus: Pat
             # in order: each chunk starts at or after the start of the previous one
             assert piece.start >= previous_end.get(mapped.page, 0) - (len(piece.text) if piece.metadata.get("is_continuation") else 0)
             previous_end[mapped.page] = piece.start
+            if expected == "text":  # paragraphs are verbatim, so every chunk is its own slice
+                assert piece.text == text[piece.start : piece.end], path
             # its words are found, in order, inside its span
             cursor, span = piece.start, text[piece.start : piece.end]
             skip = 0

@@ -10,12 +10,15 @@ What the `markdown`, `html` and `text` chunkers share (each only maps its format
   learns its section (`parent_id`) and section title, which gives every chunk its place in
   the section tree (`section_id`, `parent_section_id`, `section_path`), so search can expand
   a hit to the chunks of its section.
-- `page_pieces`: the span of each chunk in the page text, found word by word in order. A
-  chunk's text is the page text with whitespace collapsed (and, for Markdown, without
-  block markers such as `#` or `>`), so its span runs from its first word to its last: the
-  smallest slice of the page that holds all of it. Text a chunk repeats (the overlap from the
-  previous chunk, a table's repeated header) is not searched again: the span starts at the
-  first word of the repeated overlap, and a repeated header is left out of the span.
+- `page_pieces`: the span of each chunk in the page text, found word by word in order. The
+  chunker's text has whitespace collapsed (and, for Markdown, no block markers such as `#`
+  or `>`), so a span runs from a chunk's first word to its last: the smallest slice of the
+  page that holds all of it. Text a chunk repeats is not searched again: the span starts at
+  the first word of the overlap it repeats, and a table's repeated header is left out. The
+  piece's text is then that very slice of the page whenever the slice is within the limit
+  (so `text == page[start:end]`); otherwise (a slice grown past the limit by markup or
+  whitespace, a table piece with a repeated header) it keeps the chunker's text and the span
+  still says which part of the page it covers.
 """
 
 from collections.abc import Mapping, Sequence
@@ -94,6 +97,14 @@ class ChunkerSettings:
         if opts.by_title:
             pre_chunks = combine_pre_chunks(pre_chunks, opts)
         return form_chunks(pre_chunks, opts)  # type: ignore[return-value]
+
+    def fits(self, text: str) -> bool:
+        """Whether `text` is within the hard maximum of these settings."""
+        if self.max_tokens is not None:
+            from indx_assets.tokenizer import minilm_tokenizer
+
+            return minilm_tokenizer().count(text) <= self.max_tokens
+        return len(text) <= (self.max_characters or 500)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -187,6 +198,11 @@ def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSetting
             continue
         span = finder.span(chunk)
         md = chunk.metadata
+        body = chunk.text
+        if span is not None and not md.header_prefix_len:
+            verbatim = text[span[0] : span[1]]
+            if verbatim != body and verbatim.strip() and settings.fits(verbatim):
+                body = verbatim  # the page's own text, whitespace and all, when it fits the limit
         section = sections.get(md.parent_id) if md.parent_id else None
         metadata: dict[str, Any] = {
             "section_title": md.section_title,
@@ -203,7 +219,7 @@ def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSetting
             metadata["text_as_html"] = md.text_as_html
         pieces.append(
             ChunkPiece(
-                text=chunk.text,
+                text=body,
                 bbox_reason="no_geometry",
                 chunk_type=_chunk_type(chunk),
                 start=span[0] if span else None,
