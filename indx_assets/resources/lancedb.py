@@ -39,10 +39,18 @@ class LanceDBResource(dg.ConfigurableResource):
             self._db = lancedb.connect(self.uri)
         return self._db
 
-    def table(self) -> Any:
-        """The chunk table, created (with its indexes) on first use."""
-        if self.table_name in self.db.table_names():
+    def existing_table(self) -> Any | None:
+        """The chunk table, or None before the first write."""
+        try:
             return self.db.open_table(self.table_name)
+        except ValueError:  # LanceDB's "table not found"
+            return None
+
+    def table(self) -> Any:
+        """The chunk table, created on first use."""
+        table = self.existing_table()
+        if table is not None:
+            return table
         try:
             return self.db.create_table(self.table_name, schema=CHUNK_ROWS)
         except ValueError:  # another process created it between our check and create
@@ -77,7 +85,8 @@ class LanceDBResource(dg.ConfigurableResource):
             .when_matched_update_all()
             .when_not_matched_insert_all()
             .when_not_matched_by_source_delete(f"source_id = {sql_string(source_id)}")
-            .execute(rows)
+            # image chunks have no vector: null is their honest value, not a bad vector
+            .execute(rows, on_bad_vectors="null")
         )
         return {
             "inserted": result.num_inserted_rows,
@@ -87,8 +96,9 @@ class LanceDBResource(dg.ConfigurableResource):
         }
 
     def delete_source(self, source_id: str) -> None:
-        if self.table_name in self.db.table_names():
-            self.db.open_table(self.table_name).delete(f"source_id = {sql_string(source_id)}")
+        table = self.existing_table()
+        if table is not None:
+            table.delete(f"source_id = {sql_string(source_id)}")
 
     def search(self, query: str, *, k: int = 5, mode: SearchMode = "hybrid", vector: Any = None) -> list[dict[str, Any]]:
         """Ranked hits with identity, page, bbox, text and `score` (higher is better)."""

@@ -1,0 +1,267 @@
+"""The asset graph end to end: a real Dagster instance, a real LanceDB directory, real files.
+
+Each test gets its own copy of the sample corpus (written by the project's generator) and its
+own data directory; the embedding model loads once per process.
+"""
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from dagster._utils.test.data_versions import get_stale_status_resolver
+
+from chunker_dists import install
+from indx_assets.assets.ingest import ASSET_KEYS, CHUNK_EMBEDDINGS, CHUNK_MAP, CHUNKS_TABLE, PAGE_OUTPUTS, SOURCE_DOCUMENTS
+from indx_assets.definitions import build_definitions, build_resources
+from indx_assets.runner import materialize_partitions, sync_partitions
+from indx_assets.search import search_chunks
+from indx_assets.settings import Settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from make_sample_corpus import write_corpus  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def corpus_files(settings: Settings) -> set[str]:
+    root = Path(settings.corpus_roots[0])
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    corpus = tmp_path / "corpus"
+    write_corpus(corpus)
+    home = tmp_path / "indx"
+    return Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
+                    corpus_roots=(str(corpus),))
+
+
+@pytest.fixture
+def instance(tmp_path: Path):
+    (tmp_path / "dagster").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+        yield instance
+
+
+def ingest(instance: dg.DagsterInstance, settings: Settings, **kwargs) -> list[dg.AssetMaterialization]:
+    """Sync partitions with the corpus and materialize them; the materializations of the run(s)."""
+    sync = sync_partitions(instance, settings)
+    results = materialize_partitions(instance, settings, sync.current, **kwargs)
+    assert all(r.success for r in results), results
+    events = []
+    for r in results:
+        records = instance.get_records_for_run(r.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records
+        events.extend(rec.event_log_entry.asset_materialization for rec in records)
+    return events
+
+
+def table_rows(settings: Settings) -> list[dict]:
+    table = build_resources(settings)["lancedb"].table()  # type: ignore[attr-defined]
+    return table.to_arrow().select(["id", "source_id", "text", "locator", "vector"]).to_pylist()
+
+
+def touched(events: list[dg.AssetMaterialization], key: dg.AssetKey) -> set[str]:
+    return {e.partition for e in events if e.asset_key == key}
+
+
+def stale_status(instance: dg.DagsterInstance, settings: Settings) -> dict[tuple[str, str], str]:
+    assets = build_definitions(settings).assets
+    resolver = get_stale_status_resolver(instance, list(assets))  # type: ignore[arg-type]
+    return {
+        (key.to_user_string(), pk): resolver.get_status(key, pk).value
+        for key in ASSET_KEYS
+        for pk in instance.get_dynamic_partitions("sources")
+    }
+
+
+def test_a_full_ingest_indexes_every_document_once_and_a_reingest_writes_nothing(instance, settings) -> None:
+    events = ingest(instance, settings)
+    sources = sorted(instance.get_dynamic_partitions("sources"))
+    assert set(sources) == corpus_files(settings)
+    for key in ASSET_KEYS:
+        assert touched(events, key) == set(sources), key
+    rows = table_rows(settings)
+    ids = [r["id"] for r in rows]
+    assert len(ids) == len(set(ids)), "duplicate chunk ids in LanceDB"
+    assert {r["source_id"] for r in rows} == set(sources)
+    assert all(r["vector"] is not None and len(r["vector"]) == 384 for r in rows)
+    # the stored Parquet copy of the table agrees with LanceDB
+    storage = build_resources(settings)["storage"]
+    parquet_ids = {i for s in sources for i in storage.read("chunks_table", s).column("id").to_pylist()}  # type: ignore[attr-defined]
+    assert parquet_ids == set(ids)
+
+    version = build_resources(settings)["lancedb"].table().version  # type: ignore[attr-defined]
+    again = ingest(instance, settings)
+    assert again == [], "re-ingesting unchanged files materialized something"
+    assert build_resources(settings)["lancedb"].table().version == version  # type: ignore[attr-defined]
+    assert sorted(r["id"] for r in table_rows(settings)) == sorted(ids)
+    assert all(v == "FRESH" for v in stale_status(instance, settings).values())
+
+
+def test_editing_one_file_rechunks_and_reembeds_that_file_only(instance, settings) -> None:
+    ingest(instance, settings)
+    before = {r["id"]: r for r in table_rows(settings)}
+    edited = Path(settings.corpus_roots[0]) / "notes" / "tea-harvest.txt"
+    edited.write_text(edited.read_text(encoding="utf-8") + "\nWhite tea is withered but never rolled.\n", encoding="utf-8")
+
+    events = ingest(instance, settings)
+    for key in ASSET_KEYS:
+        assert touched(events, key) == {"notes/tea-harvest.txt"}, key
+    after = table_rows(settings)
+    assert any("White tea is withered" in r["text"] for r in after)
+    unchanged = [r for r in after if r["source_id"] != "notes/tea-harvest.txt"]
+    assert all(before[r["id"]]["text"] == r["text"] for r in unchanged)
+    assert len({r["id"] for r in after}) == len(after)
+
+
+def test_removing_a_file_removes_its_partition_rows_and_outputs(instance, settings) -> None:
+    ingest(instance, settings)
+    gone = "guides/chunking-primer.md"
+    (Path(settings.corpus_roots[0]) / gone).unlink()
+    sync = sync_partitions(instance, settings)
+    assert sync.removed == [gone]
+    assert gone not in instance.get_dynamic_partitions("sources")
+    assert gone not in {r["source_id"] for r in table_rows(settings)}
+    storage = build_resources(settings)["storage"]
+    assert not storage.path("chunk_map", gone).exists()  # type: ignore[attr-defined]
+
+
+def test_a_chain_change_stales_every_chunk_map_and_reembeds_only_changed_documents(
+    instance, settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ingest(instance, settings)
+    install(tmp_path / "site", monkeypatch, distribution="plain-chunkers", chunkers={"plain": "plain_text_only"})
+
+    status = stale_status(instance, settings)
+    sources = instance.get_dynamic_partitions("sources")
+    assert {status[("chunk_map", s)] for s in sources} == {"STALE"}
+    assert {status[(k, s)] for k in ("source_documents", "page_outputs") for s in sources} == {"FRESH"}
+
+    events = ingest(instance, settings, selection=["chunk_map"])
+    assert touched(events, CHUNK_MAP) == set(sources)
+    status = stale_status(instance, settings)
+    assert status[("chunk_embeddings", "notes/tea-harvest.txt")] == "STALE"
+    assert {status[("chunk_embeddings", s)] for s in sources if s != "notes/tea-harvest.txt"} == {"FRESH"}
+
+    # the rest of the graph catches up, re-embedding the one changed document
+    events = ingest(instance, settings)
+    assert touched(events, CHUNK_EMBEDDINGS) == touched(events, CHUNKS_TABLE) == {"notes/tea-harvest.txt"}
+    tea = [r for r in table_rows(settings) if r["source_id"] == "notes/tea-harvest.txt"]
+    assert tea and all(r["text"].startswith("plain: ") for r in tea)
+
+
+def test_a_chunk_map_run_fails_fast_when_the_installed_chain_is_not_the_declared_one(
+    instance, settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ingest(instance, settings)
+    job = build_definitions(settings).resolve_implicit_global_asset_job_def()  # declares today's chain
+    install(tmp_path / "site", monkeypatch, distribution="late-chunkers", chunkers={"late": "claims_all"})
+    first = instance.get_dynamic_partitions("sources")[0]
+    result = job.get_subset(asset_selection={CHUNK_MAP}).execute_in_process(
+        instance=instance, partition_key=first, raise_on_error=False,
+        run_config={"ops": {"ingest_documents": {"config": {"force": True}}}},
+    )
+    assert not result.success
+    failure = result.get_step_failure_events()[0].step_failure_data.error
+    assert "differs from the one these definitions declared" in failure.message
+
+
+def test_a_bad_document_gets_a_status_and_does_not_fail_its_batch(instance, settings) -> None:
+    corpus = Path(settings.corpus_roots[0])
+    (corpus / "garbage.txt").write_bytes(bytes(range(256)) * 64)
+    (corpus / "empty.md").write_bytes(b"")
+    events = ingest(instance, settings)
+    assert {"garbage.txt", "empty.md"} <= touched(events, CHUNKS_TABLE)
+    pages = {e.partition: e.metadata for e in events if e.asset_key == PAGE_OUTPUTS}
+    assert pages["garbage.txt"]["status"].value == "failed"
+    assert pages["empty.md"]["status"].value == "empty"
+    assert {r["source_id"] for r in table_rows(settings)} == set(instance.get_dynamic_partitions("sources")) - {
+        "garbage.txt", "empty.md"}
+
+
+def test_a_source_that_vanishes_mid_batch_fails_alone(instance, settings) -> None:
+    sync = sync_partitions(instance, settings)
+    (Path(settings.corpus_roots[0]) / "notes" / "tea-harvest.txt").unlink()
+    [result] = materialize_partitions(instance, settings, sync.current)
+    assert not result.success
+    done = instance.get_records_for_run(result.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records
+    landed = {r.event_log_entry.asset_materialization.partition for r in done
+              if r.event_log_entry.asset_materialization.asset_key == CHUNKS_TABLE}
+    assert landed == set(sync.current) - {"notes/tea-harvest.txt"}
+
+
+def test_search_returns_the_document_a_phrase_comes_from_first(instance, settings) -> None:
+    ingest(instance, settings)
+    for mode in ("hybrid", "vector", "fts"):
+        hits = search_chunks(settings, "the muscatel flavour comes from leafhoppers that bite the leaves", k=3, mode=mode)
+        assert hits[0]["source_id"] == "notes/tea-harvest.txt", mode
+        assert "leafhoppers" in hits[0]["text"]
+    hits = search_chunks(settings, "moved 2,900 feet inland on hydraulic jacks", k=3, mode="fts")
+    assert hits[0]["source_id"] == "articles/lighthouses.html"
+    hits = search_chunks(settings, "erste Pferdebahn vom Hauptbahnhof zum Tiefenbrunnen", k=3)
+    assert hits[0]["source_id"] == "articles/zurich-trams.md"
+    identity = {"id", "document_id", "source_id", "locator", "chunk_type", "parent_ref", "page", "text", "score"}
+    assert identity <= set(hits[0])
+
+
+CONCURRENT_UPSERT = """
+import sys, pyarrow as pa
+from indx_assets.resources.lancedb import LanceDBResource
+from indx_assets.schema import CHUNK_ROWS
+lancedb, tag = LanceDBResource(uri=sys.argv[1]), sys.argv[2]
+for round_ in range(6):
+    rows = [dict.fromkeys(CHUNK_ROWS.names) | {"id": f"id-{i}", "source_id": "doc.md", "text": f"{tag} {round_} {i}"}
+            for i in range(20)]
+    lancedb.upsert_source("doc.md", pa.Table.from_pylist(rows, schema=CHUNK_ROWS))
+"""
+
+
+def test_two_processes_upserting_one_source_leave_no_duplicate_ids(tmp_path: Path) -> None:
+    from indx_assets.resources.lancedb import LanceDBResource
+
+    uri = str(tmp_path / "lancedb")
+    LanceDBResource(uri=uri).table()
+    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT_UPSERT, uri, tag]) for tag in "AB"]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    ids = LanceDBResource(uri=uri).table().to_arrow().column("id").to_pylist()
+    assert Counter(ids) == {f"id-{i}": 1 for i in range(20)}
+
+
+def test_the_definitions_load_and_validate(tmp_path: Path) -> None:
+    env = {"INDX_HOME": str(tmp_path / "indx"), "DAGSTER_HOME": str(tmp_path / "dagster"), "PATH": str(Path(sys.executable).parent)}
+    (tmp_path / "dagster").mkdir()
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "dagster"), "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    defs = build_definitions(replace(Settings.from_env(), home=tmp_path))
+    graph = defs.resolve_asset_graph()
+    assert {k.to_user_string() for k in graph.get_all_asset_keys()} >= {
+        "source_documents", "page_outputs", "chunk_map", "chunk_embeddings", "chunks_table"}
+    assert graph.get(CHUNK_MAP).code_version.startswith("chain-")
+    assert graph.get(SOURCE_DOCUMENTS).kinds
+
+
+def test_the_cli_ingests_and_searches_with_json_output(settings) -> None:
+    env = {"INDX_HOME": str(settings.home), "PATH": str(Path(sys.executable).parent), "HOME": str(settings.home)}
+    indx = str(Path(sys.executable).parent / "indx")
+    done = subprocess.run([indx, "ingest", settings.corpus_roots[0], "--json"], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout)
+    assert summary["documents"] == len(corpus_files(settings))
+    assert summary["documents_by_status"] == {"ok": summary["documents"]}
+    assert summary["vectors"] == summary["chunks"] > 0
+    done = subprocess.run([indx, "search", "muscatel flavour leafhoppers", "--json", "-k", "2"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    hits = json.loads(done.stdout)
+    assert hits[0]["source_id"] == "notes/tea-harvest.txt"
+    assert hits[0]["page"] == 1 and hits[0]["locator"].startswith("char:")
