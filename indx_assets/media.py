@@ -4,6 +4,8 @@ Bytes decide whenever they can (a PDF named `.txt` is a PDF); the name only choo
 the text types, which have no signature (Markdown and plain text are the same bytes).
 """
 
+import io
+import zipfile
 from pathlib import PurePath
 
 import filetype
@@ -52,6 +54,35 @@ def _looks_textual(head: bytes) -> bool:
     return not any(c in head for c in _CONTROL_BYTES)
 
 
+#: The part that makes a zip an Office Open XML document of each kind.
+_OOXML_PARTS = {
+    "ppt/presentation.xml": PPTX,
+    "word/document.xml": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "xl/workbook.xml": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+}
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+
+def _container_type(content: bytes, suffix: str) -> str | None:
+    """What a zip or OLE container really holds, when its signature alone cannot say.
+
+    A zip is an Office document when it has that format's main part (read from the central
+    directory only); a password-protected Office file is an OLE container holding the
+    encrypted package, recognisable only together with its name.
+    """
+    if content.startswith(b"PK"):
+        try:
+            names = set(zipfile.ZipFile(io.BytesIO(content)).namelist())
+        except (zipfile.BadZipFile, ValueError, OSError):
+            return None
+        return next((mime for part, mime in _OOXML_PARTS.items() if part in names), None)
+    if content.startswith(_OLE_MAGIC) and suffix == ".pptx":
+        from indx_assets.readers.ooxml_guard import is_encrypted_ooxml
+
+        return PPTX if is_encrypted_ooxml(content) else None
+    return None
+
+
 def detect_media_type(content: bytes, name: str | None = None) -> str:
     """The media type of `content`, with `name` (a file name or path) as a hint.
 
@@ -60,12 +91,15 @@ def detect_media_type(content: bytes, name: str | None = None) -> str:
     bitmap, "ID3" an MP3), so clean text that merely begins with them stays text.
     """
     head = content[:8192]
+    suffix = PurePath(name).suffix.lower() if name else ""
+    container = _container_type(content, suffix)
+    if container is not None:
+        return container
     kind = filetype.guess(head if not head.startswith(b"PK") else content)
     if kind is not None and (kind.mime in _TEXTUAL_FORMATS or not _looks_textual(head)):
         return kind.mime
     if head.lstrip().startswith(b"%PDF") or b"%PDF-" in head[:1024]:
         return PDF
-    suffix = PurePath(name).suffix.lower() if name else ""
     by_name = _TEXT_BY_SUFFIX.get(suffix)
     if _looks_binary(head):
         # No signature and not text: the name is all we have; the reader will say it is not text.
