@@ -7,7 +7,11 @@ chunk map stale and nothing upstream.
 
 import dagster as dg
 
-from indx_assets.assets.ingest import build_ingest_assets
+from indx_assets.assets.ingest import ASSET_KEYS, build_ingest_assets
+from indx_assets.assets.maintenance import chunks_table_maintenance, maintenance_job, maintenance_schedule
+from indx_assets.automation.conditions import automation_sensor, ingest_condition
+from indx_assets.automation.sensor import corpus_sensor
+from indx_assets.automation.source_index import INDEX_FILE
 from indx_assets.chain import ChainConfig, load_chain
 from indx_assets.embedder import MiniLMEmbedder
 from indx_assets.resources import (
@@ -23,7 +27,7 @@ from indx_assets.settings import Settings
 
 def build_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
     return {
-        "corpus": CorpusResource(roots=list(settings.corpus_roots)),
+        "corpus": CorpusResource(roots=list(settings.corpus_roots), index=str(settings.home / INDEX_FILE)),
         "storage": StorageResource(root=settings.storage_uri),
         "chain": ChainResource(config=settings.chain_config),
         "embedder": EmbedderResource(),
@@ -34,8 +38,16 @@ def build_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
 
 def build_definitions(settings: Settings) -> dg.Definitions:
     chain = load_chain(ChainConfig.parse(settings.chain_config))
-    ingest = build_ingest_assets(chain.fingerprint, MiniLMEmbedder().model_version)
-    return dg.Definitions(assets=[ingest], resources=build_resources(settings))
+    index = str(settings.home / INDEX_FILE)
+    automation = {key: ingest_condition(key, index) for key in ASSET_KEYS}
+    ingest = build_ingest_assets(chain.fingerprint, MiniLMEmbedder().model_version, automation)
+    return dg.Definitions(
+        assets=[ingest, chunks_table_maintenance],
+        jobs=[maintenance_job],
+        schedules=[maintenance_schedule],
+        sensors=[corpus_sensor(settings), automation_sensor()],
+        resources=build_resources(settings),
+    )
 
 
 defs = build_definitions(Settings.from_env())

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import dagster as dg
 
 from indx_assets.assets import stages
-from indx_assets.assets.ingest import BATCH_SIZE
+from indx_assets.assets.ingest import ASSET_KEYS, BATCH_SIZE
 from indx_assets.assets.partitions import SOURCES
 from indx_assets.definitions import build_definitions, build_resources
 from indx_assets.settings import Settings
@@ -105,9 +105,9 @@ def materialize_partitions(
 ) -> list[BatchResult]:
     """Materialize `keys` in batched runs (each stage skips partitions that are fresh)."""
     defs = build_definitions(settings)
-    job = defs.resolve_implicit_global_asset_job_def()
-    if selection:
-        job = job.get_subset(asset_selection={dg.AssetKey(s) for s in selection})
+    job = defs.resolve_implicit_global_asset_job_def().get_subset(
+        asset_selection={dg.AssetKey(s) for s in selection} if selection else set(ASSET_KEYS)
+    )
     order = instance.get_dynamic_partitions(SOURCES.name)
     results = []
     for run in ranges(keys, order, batch_size):

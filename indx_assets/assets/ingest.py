@@ -90,7 +90,8 @@ class _Batch:
         )
 
 
-def _specs(code_versions: dict[dg.AssetKey, str]) -> list[dg.AssetSpec]:
+def _specs(code_versions: dict[dg.AssetKey, str],
+           automation: dict[dg.AssetKey, dg.AutomationCondition] | None = None) -> list[dg.AssetSpec]:
     described = {
         SOURCE_DOCUMENTS: ("Raw bytes of each source, its detected media type and sha256 (the data version).", ["parquet"]),
         PAGE_OUTPUTS: ("What the reading ladder made of each page: text, status (ok/empty/failed/unreadable), reader.", ["parquet"]),
@@ -108,13 +109,17 @@ def _specs(code_versions: dict[dg.AssetKey, str]) -> list[dg.AssetSpec]:
             code_version=code_versions[key],
             partitions_def=SOURCES,
             skippable=True,
+            automation_condition=(automation or {}).get(key),
         )
         for key in ASSET_KEYS
     ]
 
 
-def build_ingest_assets(chain_fingerprint: str, embedder_version: str) -> dg.AssetsDefinition:
-    """The five ingestion assets, with code versions fixed when definitions load."""
+def build_ingest_assets(
+    chain_fingerprint: str, embedder_version: str, automation: dict[dg.AssetKey, dg.AutomationCondition] | None = None,
+) -> dg.AssetsDefinition:
+    """The five ingestion assets, with code versions fixed when definitions load (and, when
+    given, their automation conditions: see `automation.conditions`)."""
     code_versions = {
         SOURCE_DOCUMENTS: SOURCE_CODE_VERSION,
         PAGE_OUTPUTS: READERS_CODE_VERSION,
@@ -125,7 +130,7 @@ def build_ingest_assets(chain_fingerprint: str, embedder_version: str) -> dg.Ass
 
     @dg.multi_asset(
         name="ingest_documents",
-        specs=_specs(code_versions),
+        specs=_specs(code_versions, automation),
         partitions_def=SOURCES,
         can_subset=True,
         backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=BATCH_SIZE),

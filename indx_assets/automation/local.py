@@ -1,0 +1,77 @@
+"""The automation path driven in-process: what the Dagster daemon does, one tick at a time.
+
+A tick runs the corpus sensor's scan, registers the partitions it found, evaluates the
+ingestion assets' automation conditions, and executes exactly the requested asset partitions
+in batched runs (partitions that requested the same assets share runs). Tests and the load
+test use it; in production `dagster-daemon` does the same with the sensors in `definitions`.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import dagster as dg
+from dagster._core.definitions.asset_daemon_cursor import AssetDaemonCursor
+
+from indx_assets.assets.ingest import ASSET_KEYS, BATCH_SIZE
+from indx_assets.assets.partitions import SOURCES
+from indx_assets.automation.sensor import PAGE_SIZE, Cursor, Tick, scan
+from indx_assets.definitions import build_definitions
+from indx_assets.runner import BatchResult, materialize_partitions
+from indx_assets.settings import Settings
+
+
+@dataclass
+class AutomationState:
+    """The cursors a daemon would keep between ticks."""
+
+    sensor: Cursor = field(default_factory=Cursor)
+    automation: AssetDaemonCursor | None = None
+
+
+@dataclass
+class TickResult:
+    sensor: Tick
+    requested: dict[str, set[str]]
+    runs: list[BatchResult]
+
+
+def requested_by_asset(result: dg.EvaluateAutomationConditionsResult) -> dict[str, set[str]]:
+    return {key.to_user_string(): {pk for pk in result.get_requested_partitions(key) if pk is not None}
+            for key in ASSET_KEYS}
+
+
+def evaluate(instance: dg.DagsterInstance, settings: Settings, state: AutomationState,
+             defs: dg.Definitions | None = None) -> dict[str, set[str]]:
+    """Evaluate the automation conditions once; the requested partitions per asset."""
+    result = dg.evaluate_automation_conditions(
+        defs=defs or build_definitions(settings), instance=instance, cursor=state.automation,
+        asset_selection=dg.AssetSelection.assets(*ASSET_KEYS),
+    )
+    state.automation = result.cursor
+    return requested_by_asset(result)
+
+
+def run_requested(instance: dg.DagsterInstance, settings: Settings, requested: dict[str, set[str]],
+                  batch_size: int = BATCH_SIZE) -> list[BatchResult]:
+    """Execute the requested asset partitions: partitions wanting the same assets share runs."""
+    by_selection: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    partitions = {pk for keys in requested.values() for pk in keys}
+    for pk in partitions:
+        selection = tuple(sorted(asset for asset, keys in requested.items() if pk in keys))
+        by_selection[selection].append(pk)
+    results = []
+    for selection, keys in sorted(by_selection.items()):
+        results.extend(materialize_partitions(instance, settings, keys, batch_size=batch_size, selection=selection))
+    return results
+
+
+def tick(instance: dg.DagsterInstance, settings: Settings, state: AutomationState,
+         page_size: int = PAGE_SIZE, batch_size: int = BATCH_SIZE) -> TickResult:
+    """One sensor tick, one automation evaluation, and the runs it asked for."""
+    found = scan(instance, settings, state.sensor, page_size)
+    state.sensor = found.cursor
+    if found.added:
+        instance.add_dynamic_partitions(SOURCES.name, found.added)
+    requested = evaluate(instance, settings, state)
+    runs = run_requested(instance, settings, requested, batch_size)
+    return TickResult(found, requested, runs)

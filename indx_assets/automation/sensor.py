@@ -1,0 +1,158 @@
+"""The corpus sensor: new files become partitions, changed files stale their source, vanished
+files are forgotten.
+
+Each tick looks at one page of the corpus listing (files sorted by path, after the cursor)
+and one page of the `sources` partitions, so no tick handles tens of thousands of either;
+a full sweep takes `ceil(n / page_size)` ticks and then starts over.
+
+- Files: size and mtime are a cheap pre-filter against the source index; a file whose size or
+  mtime moved is hashed, and the sha256 decides. A new key becomes a partition (automation
+  materializes missing partitions); a changed sha256 is recorded in the index, which makes
+  `source_documents` stale for that partition (automation re-reads it, batched with any
+  other changed files, instead of one run per file).
+- Partitions: a partition whose file is gone is removed with its LanceDB rows and stored
+  outputs (`runner.remove_source`). If a whole corpus root is missing (an unmounted disk, an
+  unreachable bucket), nothing is deleted that tick.
+"""
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import dagster as dg
+from upath import UPath
+
+from indx_assets.assets.ingest import SOURCE_DOCUMENTS
+from indx_assets.assets.partitions import SOURCES
+from indx_assets.assets.provenance import latest_records
+from indx_assets.automation.source_index import SeenSource, SourceIndex
+from indx_assets.resources.corpus import CorpusResource
+from indx_assets.settings import Settings
+
+PAGE_SIZE = 500
+
+
+@dataclass
+class Cursor:
+    """Where the sweep is: the last file path looked at and Dagster's partition page cursor."""
+
+    after_file: str = ""
+    partitions: str | None = None
+    sweeps: int = 0
+
+    @classmethod
+    def parse(cls, raw: str | None) -> "Cursor":
+        return cls(**json.loads(raw)) if raw else cls()
+
+    def dump(self) -> str:
+        # ensure_ascii keeps undecodable names (lone surrogates) round-trippable
+        return json.dumps(self.__dict__, ensure_ascii=True)
+
+
+@dataclass
+class Tick:
+    """What one tick found (`added`: keys with no materialization yet, registered again on every
+    sweep until they have one, so a lost partition request heals)."""
+
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    hashed: int = 0
+    cursor: Cursor = field(default_factory=Cursor)
+
+
+def sha256_file(path: UPath) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _scan_files(instance: dg.DagsterInstance, corpus: CorpusResource, index: SourceIndex, cursor: Cursor,
+                page_size: int, tick: Tick) -> None:
+    files = [f for f in corpus.iter_files() if f[2] > cursor.after_file]
+    files.sort(key=lambda f: f[2])
+    page = files[:page_size]
+    tick.cursor.after_file = page[-1][2] if len(files) > page_size else ""
+    if not page:
+        return
+    keys = [f[0] for f in page]
+    seen = index.get(keys)
+    stored = latest_records(instance, SOURCE_DOCUMENTS, keys)
+    updates: list[SeenSource] = []
+    for key, root, relative, path in page:
+        before = seen.get(key)
+        if key not in stored:  # never materialized: (re)register it; adding a partition is idempotent
+            tick.added.append(key)
+        try:
+            info = path.stat()
+            size, mtime_ns = info.st_size, int(getattr(info, "st_mtime_ns", info.st_mtime * 1e9))
+            if before and (before.size, before.mtime_ns, before.root, before.relative) == (size, mtime_ns, root, relative):
+                continue
+            sha = sha256_file(path)
+        except OSError as exc:  # vanished or unreadable since the listing: the next sweep decides
+            dg.get_dagster_logger().warning(f"corpus sensor: cannot read {path}: {exc}")
+            continue
+        tick.hashed += 1
+        known = before.sha256 if before else (stored[key].data_version if key in stored else None)
+        if key in stored and known != sha:
+            tick.changed.append(key)
+        updates.append(SeenSource(key, root, relative, size, mtime_ns, sha))
+    index.put(updates)
+
+
+def _scan_partitions(instance: dg.DagsterInstance, corpus: CorpusResource, index: SourceIndex, cursor: Cursor,
+                     page_size: int, tick: Tick) -> list[str]:
+    page = instance.get_paginated_dynamic_partitions(SOURCES.name, limit=page_size, ascending=True,
+                                                     cursor=cursor.partitions)
+    tick.cursor.partitions = page.cursor if page.has_more else None
+    if not all(UPath(root).exists() for root in corpus.roots):
+        dg.get_dagster_logger().warning(f"corpus sensor: a corpus root is missing ({corpus.roots}); deleting nothing")
+        return []
+    gone = []
+    for key in page.results:
+        try:
+            corpus.locate(key)
+        except FileNotFoundError:
+            gone.append(key)
+    return gone
+
+
+def scan(instance: dg.DagsterInstance, settings: Settings, cursor: Cursor, page_size: int = PAGE_SIZE) -> Tick:
+    """One tick of the sweep: look at a page of files and a page of partitions, and remove the
+    partitions whose files are gone (returns what it found; new keys are not added here)."""
+    from indx_assets.definitions import build_resources
+    from indx_assets.runner import remove_source
+
+    corpus: CorpusResource = build_resources(settings)["corpus"]  # type: ignore[assignment]
+    index = SourceIndex(corpus.index)
+    tick = Tick(cursor=Cursor(cursor.after_file, cursor.partitions, cursor.sweeps))
+    _scan_files(instance, corpus, index, cursor, page_size, tick)
+    tick.removed = _scan_partitions(instance, corpus, index, cursor, page_size, tick)
+    for key in tick.removed:
+        remove_source(instance, settings, key)
+    index.delete(tick.removed)
+    if not tick.cursor.after_file and tick.cursor.partitions is None:
+        tick.cursor.sweeps += 1
+    return tick
+
+
+def corpus_sensor(settings: Settings, page_size: int = PAGE_SIZE, minimum_interval_seconds: int = 30) -> dg.SensorDefinition:
+    @dg.sensor(
+        name="corpus_sensor",
+        minimum_interval_seconds=minimum_interval_seconds,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description=f"Sweeps the corpus roots ({', '.join(settings.corpus_roots)}), {page_size} files and "
+                    f"{page_size} partitions per tick: adds, re-hashes and removes sources.",
+    )
+    def _sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+        tick = scan(context.instance, settings, Cursor.parse(context.cursor), page_size)
+        if tick.added or tick.changed or tick.removed:
+            context.log.info(f"{len(tick.added)} new, {len(tick.changed)} changed, {len(tick.removed)} removed "
+                             f"({tick.hashed} hashed)")
+        requests: Sequence[dg.AddDynamicPartitionsRequest] = [SOURCES.build_add_request(tick.added)] if tick.added else []
+        return dg.SensorResult(dynamic_partitions_requests=requests, cursor=tick.cursor.dump())
+
+    return _sensor
