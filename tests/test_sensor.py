@@ -1,0 +1,126 @@
+"""The corpus sensor on a real instance: new, changed and vanished files; paging; odd names."""
+
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from indx_assets.automation.local import AutomationState, tick
+from indx_assets.automation.sensor import Cursor, corpus_sensor, scan
+from indx_assets.automation.source_index import MAX_KEY_LENGTH, SourceIndex, partition_key
+from indx_assets.definitions import build_resources
+from indx_assets.settings import Settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from make_sample_corpus import write_corpus  # noqa: E402
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    write_corpus(tmp_path / "corpus")
+    home = tmp_path / "indx"
+    return Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
+                    corpus_roots=(str(tmp_path / "corpus"),))
+
+
+@pytest.fixture
+def instance(tmp_path: Path):
+    (tmp_path / "dagster").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+        yield instance
+
+
+def run_sensor(instance: dg.DagsterInstance, settings: Settings, cursor: str | None = None,
+               page_size: int = 500) -> dg.SensorResult:
+    sensor = corpus_sensor(settings, page_size=page_size)
+    with dg.build_sensor_context(instance=instance, cursor=cursor) as context:
+        result = sensor(context)
+    for request in result.dynamic_partitions_requests or []:
+        instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+    return result
+
+
+def test_the_sensor_adds_new_files_and_a_second_sweep_hashes_nothing(instance, settings) -> None:
+    result = run_sensor(instance, settings)
+    corpus = Path(settings.corpus_roots[0])
+    files = {p.relative_to(corpus).as_posix() for p in corpus.rglob("*") if p.is_file()}
+    assert set(instance.get_dynamic_partitions("sources")) == files
+    assert not result.run_requests, "the sensor registers partitions; automation decides runs"
+    again = scan(instance, settings, Cursor.parse(result.cursor))
+    assert again.hashed == 0 and again.changed == [] and again.removed == []
+
+
+def test_a_changed_file_is_detected_by_its_hash_and_a_touched_one_is_not(instance, settings) -> None:
+    state = AutomationState()
+    tick(instance, settings, state)
+    corpus = Path(settings.corpus_roots[0])
+    touched = corpus / "articles" / "zurich-trams.md"
+    touched.write_bytes(touched.read_bytes())  # new mtime, same bytes
+    edited = corpus / "notes" / "tea-harvest.txt"
+    edited.write_text("Different tea.\n", encoding="utf-8")
+    found = scan(instance, settings, state.sensor)
+    assert found.hashed == 2, "size/mtime moved for two files: both are hashed"
+    assert found.changed == ["notes/tea-harvest.txt"], "only a different sha256 counts as a change"
+
+
+def test_a_vanished_file_loses_its_partition_rows_and_outputs(instance, settings) -> None:
+    state = AutomationState()
+    tick(instance, settings, state)
+    gone = "guides/chunking-primer.md"
+    (Path(settings.corpus_roots[0]) / gone).unlink()
+    found = scan(instance, settings, state.sensor)
+    assert found.removed == [gone]
+    assert gone not in instance.get_dynamic_partitions("sources")
+    resources = build_resources(settings)
+    assert gone not in set(resources["lancedb"].table().to_arrow().column("source_id").to_pylist())  # type: ignore[attr-defined]
+    assert not resources["storage"].path("chunk_map", gone).exists()  # type: ignore[attr-defined]
+    assert SourceIndex(resources["corpus"].index).get([gone]) == {}  # type: ignore[attr-defined]
+
+
+def test_a_missing_corpus_root_deletes_nothing(instance, settings, tmp_path: Path) -> None:
+    run_sensor(instance, settings)
+    before = set(instance.get_dynamic_partitions("sources"))
+    Path(settings.corpus_roots[0]).rename(tmp_path / "unmounted")
+    found = scan(instance, settings, Cursor())
+    assert found.removed == []
+    assert set(instance.get_dynamic_partitions("sources")) == before
+
+
+def test_the_sensor_pages_through_files_and_partitions(instance, settings) -> None:
+    cursor, seen, ticks = None, set(), 0
+    while True:
+        result = run_sensor(instance, settings, cursor, page_size=4)
+        ticks += 1
+        cursor = result.cursor
+        seen |= {k for r in result.dynamic_partitions_requests for k in r.partition_keys}
+        assert all(len(r.partition_keys) <= 4 for r in result.dynamic_partitions_requests)
+        if Cursor.parse(cursor).sweeps:
+            break
+    assert ticks == 2  # 6 files, 4 per tick
+    assert len(seen) == 6
+
+
+def test_names_that_are_not_partition_keys_get_a_stable_mapped_key(instance, settings) -> None:
+    corpus = Path(settings.corpus_roots[0])
+    odd = "tab\there...and a bell\a.txt"
+    deep = "/".join(["a-rather-long-folder-name"] * 10) + "/leaf.txt"
+    (corpus / odd).write_text("A file whose name holds control characters.\n", encoding="utf-8")
+    (corpus / deep).parent.mkdir(parents=True)
+    (corpus / deep).write_text("A file far down a long path.\n", encoding="utf-8")
+    assert len(deep) > MAX_KEY_LENGTH
+
+    state = AutomationState()
+    result = tick(instance, settings, state)
+    assert all(r.success for r in result.runs)
+    keys = set(instance.get_dynamic_partitions("sources"))
+    for name in (odd, deep):
+        key = partition_key(name)
+        assert key != name and key == partition_key(name) and key in keys
+        assert "\t" not in key and "..." not in key and len(key) <= MAX_KEY_LENGTH
+        assert build_resources(settings)["corpus"].locate(key).read_bytes() == (corpus / name).read_bytes()  # type: ignore[attr-defined]
+    texts = build_resources(settings)["lancedb"].table().to_arrow().column("text").to_pylist()  # type: ignore[attr-defined]
+    assert any("control characters" in t for t in texts) and any("far down a long path" in t for t in texts)
+    # the mapping survives losing the index: a walk finds the file
+    Path(build_resources(settings)["corpus"].index).unlink()  # type: ignore[attr-defined]
+    assert build_resources(settings)["corpus"].locate(partition_key(odd)).name == odd  # type: ignore[attr-defined]
