@@ -124,12 +124,13 @@ class CorpusStatus:
     assets: dict[dg.AssetKey, AssetStatus] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
 
-    def needing_work(self, assets: Sequence[dg.AssetKey] | None = None) -> list[str]:
-        """Partitions (in partition order) where any of `assets` is missing or stale."""
+    def needing_work(self, assets: Sequence[dg.AssetKey] | None = None, missing: bool = True) -> list[str]:
+        """Partitions (in partition order) where any of `assets` is stale (or missing)."""
         wanted: set[str] = set()
         for key, status in self.assets.items():
             if assets is None or key in assets:
-                wanted.update(status.missing)
+                if missing:
+                    wanted.update(status.missing)
                 for keys in status.stale.values():
                     wanted.update(keys)
         return [pk for pk in self.order if pk in wanted]
