@@ -189,8 +189,72 @@ def lighthouse_deck() -> bytes:
     return out.getvalue()
 
 
+PILOT_PARAGRAPHS = (
+    ("Boarding a vessel", "The pilot boards from the launch by a rope ladder on the lee side. The ladder must "
+     "reach the water, and the master keeps the ship at six to eight knots with the wind on the other side."),
+    ("Passage plan", "Before taking the con the pilot agrees the passage plan with the master: the channel, "
+     "the tidal window, the tugs ordered for the turning basin and the berth."),
+    ("Tidal window", "Deep-draught ships cross the bar only within two hours of high water. The window closes "
+     "early when a swell above two metres runs across the entrance."),
+)
+SCANNED_NOTE = ("Harbour master's note", "Berth 4 is closed for dredging", "until the end of March.")
+
+
+def _scanned_page() -> "object":
+    """A picture of a typed note: a page with no text layer, as a scanner makes it."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("L", (1240, 1754), 255)
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=44)
+    for i, line in enumerate(SCANNED_NOTE):
+        draw.text((120, 160 + i * 80), line, fill=0, font=font)
+    return image
+
+
+def pilot_handbook() -> bytes:
+    """A two-page PDF (reportlab): a text page with headings, paragraphs and a table, and a
+    scanned page with no text layer (OCR reads it when installed; otherwise it becomes an
+    image chunk)."""
+    import io
+    import textwrap
+
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen.canvas import Canvas
+
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=A4, invariant=True)  # invariant: no dates or random ids, same bytes every time
+    width, height = A4
+    y = height - 72
+    canvas.setFont("Helvetica-Bold", 20)
+    canvas.drawString(72, y, "Harbour pilot handbook")
+    y -= 36
+    for heading, paragraph in PILOT_PARAGRAPHS:
+        canvas.setFont("Helvetica-Bold", 13)
+        canvas.drawString(72, y, heading)
+        y -= 20
+        canvas.setFont("Helvetica", 11)
+        for line in textwrap.wrap(paragraph, 85):
+            canvas.drawString(72, y, line)
+            y -= 15
+        y -= 14
+    canvas.setFont("Helvetica-Bold", 11)
+    for row, cells in enumerate((("Tug", "Bollard pull (t)", "Station"), ("Maren", "60", "North quay"),
+                                 ("Hekla", "75", "Turning basin"))):
+        canvas.setFont("Helvetica-Bold" if row == 0 else "Helvetica", 11)
+        for col, cell in enumerate(cells):
+            canvas.drawString(72 + col * 150, y, cell)
+        y -= 18
+    canvas.showPage()
+    canvas.drawImage(ImageReader(_scanned_page()), 0, 0, width, height)
+    canvas.showPage()
+    canvas.save()
+    return out.getvalue()
+
+
 #: Generated binary files: relative path -> function returning the bytes.
-BINARY_FILES = {"slides/lighthouse-keepers.pptx": lighthouse_deck}
+BINARY_FILES = {"slides/lighthouse-keepers.pptx": lighthouse_deck, "handbooks/harbour-pilot.pdf": pilot_handbook}
 
 
 def write_corpus(out: Path) -> list[Path]:

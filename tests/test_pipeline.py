@@ -265,3 +265,38 @@ def test_the_cli_ingests_and_searches_with_json_output(settings) -> None:
     hits = json.loads(done.stdout)
     assert hits[0]["source_id"] == "notes/tea-harvest.txt"
     assert hits[0]["page"] == 1 and hits[0]["locator"].startswith("char:")
+
+
+def _blank_scan_pdf() -> bytes:
+    """A one-page PDF whose page is a picture with no text in it: OCR finds nothing there."""
+    import io
+
+    from PIL import Image
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen.canvas import Canvas
+
+    out = io.BytesIO()
+    canvas = Canvas(out, pagesize=A4, invariant=True)
+    canvas.drawImage(ImageReader(Image.new("L", (600, 850), 200)), 0, 0, *A4)
+    canvas.showPage()
+    canvas.save()
+    return out.getvalue()
+
+
+def test_a_page_nobody_could_read_is_stored_as_an_unembedded_image_chunk(instance, settings) -> None:
+    (Path(settings.corpus_roots[0]) / "scans").mkdir()
+    (Path(settings.corpus_roots[0]) / "scans" / "blank.pdf").write_bytes(_blank_scan_pdf())
+    events = ingest(instance, settings)
+    embedded = {e.partition: e.metadata for e in events if e.asset_key == CHUNK_EMBEDDINGS}
+    assert embedded["scans/blank.pdf"]["unembedded_image_chunks"].value == 1
+    assert embedded["scans/blank.pdf"]["vectors"].value == 0
+    table = build_resources(settings)["lancedb"].table()  # type: ignore[attr-defined]
+    [row] = table.search().where("source_id = 'scans/blank.pdf'").to_list()
+    assert row["chunk_type"] == "image" and row["vector"] is None
+    assert row["image"].startswith(b"\x89PNG") and row["bbox"] == [0.0, 0.0, 1.0, 1.0]
+    # documents with boxes get a picture of their first page's cut in the UI
+    chunk_maps = {e.partition: e.metadata for e in events if e.asset_key == CHUNK_MAP}
+    picture = chunk_maps["handbooks/harbour-pilot.pdf"]["chunk_picture"].value
+    assert picture.startswith("![chunks of page 1](data:image/png;base64,")
+    assert "chunk_picture" not in chunk_maps["notes/tea-harvest.txt"]

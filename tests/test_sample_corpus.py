@@ -1,11 +1,9 @@
 """`data/sample/` is exactly what `scripts/make_sample_corpus.py` writes.
 
-The script is run as a user runs it, into a temporary directory. Text media (Markdown, HTML,
-plain text) are deterministic, so those files must match the committed ones byte for byte,
-and no committed text file may exist that the script does not write. Formats drawn by other
-generators (PDF, PPTX, images) may embed timestamps or ids, so this test leaves their bytes
-to their own tests: which files count as text is decided by the project's own media-type
-detection, not by a list kept here.
+The script is run as a user runs it, into a temporary directory. Every generator in it is
+deterministic (text as written, the deck re-zipped with fixed dates, the PDF drawn with
+reportlab's invariant mode), so every committed file must match the script's output byte
+for byte, and no committed file may exist that the script does not write.
 """
 
 import subprocess
@@ -41,8 +39,12 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_the_script_regenerates_exactly_the_committed_text_files(generated: Path) -> None:
-    written, committed = _text_files(generated), _text_files(SAMPLE)
+def _all_files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_the_script_regenerates_exactly_the_committed_files(generated: Path) -> None:
+    written, committed = _all_files(generated), _all_files(SAMPLE)
     assert sorted(written) == sorted(committed), "data/sample is out of date: run python scripts/make_sample_corpus.py"
     for name, content in written.items():
         assert content == committed[name], f"{name} differs from the script's output"

@@ -30,6 +30,8 @@ BATCH_SIZE = 100
 SOURCE_CODE_VERSION = "source-v1"
 READERS_CODE_VERSION = "readers-v1"
 TABLE_CODE_VERSION = "lancedb-chunks-v1"
+#: The op's concurrency pool (deploy/dagster.yaml gives it one slot: one embedder, one writer).
+INGEST_POOL = "embedder"
 
 SOURCE_DOCUMENTS = dg.AssetKey(stages.SOURCE_DOCUMENTS)
 PAGE_OUTPUTS = dg.AssetKey(stages.PAGE_OUTPUTS)
@@ -80,6 +82,17 @@ class _Batch:
             self.context.log.exception(f"{key.to_user_string()} failed for source {partition!r}")
             self.failed[partition] = f"{key.to_user_string()}: {type(exc).__name__}: {exc}"
             return None
+
+    def attempt_batch(
+        self, key: dg.AssetKey, partitions: Sequence[str], work: Callable[[], dict[str, stages.StageOutput]]
+    ) -> dict[str, stages.StageOutput]:
+        """Run a stage over several partitions at once; its failure is every member's."""
+        try:
+            return work()
+        except Exception as exc:
+            self.context.log.exception(f"{key.to_user_string()} failed for a batch of {len(partitions)} source(s)")
+            self.failed.update({p: f"{key.to_user_string()}: {type(exc).__name__}: {exc}" for p in partitions})
+            return {}
 
     def event(self, key: dg.AssetKey, partition: str, out: stages.StageOutput,
               parents: dict[str, PartitionRecord] | None = None) -> dg.AssetMaterialization:
@@ -134,6 +147,7 @@ def build_ingest_assets(
         partitions_def=SOURCES,
         can_subset=True,
         backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=BATCH_SIZE),
+        pool=INGEST_POOL,
     )
     def ingest_documents(
         context: dg.AssetExecutionContext,
@@ -190,21 +204,20 @@ def build_ingest_assets(
             todo, parents = batch.todo(CHUNK_EMBEDDINGS, partitions)
             if todo:
                 versions = {pk: parents[pk].data_version or "" for pk in todo}
-                try:
-                    outputs = stages.embed_chunks(todo, storage, embedder.embedder, versions)
-                except Exception as exc:  # one batched pass: its failure is every member's
-                    context.log.exception("chunk_embeddings failed for the batch")
-                    outputs = {}
-                    batch.failed.update({pk: f"chunk_embeddings: {type(exc).__name__}: {exc}" for pk in todo})
+                outputs = batch.attempt_batch(
+                    CHUNK_EMBEDDINGS, todo, lambda: stages.embed_chunks(todo, storage, embedder.embedder, versions)
+                )
                 for pk, out in outputs.items():
                     yield batch.event(CHUNK_EMBEDDINGS, pk, out, parents)
 
         if CHUNKS_TABLE in selected:
             todo, parents = batch.todo(CHUNKS_TABLE, partitions)
-            for pk in todo:
-                versions = [parents[pk].data_version or "", TABLE_CODE_VERSION]
-                out = batch.attempt(CHUNKS_TABLE, pk, lambda: stages.write_rows(pk, storage, lancedb, versions))
-                if out:
+            if todo:
+                table_versions = {pk: [parents[pk].data_version or "", TABLE_CODE_VERSION] for pk in todo}
+                outputs = batch.attempt_batch(
+                    CHUNKS_TABLE, todo, lambda: stages.write_rows(todo, storage, lancedb, table_versions)
+                )
+                for pk, out in outputs.items():
                     yield batch.event(CHUNKS_TABLE, pk, out, parents)
 
         if batch.failed:

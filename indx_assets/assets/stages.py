@@ -4,15 +4,18 @@ Each stage reads its upstream's stored Parquet, does its one job, writes its own
 returns the data version (a hash of what it wrote) and the metadata a person wants to see.
 """
 
+import base64
 import hashlib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import dagster as dg
 import pyarrow as pa
 
 from indx_assets.chain import Chain
+from indx_assets.document import Document
 from indx_assets.encode import Encoded, to_document
 from indx_assets.executor import ChunkMap, run_chain
 from indx_assets.media import detect_media_type
@@ -87,16 +90,39 @@ def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -
     return StageOutput(digest(table), metadata)
 
 
-def encode_stored(source_id: str, storage: StorageResource, chain: Chain) -> Encoded:
-    """Re-run the chain on a stored source and its stored page outputs (never re-reads the source)."""
+def encode_stored(source_id: str, storage: StorageResource, chain: Chain) -> tuple[bytes, Encoded]:
+    """Re-run the chain on a stored source and its stored page outputs (never re-reads the
+    source itself); returns the source's bytes with the result."""
     content, media_type = _source(source_id, storage)
     read = read_from_pages(storage.read(PAGE_OUTPUTS, source_id))
     chunk_map = run_chain(chain, content, media_type, read.pages) if read.pages else ChunkMap((), ())
-    return Encoded(source_id, read, chunk_map, chain)
+    return content, Encoded(source_id, read, chunk_map, chain)
+
+
+#: Documents up to this many pages get a picture of their first page's cut in the UI.
+PICTURE_MAX_PAGES = 50
+PICTURE_DPI = 50
+
+
+def first_page_picture(content: bytes, encoded: Encoded, document: Document) -> dg.MetadataValue | None:
+    """The first page with its chunk boxes drawn and numbered, as Markdown the UI renders;
+    None for large documents and for pages whose chunks have no boxes (nothing to see)."""
+    from indx_assets.picture import render_chunk_picture
+
+    first = [c for c in document.chunks if c.page == 1]
+    if len(encoded.read.pages) > PICTURE_MAX_PAGES or not any(c.bbox for c in first):
+        return None
+    meta = encoded.read.metadata
+    width, height = meta.get("slide_width"), meta.get("slide_height")
+    aspect = width / height if isinstance(width, int) and isinstance(height, int) and height else 1 / 2**0.5
+    png = render_chunk_picture(content, encoded.media_type, 1, first, dpi=PICTURE_DPI, aspect=aspect)
+    if png is None:
+        return None
+    return dg.MetadataValue.md(f"![chunks of page 1](data:image/png;base64,{base64.b64encode(png).decode()})")
 
 
 def cut_chunks(source_id: str, storage: StorageResource, chain: Chain) -> StageOutput:
-    encoded = encode_stored(source_id, storage, chain)
+    content, encoded = encode_stored(source_id, storage, chain)
     document = to_document(encoded)
     table = chunks_table(document)
     storage.write(CHUNK_MAP, source_id, table)
@@ -111,6 +137,9 @@ def cut_chunks(source_id: str, storage: StorageResource, chain: Chain) -> StageO
         metadata["warning"] = "no chunker is installed (entry-point group indx.chunkers is empty): nothing was chunked"
     if encoded.chunk_map.failed_chunkers:
         metadata["failed_chunkers"] = list(encoded.chunk_map.failed_chunkers)
+    picture = first_page_picture(content, encoded, document)
+    if picture is not None:
+        metadata["chunk_picture"] = picture
     return StageOutput(digest(table), metadata)
 
 
@@ -152,15 +181,27 @@ def embed_chunks(
     return outputs
 
 
-def write_rows(source_id: str, storage: StorageResource, lancedb: LanceDBResource, versions: Sequence[str]) -> StageOutput:
-    """Join chunks and vectors, store them as Parquet, and upsert them into LanceDB in one commit."""
-    chunks = storage.read(CHUNK_MAP, source_id)
-    vectors = storage.read(CHUNK_EMBEDDINGS, source_id)
-    vector_by_id = dict(zip(vectors.column("id").to_pylist(), vectors.column("vector").to_pylist(), strict=True))
-    column = pa.array([vector_by_id.get(cid) for cid in chunks.column("id").to_pylist()], CHUNK_ROWS.field("vector").type)
-    rows = chunks.append_column(CHUNK_ROWS.field("vector"), column).cast(CHUNK_ROWS)
-    storage.write(CHUNKS_TABLE, source_id, rows)
-    result = lancedb.upsert_source(source_id, rows)
+def write_rows(
+    source_ids: Sequence[str], storage: StorageResource, lancedb: LanceDBResource, versions: dict[str, list[str]]
+) -> dict[str, StageOutput]:
+    """Join each source's chunks and vectors, store them as Parquet, and upsert the batch into
+    LanceDB in one commit (each source's vanished chunks deleted in the same commit)."""
+    batch: dict[str, pa.Table] = {}
+    for sid in source_ids:
+        chunks = storage.read(CHUNK_MAP, sid)
+        vectors = storage.read(CHUNK_EMBEDDINGS, sid)
+        vector_by_id = dict(zip(vectors.column("id").to_pylist(), vectors.column("vector").to_pylist(), strict=True))
+        column = pa.array([vector_by_id.get(cid) for cid in chunks.column("id").to_pylist()], CHUNK_ROWS.field("vector").type)
+        batch[sid] = chunks.append_column(CHUNK_ROWS.field("vector"), column).cast(CHUNK_ROWS)
+        storage.write(CHUNKS_TABLE, sid, batch[sid])
+    result = lancedb.upsert_sources(batch)
     lancedb.ensure_indexes()
-    metadata = {"rows": rows.num_rows, **{f"lancedb_{k}": v for k, v in result.items()}}
-    return StageOutput(combine_digests(versions), metadata)
+    batch_metadata = {f"lancedb_batch_{k}": v for k, v in result.items() if k != "version"}
+    return {
+        sid: StageOutput(
+            combine_digests(versions[sid]),
+            {"rows": rows.num_rows, "lancedb_table_version": result["version"], "batch_sources": len(batch),
+             **batch_metadata},
+        )
+        for sid, rows in batch.items()
+    }

@@ -5,6 +5,7 @@ primary key) that updates changed chunks, inserts new ones and deletes the sourc
 that no longer exist, all in one commit: readers never see a half-replaced document.
 """
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import dagster as dg
@@ -72,19 +73,28 @@ class LanceDBResource(dg.ConfigurableResource):
 
     def upsert_source(self, source_id: str, rows: pa.Table) -> dict[str, int]:
         """Make the table hold exactly `rows` for `source_id`, in one commit."""
+        return self.upsert_sources({source_id: rows})
+
+    def upsert_sources(self, rows_by_source: Mapping[str, pa.Table]) -> dict[str, int]:
+        """Make the table hold exactly the given rows for each given source, in one commit.
+
+        One `merge_insert` keyed on the chunk id updates changed chunks, inserts new ones and
+        deletes the listed sources' chunks that are no longer there; a batch of sources costs
+        one table version instead of one each.
+        """
         table = self.table()
-        rows = rows.select(CHUNK_ROWS.names).cast(CHUNK_ROWS)
+        scope = f"source_id IN ({', '.join(sql_string(s) for s in rows_by_source)})"
+        rows = pa.concat_tables([r.select(CHUNK_ROWS.names).cast(CHUNK_ROWS) for r in rows_by_source.values()])
         if rows.num_rows == 0:
-            where = f"source_id = {sql_string(source_id)}"
-            deleted = table.count_rows(where)
+            deleted = table.count_rows(scope)
             if deleted:
-                table.delete(where)
+                table.delete(scope)
             return {"inserted": 0, "updated": 0, "deleted": deleted, "version": table.version}
         result = (
             table.merge_insert("id")
             .when_matched_update_all()
             .when_not_matched_insert_all()
-            .when_not_matched_by_source_delete(f"source_id = {sql_string(source_id)}")
+            .when_not_matched_by_source_delete(scope)
             # image chunks have no vector: null is their honest value, not a bad vector
             .execute(rows, on_bad_vectors="null")
         )

@@ -1,0 +1,121 @@
+"""Ingest benchmark: N generated Markdown documents end to end from an empty data directory.
+
+    python bench/bench_ingest.py [--docs 200] [--batch-size 100] [--rounds 3]
+
+Prints documents/s, chunks/s and the share of wall time spent outside reading + chunking +
+embedding (orchestration: Dagster runs and event bookkeeping; storage: Parquet and LanceDB
+writes). The work itself is measured in the same run by doing exactly that reading, chunking
+and embedding directly, without Dagster or storage. The model is loaded before timing starts.
+Target (issue 3): overhead below 25 % of wall time.
+"""
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import dagster as dg
+
+from indx_assets.chain import load_chain
+from indx_assets.embedder import MiniLMEmbedder
+from indx_assets.encode import encode_bytes, to_document
+from indx_assets.runner import materialize_partitions, sync_partitions
+from indx_assets.settings import Settings
+
+WORDS = (
+    "lighthouse harbour keeper lens prism beam tide reef storm signal vessel coast granite tower lantern "
+    "oil wick clockwork rotation flash interval chart buoy fog horn pilot current channel breakwater "
+    "survey engineer masonry foundation erosion relocation museum heritage restoration volunteer"
+).split()
+
+
+def document(i: int, rng: random.Random) -> str:
+    """A multi-section Markdown document of about 3 KB with a table and a list."""
+    def sentence() -> str:
+        words = rng.choices(WORDS, k=rng.randint(8, 18))
+        return " ".join(words).capitalize() + "."
+
+    parts = [f"# Report {i}: {' '.join(rng.choices(WORDS, k=3))}\n"]
+    for s in range(4):
+        parts.append(f"## Section {s + 1}\n")
+        parts.append(" ".join(sentence() for _ in range(rng.randint(4, 8))) + "\n")
+    parts.append("| item | count |\n| --- | --- |\n" + "".join(f"| {w} | {rng.randint(1, 99)} |\n" for w in rng.sample(WORDS, 4)))
+    parts.append("".join(f"- {sentence()}\n" for _ in range(3)))
+    return "\n".join(parts)
+
+
+def write_corpus(root: Path, n: int) -> list[Path]:
+    rng = random.Random(42)
+    root.mkdir(parents=True)
+    paths = []
+    for i in range(n):
+        path = root / f"doc-{i:04d}.md"
+        path.write_text(document(i, rng), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def direct_work(paths: list[Path], embedder: MiniLMEmbedder) -> tuple[float, int]:
+    """Read, chunk and embed every document with no orchestration or storage."""
+    chain = load_chain()
+    started = time.perf_counter()
+    texts = []
+    for path in paths:
+        document = to_document(encode_bytes(path.read_bytes(), source_id=path.name, chain=chain))
+        texts.extend(c.content for c in document.chunks if c.content)
+    embedder.embed_texts(texts)
+    return time.perf_counter() - started, len(texts)
+
+
+def pipeline(corpus: Path, home: Path, batch_size: int) -> tuple[float, int]:
+    settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
+                        corpus_roots=(str(corpus),))
+    (home / "dagster").mkdir(parents=True)
+    with dg.instance_for_test(temp_dir=str(home / "dagster")) as instance:
+        started = time.perf_counter()
+        sync = sync_partitions(instance, settings)
+        results = materialize_partitions(instance, settings, sync.current, batch_size=batch_size)
+        elapsed = time.perf_counter() - started
+        assert all(r.success for r in results), "a run failed"
+    from indx_assets.resources.lancedb import LanceDBResource
+
+    rows = LanceDBResource(uri=settings.lancedb_uri).table().count_rows()
+    return elapsed, rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--docs", type=int, default=200)
+    parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+
+    embedder = MiniLMEmbedder()
+    embedder.embed_texts(["warm up"])  # model load is not part of either measurement
+    walls, works, chunk_counts = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = write_corpus(Path(tmp) / "corpus", args.docs)
+        for r in range(args.rounds):
+            wall, rows = pipeline(Path(tmp) / "corpus", Path(tmp) / f"home-{r}", args.batch_size)
+            work, chunks = direct_work(paths, embedder)
+            assert rows == chunks, f"table has {rows} rows, direct chunking made {chunks}"
+            walls.append(wall)
+            works.append(work)
+            chunk_counts.append(chunks)
+            print(f"round {r + 1}: pipeline {wall:.2f} s, read+chunk+embed alone {work:.2f} s, {chunks} chunks",
+                  file=sys.stderr)
+    wall, work = statistics.median(walls), statistics.median(works)
+    chunks = chunk_counts[0]
+    overhead = max(wall - work, 0.0) / wall
+    print(f"documents: {args.docs}, chunks: {chunks}, batch size: {args.batch_size}, rounds: {args.rounds}")
+    print(f"pipeline wall (median):           {wall:8.2f} s  -> {args.docs / wall:7.1f} docs/s, {chunks / wall:7.1f} chunks/s")
+    print(f"read + chunk + embed alone:        {work:8.2f} s  -> {args.docs / work:7.1f} docs/s")
+    print(f"orchestration + storage overhead:  {overhead:8.1%} of wall time (target < 25 %)")
+    print(f"pipeline / direct work ratio:      {wall / work:8.2f}x")
+
+
+if __name__ == "__main__":
+    main()
