@@ -1,0 +1,49 @@
+"""The shipped instance configurations: they validate, and the embedded default loads and
+carries the rules the pipeline relies on (one ingest op at a time, retries, no NUX)."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from dagster._core.instance.config import dagster_instance_config
+
+from indx_assets.assets.ingest import INGEST_POOL
+from indx_assets.definitions import build_definitions
+from indx_assets.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted(p.parent for p in (ROOT / "deploy").rglob("dagster.yaml"))
+
+
+@pytest.mark.parametrize("folder", EXAMPLES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_shipped_dagster_yaml_validates_against_dagsters_schema(folder: Path) -> None:
+    config, _ = dagster_instance_config(str(folder))
+    assert config["run_retries"]["enabled"] and config["concurrency"]["pools"]["granularity"] == "op"
+
+
+def test_the_embedded_default_limits_the_ingest_op_to_one_slot_and_validates_the_workspace(tmp_path: Path) -> None:
+    shutil.copy(ROOT / "deploy" / "dagster.yaml", tmp_path / "dagster.yaml")
+    instance = dg.DagsterInstance.from_config(str(tmp_path))
+    assert instance.get_concurrency_config().pool_config.default_pool_limit == 1
+    assert instance.run_retries_enabled and not instance.nux_enabled
+    defs = build_definitions(Settings.from_env())
+    pools = {n.name: n.pool for n in defs.resolve_implicit_global_asset_job_def().graph.node_defs}
+    assert pools == {"ingest_documents": INGEST_POOL, "chunks_table_maintenance": "lancedb_maintenance"}
+    exe = str(Path(sys.executable).parent / "dagster")
+    env = {"DAGSTER_HOME": str(tmp_path), "INDX_HOME": str(tmp_path / "indx"), "PATH": str(Path(sys.executable).parent)}
+    done = subprocess.run([exe, "definitions", "validate", "-w", "workspace.yaml"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_definitions_carry_the_sensors_schedule_and_maintenance_asset() -> None:
+    defs = build_definitions(Settings.from_env())
+    assert {s.name for s in defs.sensors} == {"corpus_sensor", "ingest_automation"}
+    assert [s.cron_schedule for s in defs.schedules] == ["0 3 * * *"]
+    graph = defs.resolve_asset_graph()
+    assert graph.get(dg.AssetKey("chunks_table_maintenance")).partitions_def is None
+    assert all(graph.get(dg.AssetKey(a)).automation_condition is not None
+               for a in ("source_documents", "page_outputs", "chunk_map", "chunk_embeddings", "chunks_table"))
