@@ -5,6 +5,7 @@ numbered in reading order (number k is the page's `chunk:{k-1}`), writes the PNG
 the numbered chunks.
 """
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from indx_assets.cli import app
+from indx_assets.document import chunk_to_json
 from indx_assets.encode import encode_file, to_document
 from indx_assets.picture import DEFAULT_DPI, render_chunk_picture
 
@@ -23,6 +25,7 @@ def show(
     page: Annotated[int, typer.Option("--page", "-p", min=1, help="1-based page (slide) number.")] = 1,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Where to write the PNG (default: FILE-stem.pN.png here).")] = None,
     dpi: Annotated[int, typer.Option("--dpi", min=24, max=600, help="Resolution of the page picture.")] = DEFAULT_DPI,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the page's chunks and the picture's path as JSON.")] = False,
 ) -> None:
     """Draw the page with every chunk's box, numbered in reading order, and write it as a PNG."""
     console = Console()
@@ -41,6 +44,10 @@ def show(
     target = out or Path(f"{file.stem}.p{page}.png")
     target.write_bytes(picture)
     info = pages[page]
+    if json_output:
+        chunk_json = [chunk_to_json(c) for c in chunks]
+        typer.echo(json.dumps({"source_id": document.source_id, "page": info, "picture": str(target), "chunks": chunk_json}))
+        return
     console.print(f"[bold]{file.name}[/] page {page}: {info['status']} by {info['reader']}, {len(chunks)} chunks → {target}")
     table = Table(show_edge=False)
     for column in ("#", "chunker", "type", "bbox / reason", "text"):

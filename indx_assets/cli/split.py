@@ -36,10 +36,12 @@ def split(
     max_chunk_size: Annotated[int, typer.Option("--max-chunk-size", help="Largest leaf, in tokens or characters.")] = 300,
     compute_type: Annotated[str, typer.Option("--compute-type", help="token (MiniLM word pieces) or character.")] = "token",
     need_sentence: Annotated[bool, typer.Option("--need-sentence", help="Also list every sentence with its chunk.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Accepted for uniformity: the output is always JSON.")] = True,
 ) -> None:
     """Split one document into chunks, nodes, rich_texts and sentences (OpenSearch document-split shape)."""
     from indx_assets.chunking.split import SplitError, split_document
 
+    del json_output  # the service's shape is JSON; the flag exists so every indx command takes it
     if file == "-":
         content = sys.stdin.buffer.read()
     else:
