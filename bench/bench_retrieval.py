@@ -1,17 +1,24 @@
 """Retrieval quality of our chunking on Chroma's benchmark, beside baselines recomputed in the same run.
 
-    python bench/bench_retrieval.py            # needs ../shared/eval/chroma
+    python bench/bench_retrieval.py                      # everything; needs ../shared/eval/chroma
+    python bench/bench_retrieval.py --only default       # chosen configurations (name substrings)
+    python bench/bench_retrieval.py --try '{"max_tokens": 180, "new_after_n_tokens": 120}'
+                                                         # the markdown chunker with these chain options
 
 Protocol (../shared/eval/chroma/README.md): chunk the five corpora, pool all chunks in one index,
 embed chunks and the 472 questions with all-MiniLM-L6-v2 (our MiniLMEmbedder, which truncates at
 256 word pieces), retrieve the top 5 by cosine, and score recall / precision / IoU /
 precision_Ω (bench/retrieval_eval.py). Chunk sizes are reported in cl100k tokens, counted in the
 benchmark venv bench/.venv-retrieval (created from bench/requirements-retrieval.txt on first run),
-which also recomputes the baselines with LangChain's splitter and tiktoken. Identical chunk texts
-are embedded once per run.
+which also recomputes the baselines with LangChain's splitter and tiktoken. Vectors are cached on
+disk by text hash and model version (bench/out/embeddings.sqlite, gitignored), so a run embeds only
+texts no earlier run has embedded.
 """
 
+import argparse
+import hashlib
 import json
+import sqlite3
 import subprocess
 import sys
 import time
@@ -30,6 +37,7 @@ from indx_assets.embedder import MiniLMEmbedder  # noqa: E402
 HERE = Path(__file__).resolve().parent
 EVAL = HERE.parent.parent / "shared" / "eval" / "chroma"
 PEERS_VENV = HERE / ".venv-retrieval"
+CACHE = HERE / "out" / "embeddings.sqlite"
 K = 5
 
 #: The README's all-MiniLM-L6-v2 rows: (recall, precision, precision_Ω, IoU, mean size).
@@ -65,36 +73,56 @@ def split_document_chunking(corpora: dict[str, str], **options: object) -> Chunk
     return out
 
 
-def our_configurations(corpora: dict[str, str]) -> dict[str, Callable[[], Chunking]]:
-    """Our chunkings under test, by name; the markdown chunker's defaults once they exist."""
-    configs: dict[str, Callable[[], Chunking]] = {
-        "split_document token 256 (MiniLM)": lambda: split_document_chunking(corpora, max_chunk_size=256, compute_type="token"),
-    }
-    try:
-        from markdown_default import markdown_default_configurations  # bench/markdown_default.py
-    except ImportError:
-        print("(the markdown chunker / chunk_by_title defaults are not available yet: not measured)")
-    else:
-        configs.update(markdown_default_configurations(corpora))
+def our_configurations(corpora: dict[str, str], tries: list[dict[str, object]]) -> dict[str, Callable[[], Chunking]]:
+    """Our chunkings under test, by name: the markdown chunker's defaults, then each `--try`."""
+    from markdown_default import markdown_chunks, markdown_default_configurations  # bench/markdown_default.py
+
+    configs: dict[str, Callable[[], Chunking]] = dict(markdown_default_configurations(corpora))
+    configs["split_document token 256 (MiniLM)"] = lambda: split_document_chunking(corpora, max_chunk_size=256, compute_type="token")
+    for options in tries:
+        title_prefix = bool(options.pop("title_prefix", False))
+        name = "try " + json.dumps(options, separators=(",", ":")) + (" +title" if title_prefix else "")
+        configs[name] = lambda o=options, t=title_prefix: markdown_chunks(corpora, title_prefix=t, **o)
     return configs
 
 
 class Embeddings:
-    """MiniLM vectors by text, each distinct text embedded once per run."""
+    """MiniLM vectors by text: each distinct text embedded once, ever (cached on disk by hash)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: Path = CACHE) -> None:
         self.embedder = MiniLMEmbedder()
-        self.cache: dict[str, np.ndarray] = {}
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(cache)
+        self.db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB)")
+        self.version = self.embedder.model_version
+        self.memory: dict[str, np.ndarray] = {}
+        self.embedded = 0
         self.seconds = 0.0
 
+    def _key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.version}\0{text}".encode()).hexdigest()
+
     def __call__(self, texts: list[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
+        wanted = {self._key(t): t for t in texts if t not in self.memory}
+        keys = list(wanted)
+        for i in range(0, len(keys), 500):  # SQLite's bound-parameter limit
+            batch = keys[i : i + 500]
+            rows = self.db.execute(f"SELECT key, vector FROM vectors WHERE key IN ({','.join('?' * len(batch))})", batch)
+            for key, blob in rows:
+                self.memory[wanted.pop(key)] = np.frombuffer(blob, dtype=np.float32)
+        missing = list(dict.fromkeys(wanted.values()))
         if missing:
             start = time.perf_counter()
-            for text, vector in zip(missing, self.embedder.embed_texts(missing), strict=True):
-                self.cache[text] = vector
+            vectors = self.embedder.embed_texts(missing)
             self.seconds += time.perf_counter() - start
-        return np.stack([self.cache[t] for t in texts])
+            self.embedded += len(missing)
+            with self.db:
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                    [(self._key(t), v.astype(np.float32).tobytes()) for t, v in zip(missing, vectors, strict=True)],
+                )
+            self.memory.update(zip(missing, vectors, strict=True))
+        return np.stack([self.memory[t] for t in texts])
 
 
 def evaluate(bench: Benchmark, chunking: Chunking, embed: Embeddings, questions: np.ndarray) -> dict[str, tuple[float, float]]:
@@ -117,17 +145,39 @@ def evaluate(bench: Benchmark, chunking: Chunking, embed: Embeddings, questions:
     }
 
 
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="run only configurations whose name contains one of these")
+    parser.add_argument("--try", dest="tries", action="append", default=[], metavar="JSON",
+                        help="also run the markdown chunker with these chain options (repeatable; "
+                             '"title_prefix": true embeds each chunk with its section title)')
+    parser.add_argument("--no-baselines", action="store_true", help="skip the recomputed LangChain / token-window rows")
+    return parser.parse_args()
+
+
+def selected(name: str, only: list[str] | None) -> bool:
+    return only is None or any(o in name for o in only) or name.startswith("try ")
+
+
 def main() -> None:
+    args = parse_args()
     if not EVAL.is_dir():
         sys.exit(f"{EVAL} is not present")
     started = time.perf_counter()
     bench = load_benchmark(EVAL)
     ours: dict[str, Chunking] = {}
-    for name, make in our_configurations(bench.corpora).items():
+    tries = [json.loads(t) for t in args.tries]
+    for name, make in our_configurations(bench.corpora, tries).items():
+        if not selected(name, args.only):
+            continue
         t0 = time.perf_counter()
         ours[name] = make()
         print(f"chunked  {name}: {sum(map(len, ours[name].values()))} chunks in {time.perf_counter() - t0:.1f} s", flush=True)
-    request = {"corpora_dir": str(EVAL / "corpora"), "spans": {n: {c: [s for s, _ in ch] for c, ch in o.items()} for n, o in ours.items()}}
+    request = {
+        "corpora_dir": str(EVAL / "corpora"),
+        "baselines": not args.no_baselines,
+        "spans": {n: {c: [s for s, _ in ch] for c, ch in o.items()} for n, o in ours.items()},
+    }
     peers = subprocess.run(
         [str(peers_python()), str(HERE / "retrieval_peers.py")], input=json.dumps(request), capture_output=True, text=True, check=True
     )
@@ -135,6 +185,7 @@ def main() -> None:
     chunkings: dict[str, Chunking] = {
         name: {c: [((s, e), bench.corpora[c][s:e]) for s, e in spans] for c, spans in ch.items()}
         for name, ch in answer["baselines"].items()
+        if selected(name, args.only)
     }
     chunkings.update(ours)
 
@@ -150,16 +201,18 @@ def main() -> None:
 
     print()
     print(f"k = {K}, one pool of all five corpora, all-MiniLM-L6-v2 (MiniLMEmbedder); mean ±population std ×100")
-    header = f"{'configuration':42} {'chunks':>6} {'cl100k':>7} {'recall':>12} {'precision':>11} {'precision_Ω':>12} {'IoU':>10}"
+    width = max(42, *(len(name) for name, *_ in rows))
+    header = f"{'configuration':{width}} {'chunks':>6} {'cl100k':>7} {'recall':>12} {'precision':>11} {'precision_Ω':>12} {'IoU':>10}"
     print(header)
     print("-" * len(header))
     for name, m, size, n in rows:
         cells = [f"{m[k][0]:5.1f} ±{m[k][1]:4.1f}" for k in ("recall", "precision", "precision_Ω", "IoU")]
-        print(f"{name:42} {n:6d} {size:7.1f} {cells[0]:>12} {cells[1]:>11} {cells[2]:>12} {cells[3]:>10}")
+        print(f"{name:{width}} {n:6d} {size:7.1f} {cells[0]:>12} {cells[1]:>11} {cells[2]:>12} {cells[3]:>10}")
     print("published (README, all-MiniLM-L6-v2):")
     for name, (r, p, o, i, size) in PUBLISHED.items():
-        print(f"  {name:40} {'':6} {size:>7} {r:12.1f} {p:11.1f} {o:12.1f} {i:10.1f}")
-    print(f"\n{len(embed.cache)} distinct texts embedded in {embed.seconds:.0f} s; total {time.perf_counter() - started:.0f} s")
+        print(f"  {name:{width - 2}} {'':6} {size:>7} {r:12.1f} {p:11.1f} {o:12.1f} {i:10.1f}")
+    print(f"\n{embed.embedded} new texts embedded in {embed.seconds:.0f} s (the rest from {CACHE.name}); "
+          f"total {time.perf_counter() - started:.0f} s")
 
 
 if __name__ == "__main__":

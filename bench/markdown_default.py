@@ -36,6 +36,6 @@ def markdown_chunks(corpora: dict[str, str], title_prefix: bool = False, **optio
 
 def markdown_default_configurations(corpora: dict[str, str]) -> dict[str, Callable[[], Chunks]]:
     return {
-        "markdown chunker defaults": lambda: markdown_chunks(corpora),
-        "markdown defaults + section title": lambda: markdown_chunks(corpora, title_prefix=True),
+        "default (markdown chunker)": lambda: markdown_chunks(corpora),
+        "default + section title": lambda: markdown_chunks(corpora, title_prefix=True),
     }

