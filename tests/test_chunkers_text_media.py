@@ -9,7 +9,7 @@ from indx_assets.chain import ChainConfig, load_chain
 from indx_assets.chunkers.html import HtmlChunker
 from indx_assets.chunkers.markdown import MarkdownChunker
 from indx_assets.chunkers.text import TextChunker
-from indx_assets.chunking.pieces import DEFAULT_MAX_TOKENS
+from indx_assets.chunking.pieces import DEFAULT_MAX_TOKENS, ChunkerSettings
 from indx_assets.encode import encode_bytes
 from indx_assets.port import PageOutput
 from indx_assets.tokenizer import minilm_tokenizer
@@ -156,3 +156,37 @@ def test_every_corpus_text_file_is_chunked_within_the_limit_in_order(corpus: Pat
             for page_text in by_page.values():
                 missing = [m.group() for m in _WORD.finditer(page_text) if not covered[m.start()] and m.group() != "|"]
                 assert not missing, (path, missing[:5])
+
+
+def _long_line(topic: str, sentences: int = 8) -> str:
+    return " ".join(f"The {topic} paragraph says thing number {i} about {topic}." for i in range(sentences))
+
+
+@pytest.mark.parametrize("chunker", [MarkdownChunker(), TextChunker()])
+def test_long_lines_are_paragraphs_but_hard_wrapped_prose_is_one(chunker) -> None:
+    # one paragraph per line, no blank lines between (a Wikipedia dump, a chat log): chunks end at line ends
+    lines = [_long_line(t) for t in ("trams", "buses", "ferries")]
+    text = "\n".join(lines)
+    media = next(iter(chunker.media_types))
+    cut = type(chunker)(ChunkerSettings.from_options(max_tokens=140, new_after_n_tokens=100))
+    (claim,) = cut.chunk(text.encode(), media, (PageOutput(1, text),))
+    assert [p.text for p in claim.pieces] == lines
+    assert [(p.start, p.end) for p in claim.pieces] == [(text.index(line), text.index(line) + len(line)) for line in lines]
+    # hard-wrapped prose (short lines) is one paragraph: a chunk ends at a sentence end, not a line end
+    wrapped = "\n".join(re.findall(r".{1,70}(?:\s|$)", " ".join(lines)))
+    (claim,) = cut.chunk(wrapped.encode(), media, (PageOutput(1, wrapped),))
+    assert len(claim.pieces) > 1 and all(p.text.endswith(".") for p in claim.pieces)
+
+
+def test_a_long_paragraph_fills_the_chunk_of_the_line_before_it_with_whole_sentences() -> None:
+    text = "Fleet notes\n\n" + _long_line("trams", 12)
+    settings = ChunkerSettings.from_options(max_tokens=80, new_after_n_tokens=60)
+    (claim,) = TextChunker(settings).chunk(text.encode(), "text/plain", (PageOutput(1, text),))
+    first, *rest = claim.pieces
+    assert first.text.startswith("Fleet notes\n\nThe trams paragraph says thing number 0")
+    assert all(p.text.endswith(".") and minilm_tokenizer().count(p.text) <= 80 for p in claim.pieces)
+    assert "".join(p.text for p in rest).replace(" ", "") in text.replace(" ", "")
+    # without sentence units the paragraph is isolated and the heading line is a chunk of its own
+    whole = ChunkerSettings.from_options(max_tokens=80, new_after_n_tokens=60, sentence_units=False)
+    (claim,) = TextChunker(whole).chunk(text.encode(), "text/plain", (PageOutput(1, text),))
+    assert claim.pieces[0].text == "Fleet notes"

@@ -3,7 +3,8 @@
 
 The page text of a Markdown source is the source itself, so each block's source map (its
 line range) gives its offsets: headings are `Title`s at their level, paragraphs
-`NarrativeText` (`ListItem` inside a list), fenced and indented code `CodeSnippet`s, tables
+`NarrativeText` (`ListItem` inside a list; a paragraph of long lines one element per line,
+see `indx_assets.chunking.paragraphs`), fenced and indented code `CodeSnippet`s, tables
 `Table`s (cells `|`-separated per line, with the rendered HTML for row-wise splitting), and
 raw HTML blocks are read with the HTML reader's own block walk. A block's text is its inline
 source (markers such as `#`, `>` or `-` gone, inline markup kept).
@@ -12,6 +13,7 @@ source (markers such as `#`, `>` or `-` gone, inline markup kept).
 from typing import Any
 
 from indx_assets.chunking.elements import CodeSnippet, Element, ListItem, NarrativeText, Table, Title
+from indx_assets.chunking.paragraphs import line_runs
 from indx_assets.chunking.pieces import StructuredProvider, StructuredTextChunker
 from indx_assets.port import PageOutput
 
@@ -88,7 +90,13 @@ def markdown_elements(text: str) -> list[Element]:
             i += 2
         elif kind == "paragraph_open":
             cls = ListItem if list_depth else NarrativeText
-            elements.append(_place(cls(tokens[i + 1].content), lines.span(token.map)))
+            content = tokens[i + 1].content.split("\n")
+            first, last = token.map or (0, 0)
+            if len(content) != last - first:  # no line-for-line source map: keep it whole
+                elements.append(_place(cls(tokens[i + 1].content), lines.span(token.map)))
+            else:
+                for a, b in line_runs(content):
+                    elements.append(_place(cls("\n".join(content[a:b])), lines.span([first + a, first + b])))
             i += 2
         elif kind in ("fence", "code_block"):
             elements.append(_place(CodeSnippet(token.content), lines.span(token.map)))

@@ -1,6 +1,7 @@
 """The `text` chunker: plain text cut into paragraphs (blank lines), then by `chunk_by_title`.
 
-A paragraph of one short line without closing punctuation (a chapter heading, say) is a
+A paragraph of long lines is one element per line (`indx_assets.chunking.paragraphs`).
+A paragraph (or line of such) of one short line without closing punctuation (a chapter heading, say) is a
 `Title`; a paragraph whose every line starts with a bullet or a number is a list, one
 `ListItem` per line; everything else is `NarrativeText`.
 """
@@ -8,6 +9,7 @@ A paragraph of one short line without closing punctuation (a chapter heading, sa
 import re
 
 from indx_assets.chunking.elements import Element, ListItem, NarrativeText, Title
+from indx_assets.chunking.paragraphs import line_runs
 from indx_assets.chunking.pieces import StructuredProvider, StructuredTextChunker
 from indx_assets.port import PageOutput
 
@@ -39,11 +41,19 @@ def text_elements(text: str) -> list[Element]:
                 elements.append(item)
                 offset += len(line) + 1
             continue
-        element: Element = Title(paragraph) if _is_title(paragraph) else NarrativeText(paragraph)
-        if isinstance(element, Title):
-            element.metadata.category_depth = 1
-        element.metadata.start, element.metadata.end = m.start(), m.end()
-        elements.append(element)
+        starts = [m.start()]
+        for line in lines[:-1]:
+            starts.append(starts[-1] + len(line) + 1)
+        for a, b in line_runs(lines):
+            run = "\n".join(lines[a:b]).strip()
+            if not run:
+                continue
+            start = starts[a] + len("\n".join(lines[a:b])) - len("\n".join(lines[a:b]).lstrip())
+            element: Element = Title(run) if _is_title(run) else NarrativeText(run)
+            if isinstance(element, Title):
+                element.metadata.category_depth = 1
+            element.metadata.start, element.metadata.end = start, start + len(run)
+            elements.append(element)
     return elements
 
 

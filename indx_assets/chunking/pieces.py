@@ -23,11 +23,15 @@ What the `markdown`, `html` and `text` chunkers share (each only maps its format
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from indx_assets.chunking.elements import CodeSnippet, Element, Table, TableChunk, Title
+from indx_assets.chunking.elements import CodeSnippet, Element, ListItem, NarrativeText, Table, TableChunk, Text, Title
 from indx_assets.chunking.measure import WORD
+from indx_assets.chunking.text_splitter import SENTENCE_END
 from indx_assets.port import ChunkPiece, PageChunks, PageOutput
+
+if TYPE_CHECKING:
+    from indx_assets.chunking.options import ChunkingOptions
 
 DEFAULT_MAX_TOKENS = 254
 DEFAULT_NEW_AFTER_N_TOKENS = 160
@@ -49,6 +53,8 @@ class ChunkerSettings:
     multipage_sections: bool = True
     isolate_table: bool = True
     repeat_table_headers: bool = True
+    #: cut prose elements over the soft maximum into sentences before packing (see `sentence_units`)
+    sentence_units: bool = True
 
     @classmethod
     def from_options(cls, **options: Any) -> "ChunkerSettings":
@@ -93,6 +99,8 @@ class ChunkerSettings:
             multipage_sections=self.multipage_sections,
         )
         opts = replace(opts, isolate_code=True)
+        if self.sentence_units:
+            elements = sentence_units(elements, opts)
         pre_chunks = iter_pre_chunks(elements, opts)
         if opts.by_title:
             pre_chunks = combine_pre_chunks(pre_chunks, opts)
@@ -108,6 +116,37 @@ class ChunkerSettings:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_PROSE = (NarrativeText, ListItem, Text)
+
+
+def sentence_units(elements: Sequence[Element], opts: "ChunkingOptions") -> list[Element]:
+    """`elements` with every prose element bigger than the soft maximum cut into its sentences.
+
+    Packing then fills chunks with whole sentences: a long paragraph ends its chunks at
+    sentence ends once they pass the soft maximum, and the text before it (a heading line, a
+    short paragraph) shares a chunk with its first sentences instead of being flushed alone
+    because the whole paragraph would not fit. Left to `chunk_elements`, an oversized
+    paragraph is isolated and cut at the hard maximum, leaving small chunks on both sides.
+    Each sentence keeps its paragraph's metadata (page, box, offsets bound the span search).
+    """
+    from indx_assets.chunking.core import chunk_text_of
+
+    texts = [chunk_text_of(e, opts.isolate_table) if type(e) in _PROSE else "" for e in elements]
+    sizes = opts.measure.sizes(texts)
+    out: list[Element] = []
+    for element, text, size in zip(elements, texts, sizes):
+        if not text or size <= opts.soft_max:
+            out.append(element)
+            continue
+        start = 0
+        for m in SENTENCE_END.finditer(text):
+            out.append(type(element)(text[start : m.end()].strip(), metadata=element.metadata.copy()))
+            start = m.end()
+        if text[start:].strip():
+            out.append(type(element)(text[start:].strip(), metadata=element.metadata.copy()))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

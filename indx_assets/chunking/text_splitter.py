@@ -15,7 +15,7 @@ from itertools import accumulate, islice
 from indx_assets.chunking.measure import WORD, Measure
 
 #: A sentence end: terminal punctuation, then any closing quotes or brackets, then whitespace.
-_SENTENCE_END = re.compile(r"[.!?。！？…]['\"”’)\]]*(?=\s)")
+SENTENCE_END = re.compile(r"[.!?。！？…]['\"”’)\]]*(?=\s)")
 #: The right-most whitespace run in a range (greedy prefix pushes the match right).
 _LAST_SPACE = re.compile(r"(?s).*\S(\s+)")
 
@@ -65,7 +65,7 @@ class TextSplitter:
     def _strong_end(self, s: str, lo: int, hi: int) -> int | None:
         """The right-most end of a sentence or of a line in `s[lo:hi]` (where a piece would end)."""
         last = None
-        for last in _SENTENCE_END.finditer(s, lo, hi + 1):
+        for last in SENTENCE_END.finditer(s, lo, hi + 1):
             pass
         best = last.end() if last is not None else None
         newline = s.rfind("\n", lo, hi + 1)
