@@ -53,15 +53,24 @@ def evaluate(instance: dg.DagsterInstance, settings: Settings, state: Automation
 
 def run_requested(instance: dg.DagsterInstance, settings: Settings, requested: dict[str, set[str]],
                   batch_size: int = BATCH_SIZE) -> list[BatchResult]:
-    """Execute the requested asset partitions: partitions wanting the same assets share runs."""
-    by_selection: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    """Execute the requested asset partitions: partitions wanting the same assets share runs.
+
+    A run covers a contiguous partition range, so scattered requests (every other document
+    after a chain change) would make one run each. The runs cover the span from the first to
+    the last requested partition instead; the stages skip the fresh partitions in between for
+    the price of two queries per stage.
+    """
+    by_selection: dict[tuple[str, ...], set[str]] = defaultdict(set)
     partitions = {pk for keys in requested.values() for pk in keys}
     for pk in partitions:
         selection = tuple(sorted(asset for asset, keys in requested.items() if pk in keys))
-        by_selection[selection].append(pk)
+        by_selection[selection].add(pk)
+    order = instance.get_dynamic_partitions(SOURCES.name)
     results = []
     for selection, keys in sorted(by_selection.items()):
-        results.extend(materialize_partitions(instance, settings, keys, batch_size=batch_size, selection=selection))
+        positions = [i for i, pk in enumerate(order) if pk in keys]
+        span = order[positions[0]:positions[-1] + 1]
+        results.extend(materialize_partitions(instance, settings, span, batch_size=batch_size, selection=selection))
     return results
 
 

@@ -1,0 +1,105 @@
+"""Load test of the automation path: N generated documents in, then a chain change.
+
+    python bench/load_test.py [--documents 2000] [--page-size 500] [--batch-size 100]
+
+Writes N documents (Markdown and plain text, deterministic), then drives the daemon's loop
+in-process (`automation.local.tick`: corpus sensor scan → automation evaluation → batched
+runs of exactly the requested partitions) until automation asks for nothing. Then changes the
+chain's configuration (the markdown chunker's max_characters), which changes `chunk_map`'s
+code version, and ticks again until settled. Reports wall time, runs launched, partitions
+requested per asset, and checks that the LanceDB table holds exactly one row per chunk id and
+exactly the chunk ids of the stored chunk maps.
+"""
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import dagster as dg
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from indx_assets.analytics import dataset  # noqa: E402
+from indx_assets.automation.local import AutomationState, tick  # noqa: E402
+from indx_assets.definitions import build_resources  # noqa: E402
+from indx_assets.settings import Settings  # noqa: E402
+
+WORDS = ("harbour lantern keeper granite tide beacon storm signal coast ledger rope timber tea leaf valley "
+         "tram depot rail bridge river market copper engine chart compass gull reef").split()
+
+
+def sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 18))).capitalize() + "."
+
+
+def write_documents(root: Path, n: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    for i in range(n):
+        folder = root / f"batch-{i // 250:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        paragraphs = [" ".join(sentence(rng) for _ in range(rng.randint(2, 6))) for _ in range(rng.randint(2, 6))]
+        if i % 2:
+            text = f"# Document {i}\n\n" + "\n\n".join(f"## Part {j}\n\n{p}" for j, p in enumerate(paragraphs))
+            (folder / f"doc-{i:05d}.md").write_text(text, encoding="utf-8")
+        else:
+            (folder / f"doc-{i:05d}.txt").write_text("\n\n".join(paragraphs), encoding="utf-8")
+
+
+def settle(instance: dg.DagsterInstance, settings: Settings, state: AutomationState, page_size: int,
+           batch_size: int) -> dict:
+    started = time.perf_counter()
+    runs, failed, ticks = 0, 0, 0
+    requested: Counter[str] = Counter()
+    while True:
+        result = tick(instance, settings, state, page_size=page_size, batch_size=batch_size)
+        ticks += 1
+        runs += len(result.runs)
+        failed += sum(not r.success for r in result.runs)
+        requested.update({asset: len(keys) for asset, keys in result.requested.items()})
+        swept = state.sensor.sweeps >= 1 and not state.sensor.after_file
+        if swept and not any(result.requested.values()):
+            break
+    return {"wall_s": round(time.perf_counter() - started, 1), "ticks": ticks, "runs": runs,
+            "failed_runs": failed, "requested": dict(requested)}
+
+
+def check_table(settings: Settings) -> dict:
+    ids = Counter(build_resources(settings)["lancedb"].table().to_arrow().column("id").to_pylist())  # type: ignore[attr-defined]
+    stored = set(dataset(settings.storage_uri, "chunk_map").to_table(columns=["id"]).column("id").to_pylist())  # type: ignore[union-attr]
+    return {"rows": sum(ids.values()), "distinct_ids": len(ids), "duplicate_ids": sum(c > 1 for c in ids.values()),
+            "chunk_map_ids": len(stored), "table_matches_chunk_map": set(ids) == stored}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--documents", type=int, default=2000)
+    parser.add_argument("--page-size", type=int, default=500)
+    parser.add_argument("--batch-size", type=int, default=100)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus, home = Path(tmp) / "corpus", Path(tmp) / "indx"
+        write_documents(corpus, args.documents)
+        settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
+                            corpus_roots=(str(corpus),))
+        (Path(tmp) / "dagster").mkdir()
+        report: dict = {"documents": args.documents, "page_size": args.page_size, "batch_size": args.batch_size}
+        with dg.instance_for_test(temp_dir=str(Path(tmp) / "dagster")) as instance:
+            state = AutomationState()
+            report["initial_load"] = settle(instance, settings, state, args.page_size, args.batch_size)
+            report["after_initial_load"] = check_table(settings)
+            changed = replace(settings, chain_config=json.dumps({"options": {"markdown": {"max_characters": 300}}}))
+            report["chain_change"] = settle(instance, changed, state, args.page_size, args.batch_size)
+            report["after_chain_change"] = check_table(changed)
+            report["runs_total"] = report["initial_load"]["runs"] + report["chain_change"]["runs"]
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
