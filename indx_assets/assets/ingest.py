@@ -74,25 +74,43 @@ class _Batch:
             self.context.log.info(f"{key.to_user_string()}: {skipped} partition(s) already fresh")
         return todo, parents
 
-    def attempt(self, key: dg.AssetKey, partition: str, work: Callable[[], stages.StageOutput]) -> stages.StageOutput | None:
-        """Run one partition's stage; a failure is logged and recorded, never fatal to the batch."""
-        try:
-            return work()
-        except Exception as exc:  # a bad document must not take its batch down
-            self.context.log.exception(f"{key.to_user_string()} failed for source {partition!r}")
-            self.failed[partition] = f"{key.to_user_string()}: {type(exc).__name__}: {exc}"
-            return None
+    def fail(self, key: dg.AssetKey, partitions: Sequence[str], exc: BaseException) -> None:
+        """Log a stage's failure with its traceback and record it for each partition it cost."""
+        self.context.log.exception(f"{key.to_user_string()} failed for {', '.join(map(repr, partitions[:5]))}")
+        self.failed.update({p: f"{key.to_user_string()}: {type(exc).__name__}: {exc}" for p in partitions})
 
-    def attempt_batch(
-        self, key: dg.AssetKey, partitions: Sequence[str], work: Callable[[], dict[str, stages.StageOutput]]
-    ) -> dict[str, stages.StageOutput]:
-        """Run a stage over several partitions at once; its failure is every member's."""
+    def per_partition(
+        self, key: dg.AssetKey, partitions: Sequence[str], work: Callable[[str], stages.StageOutput]
+    ) -> Iterator[dg.AssetMaterialization]:
+        """Run a stage partition by partition; one partition's failure is logged and recorded,
+        never fatal to the batch."""
+        todo, parents = self.todo(key, partitions)
+        for partition in todo:
+            try:
+                out = work(partition)
+            except Exception as exc:  # a bad document must not take its batch down
+                self.fail(key, [partition], exc)
+                continue
+            yield self.event(key, partition, out, parents)
+
+    def batched(
+        self,
+        key: dg.AssetKey,
+        partitions: Sequence[str],
+        work: Callable[[list[str], dict[str, PartitionRecord]], dict[str, stages.StageOutput]],
+    ) -> Iterator[dg.AssetMaterialization]:
+        """Run a stage over all its partitions at once (one embedding pass, one table commit);
+        its failure is every member's."""
+        todo, parents = self.todo(key, partitions)
+        if not todo:
+            return
         try:
-            return work()
+            outputs = work(todo, parents)
         except Exception as exc:
-            self.context.log.exception(f"{key.to_user_string()} failed for a batch of {len(partitions)} source(s)")
-            self.failed.update({p: f"{key.to_user_string()}: {type(exc).__name__}: {exc}" for p in partitions})
-            return {}
+            self.fail(key, todo, exc)
+            return
+        for partition, out in outputs.items():
+            yield self.event(key, partition, out, parents)
 
     def event(self, key: dg.AssetKey, partition: str, out: stages.StageOutput,
               parents: dict[str, PartitionRecord] | None = None) -> dg.AssetMaterialization:
@@ -176,49 +194,39 @@ def build_ingest_assets(
                     path = corpus.locate(pk)
                     content = path.read_bytes()
                 except OSError as exc:
-                    context.log.error(f"source {pk!r} cannot be read: {exc}")
-                    batch.failed[pk] = f"source_documents: {exc}"
+                    batch.fail(SOURCE_DOCUMENTS, [pk], exc)
                     continue
                 version = stages.source_version(content)
                 if not config.force and is_fresh(own.get(pk), SOURCE_CODE_VERSION, data_version=version):
                     continue
-                out = batch.attempt(SOURCE_DOCUMENTS, pk, lambda: stages.store_source(pk, path.name, content, storage))
-                if out:
-                    yield batch.event(SOURCE_DOCUMENTS, pk, out)
+                try:
+                    out = stages.store_source(pk, path.name, content, storage)
+                except Exception as exc:
+                    batch.fail(SOURCE_DOCUMENTS, [pk], exc)
+                    continue
+                yield batch.event(SOURCE_DOCUMENTS, pk, out)
 
+        # Each stage's events are yielded (and so stored) before the next stage asks for them.
         if PAGE_OUTPUTS in selected:
-            todo, parents = batch.todo(PAGE_OUTPUTS, partitions)
-            for pk in todo:
-                out = batch.attempt(PAGE_OUTPUTS, pk, lambda: stages.read_pages(pk, storage, readers.config))
-                if out:
-                    yield batch.event(PAGE_OUTPUTS, pk, out, parents)
-
+            yield from batch.per_partition(PAGE_OUTPUTS, partitions, lambda pk: stages.read_pages(pk, storage, readers.config))
         if CHUNK_MAP in selected:
-            todo, parents = batch.todo(CHUNK_MAP, partitions)
-            for pk in todo:
-                out = batch.attempt(CHUNK_MAP, pk, lambda: stages.cut_chunks(pk, storage, chain.chain))
-                if out:
-                    yield batch.event(CHUNK_MAP, pk, out, parents)
-
+            yield from batch.per_partition(CHUNK_MAP, partitions, lambda pk: stages.cut_chunks(pk, storage, chain.chain))
         if CHUNK_EMBEDDINGS in selected:
-            todo, parents = batch.todo(CHUNK_EMBEDDINGS, partitions)
-            if todo:
-                versions = {pk: parents[pk].data_version or "" for pk in todo}
-                outputs = batch.attempt_batch(
-                    CHUNK_EMBEDDINGS, todo, lambda: stages.embed_chunks(todo, storage, embedder.embedder, versions)
-                )
-                for pk, out in outputs.items():
-                    yield batch.event(CHUNK_EMBEDDINGS, pk, out, parents)
-
+            yield from batch.batched(
+                CHUNK_EMBEDDINGS,
+                partitions,
+                lambda todo, parents: stages.embed_chunks(
+                    todo, storage, embedder.embedder, {pk: parents[pk].data_version or "" for pk in todo}
+                ),
+            )
         if CHUNKS_TABLE in selected:
-            todo, parents = batch.todo(CHUNKS_TABLE, partitions)
-            if todo:
-                table_versions = {pk: [parents[pk].data_version or "", TABLE_CODE_VERSION] for pk in todo}
-                outputs = batch.attempt_batch(
-                    CHUNKS_TABLE, todo, lambda: stages.write_rows(todo, storage, lancedb, table_versions)
-                )
-                for pk, out in outputs.items():
-                    yield batch.event(CHUNKS_TABLE, pk, out, parents)
+            yield from batch.batched(
+                CHUNKS_TABLE,
+                partitions,
+                lambda todo, parents: stages.write_rows(
+                    todo, storage, lancedb, {pk: [parents[pk].data_version or "", TABLE_CODE_VERSION] for pk in todo}
+                ),
+            )
 
         if batch.failed:
             listed = "; ".join(f"{pk}: {why}" for pk, why in sorted(batch.failed.items()))
