@@ -4,7 +4,6 @@
 the requested partitions are then executed in-process by `automation.local`.
 """
 
-import sys
 from pathlib import Path
 
 import dagster as dg
@@ -12,30 +11,14 @@ import pytest
 
 from chunker_dists import install
 from indx_assets.automation.local import AutomationState, evaluate, run_requested, tick
-from indx_assets.definitions import build_resources
+from indx_assets.definitions import build_definitions, build_resources
 from indx_assets.settings import Settings
 from indx_assets.status import code_versions, corpus_status
-from indx_assets.definitions import build_definitions
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from make_sample_corpus import write_corpus  # noqa: E402
+pytest_plugins = ["ingest_fixtures"]  # the settings and instance fixtures
+
 
 ASSETS = ("source_documents", "page_outputs", "chunk_map", "chunk_embeddings", "chunks_table")
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    write_corpus(tmp_path / "corpus")
-    home = tmp_path / "indx"
-    return Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
-                    corpus_roots=(str(tmp_path / "corpus"),))
-
-
-@pytest.fixture
-def instance(tmp_path: Path):
-    (tmp_path / "dagster").mkdir()
-    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
-        yield instance
 
 
 def chunk_ids(settings: Settings) -> list[str]:

@@ -1,10 +1,8 @@
 """The corpus sensor on a real instance: new, changed and vanished files; paging; odd names."""
 
-import sys
 from pathlib import Path
 
 import dagster as dg
-import pytest
 
 from indx_assets.automation.local import AutomationState, tick
 from indx_assets.automation.sensor import Cursor, corpus_sensor, scan
@@ -12,23 +10,7 @@ from indx_assets.automation.source_index import MAX_KEY_LENGTH, SourceIndex, par
 from indx_assets.definitions import build_resources
 from indx_assets.settings import Settings
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from make_sample_corpus import write_corpus  # noqa: E402
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    write_corpus(tmp_path / "corpus")
-    home = tmp_path / "indx"
-    return Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
-                    corpus_roots=(str(tmp_path / "corpus"),))
-
-
-@pytest.fixture
-def instance(tmp_path: Path):
-    (tmp_path / "dagster").mkdir()
-    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
-        yield instance
+pytest_plugins = ["ingest_fixtures"]  # the settings and instance fixtures
 
 
 def run_sensor(instance: dg.DagsterInstance, settings: Settings, cursor: str | None = None,

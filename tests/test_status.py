@@ -16,25 +16,9 @@ from indx_assets.runner import materialize_partitions, sync_partitions
 from indx_assets.settings import Settings
 from indx_assets.status import CODE_VERSION, UPSTREAM_DATA, code_versions, corpus_status
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from make_sample_corpus import write_corpus  # noqa: E402
+pytest_plugins = ["ingest_fixtures"]  # the settings and instance fixtures
 
 INDX = str(Path(sys.executable).parent / "indx")
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    write_corpus(tmp_path / "corpus")
-    home = tmp_path / "indx"
-    return Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
-                    corpus_roots=(str(tmp_path / "corpus"),))
-
-
-@pytest.fixture
-def instance(tmp_path: Path):
-    (tmp_path / "dagster").mkdir()
-    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
-        yield instance
 
 
 def test_status_agrees_with_dagsters_resolver_and_pages_give_the_same_answer(
