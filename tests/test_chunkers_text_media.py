@@ -190,3 +190,22 @@ def test_a_long_paragraph_fills_the_chunk_of_the_line_before_it_with_whole_sente
     whole = ChunkerSettings.from_options(max_tokens=80, new_after_n_tokens=60, sentence_units=False)
     (claim,) = TextChunker(whole).chunk(text.encode(), "text/plain", (PageOutput(1, text),))
     assert claim.pieces[0].text == "Fleet notes"
+
+
+def test_a_repeated_passage_is_cut_the_same_way_whatever_comes_before_it() -> None:
+    passage = _long_line("ferries", 9)
+    text = f"Short note one.\n\n{passage}\n\nAnother note. A second short note here.\n\n{passage}"
+    tok = minilm_tokenizer()
+
+    def cuts(**options: object) -> tuple[list[int], list[int]]:
+        """Where chunks start inside each copy, relative to the copy's start."""
+        settings = ChunkerSettings.from_options(max_tokens=80, new_after_n_tokens=60, **options)
+        (claim,) = TextChunker(settings).chunk(text.encode(), "text/plain", (PageOutput(1, text),))
+        at = (text.index(passage), text.rindex(passage))
+        return tuple([p.start - a for p in claim.pieces if a <= p.start < a + len(passage)] for a in at)  # type: ignore[return-value]
+
+    first, second = cuts()
+    assert tok.count(passage) > 60 and first == second == [0, passage.index("The ferries paragraph says thing number 7")]
+    # packing across paragraphs instead shifts the cuts by whatever text came before the passage
+    first, second = cuts(paragraph_starts_chunk=None)
+    assert first != second

@@ -61,6 +61,8 @@ class PreChunk:
     is_table: bool = False
     #: a table or (with `isolate_code`) code: never shares a chunk
     alone: bool = False
+    #: begins at one of `opts.chunk_starts`: never combined into the pre-chunk before it
+    fresh: bool = False
 
     @property
     def text(self) -> str:
@@ -94,6 +96,7 @@ class _Builder:
         self.sizes = 0
         self.has_table = False
         self.alone = False
+        self.fresh = False
         self.section_title: str | None = None
         self.pages: set[int] = set()
 
@@ -117,9 +120,12 @@ class _Builder:
             return False
         return opts.measure.size(TEXT_SEPARATOR.join([*segments, text])) <= opts.hard_max
 
-    def add(self, element: Element, text: str, size: int, is_table: bool, alone: bool, section_title: str | None) -> None:
+    def add(
+        self, element: Element, text: str, size: int, is_table: bool, alone: bool, section_title: str | None, fresh: bool = False
+    ) -> None:
         if not self.elements:
             self.section_title = section_title
+            self.fresh = fresh
             if alone:
                 self.prefix, self.prefix_size = "", 0  # a table never starts with narrative overlap
         self.elements.append(element)
@@ -137,7 +143,7 @@ class _Builder:
             return
         pre_chunk = PreChunk(
             self.elements, self.texts, self.sizes, self.prefix, self.prefix_size, self.section_title, self.pages,
-            self.has_table, self.alone,
+            self.has_table, self.alone, self.fresh,
         )
         overlap_next = ""
         if self.opts.overlap_all and self.opts.overlap and not self.alone and self.texts:
@@ -157,8 +163,8 @@ def iter_pre_chunks(elements: Iterable[Element], opts: ChunkingOptions) -> Itera
     title: str | None = None
     current_page: int | None = None
     first = True
-    for element, text, size in zip(elements, texts, sizes):
-        boundary = False
+    for i, (element, text, size) in enumerate(zip(elements, texts, sizes)):
+        boundary = i in opts.chunk_starts
         if opts.by_title:
             if isinstance(element, Title):
                 boundary = True
@@ -176,7 +182,7 @@ def iter_pre_chunks(elements: Iterable[Element], opts: ChunkingOptions) -> Itera
         if builder.elements and (boundary or not builder.fits(element, text, size, alone)):
             yield from builder.flush()
         section_title = element.metadata.section_title or title
-        builder.add(element, text, size, is_table, alone, section_title)
+        builder.add(element, text, size, is_table, alone, section_title, i in opts.chunk_starts)
     yield from builder.flush()
 
 
@@ -203,7 +209,7 @@ def combine_pre_chunks(pre_chunks: Iterable[PreChunk], opts: ChunkingOptions) ->
 def _merge(
     acc: PreChunk, nxt: PreChunk, opts: ChunkingOptions, acc_size: int, nxt_size: int, join: int
 ) -> tuple[PreChunk, int] | None:
-    if acc.alone or nxt.alone or acc_size >= opts.combine_under:
+    if acc.alone or nxt.alone or nxt.fresh or acc_size >= opts.combine_under:
         return None
     if not opts.multipage_sections and len(acc.pages | nxt.pages) > 1:
         return None
@@ -215,6 +221,7 @@ def _merge(
         acc.prefix_size,
         acc.section_title,
         acc.pages | nxt.pages,
+        fresh=acc.fresh,
     )
     if opts.measure.additive:
         nxt_content = nxt_size - (nxt.prefix_size + join if nxt.prefix else 0)
