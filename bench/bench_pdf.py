@@ -3,7 +3,8 @@
 Contenders, each in its own subprocess per repeat (so peak memory is the contender's own):
 - `floor`: pypdfium2's plain per-page `get_text_range()`, the floor any Python PDF pipeline
   stands on;
-- `indx`: this project's PDF reader + `pdf` chunker (runs → lines → blocks → boxed pieces);
+- `indx`: this project's PDF reader + `pdf` chunker (runs → lines → blocks → the chunking
+  library's chunks in MiniLM tokens → boxed pieces);
 - `unstructured`: `partition_pdf(strategy="fast")` + `chunk_by_title`, run with the peers'
   interpreter in `bench/.venv-peers` (python -m venv bench/.venv-peers && bench/.venv-peers/bin/pip
   install -r bench/requirements-peers-pdf.txt; the contender is skipped, and the run says so, when
@@ -112,6 +113,9 @@ def worker(name: str, paths: list[str]) -> None:
     if name == "indx":
         import indx_assets.chunkers.pdf  # noqa: F401
         import pypdfium2  # noqa: F401
+        from indx_assets.tokenizer import minilm_tokenizer
+
+        minilm_tokenizer()  # loaded once per process, like an import (the chunker counts MiniLM tokens)
     elif name == "unstructured":
         os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
         import unstructured.chunking.title  # noqa: F401
@@ -155,6 +159,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--peer-repeats", type=int, default=1, help="repeats for unstructured (about 5 minutes each)")
+    parser.add_argument("--no-unstructured", action="store_true", help="skip the unstructured peer (floor and indx only)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -166,7 +171,9 @@ def main() -> None:
     pdfs = sorted(p for p in (CORPUS / "pdf").glob("*.pdf") if p.name not in NOT_TEXT)
     pdfs.append(CORPUS / "language-docs" / "fr_olap.pdf")
     contenders = ["floor", "indx"]
-    if PEERS_PYTHON.exists():
+    if args.no_unstructured:
+        print("unstructured: not measured (--no-unstructured)")
+    elif PEERS_PYTHON.exists():
         contenders.append("unstructured")
     else:
         print(f"unstructured: not measured ({PEERS_PYTHON} missing; create it with pip install 'unstructured[pdf]')")

@@ -11,22 +11,28 @@ Every text piece carries the union box of its lines, normalised to the displayed
 box and `/Rotate` applied, top-left origin), and, when its runs form one stretch of the
 reader's page text that no other piece reaches into, the character offsets of that stretch.
 
-Size policy (`with_options`): `max_characters` (hard limit, default 1000) and
-`new_after_n_chars` (soft limit, default 800). A heading starts a new piece; blocks are only
-combined when they stack vertically (so a piece never spans two columns); a table is its
-own `table` piece, split by rows with the header row repeated; a block over the limit is
-split between lines, and a line over the limit between words.
+Sizes and sections are the structure-aware chunking library's (`indx_assets.chunking`, the
+same `ChunkerSettings` as the `markdown`, `html` and `text` chunkers; `pdf_elements` maps the
+page's blocks to its elements and its chunks back to lines): by default `by_title` with at
+most 254 MiniLM tokens and a soft maximum of 160; every heading starts a section and each
+piece names its section (`section_title`, `section_path`, ...); small sections are combined;
+a table is its own `table` piece, split by rows with the header row repeated; blocks are
+only combined within one flow (blocks stacked in one column), so no piece spans two columns.
+Options (`with_options`): the chunking options of `ChunkerSettings` (e.g. `max_tokens`, or
+`max_characters`/`new_after_n_chars` for character limits) and `dpi`.
 """
 
 import io
 import os
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from indx_assets.chunkers.pdf_layout import Block, Run, VisualLine, layout
-from indx_assets.port import BBox, ChunkPiece, PageChunks, PageOutput
+from indx_assets.chunkers.pdf_elements import SectionTrail, boxed, cut_page, page_layout, reader_offsets
+from indx_assets.chunkers.pdf_layout import Run, layout
+from indx_assets.chunking.pieces import ChunkerSettings
+from indx_assets.port import ChunkPiece, PageChunks, PageOutput
 
 if TYPE_CHECKING:
     import pypdfium2
@@ -193,183 +199,31 @@ def page_runs(page: "pypdfium2.PdfPage", textpage: "pypdfium2.PdfTextPage", text
     return runs
 
 
-@dataclass
-class _Draft:
-    """A piece being assembled: its text units and their boxes and text spans."""
+def text_pieces(page: "pypdfium2.PdfPage", output: PageOutput, settings: ChunkerSettings, trail: SectionTrail | None = None) -> tuple[ChunkPiece, ...]:
+    """Cut one page's text layer into boxed pieces in reading order (see `pdf_elements`).
 
-    kind: str  # "text" or "table"
-    units: list[str] = field(default_factory=list)
-    boxes: list[tuple[float, float, float, float]] = field(default_factory=list)
-    spans: list[tuple[int, int]] = field(default_factory=list)
-    last_block: tuple[float, float, float, float] | None = None
-    section: str | None = None
-    chars: int = 0
-
-    def add(self, text: str, box: tuple[float, float, float, float], spans: Sequence[tuple[int, int]], sep: str = "\n") -> None:
-        self.chars += len(text) + (len(sep) if self.units else 0)
-        self.units.append(text if not self.units else sep + text)
-        self.boxes.append(box)
-        self.spans.extend(spans)
-
-    @property
-    def text(self) -> str:
-        return "".join(self.units)
-
-
-def _spans(lines: Sequence[VisualLine]) -> list[tuple[int, int]]:
-    return [(r.start, r.end) for line in lines for r in line.runs]
-
-
-def _box(lines: Sequence[VisualLine]) -> tuple[float, float, float, float]:
-    return (min(l.x0 for l in lines), min(l.y0 for l in lines), max(l.x1 for l in lines), max(l.y1 for l in lines))
-
-
-def _split_words(text: str, limit: int) -> list[str]:
-    """Cut an over-long line between words (between characters if a word alone is too long)."""
-    parts: list[str] = []
-    current = ""
-    for word in text.split(" "):
-        while len(word) > limit:
-            if current:
-                parts.append(current)
-                current = ""
-            parts.append(word[:limit])
-            word = word[limit:]
-        candidate = f"{current} {word}" if current else word
-        if len(candidate) > limit:
-            parts.append(current)
-            current = word
-        else:
-            current = candidate
-    if current:
-        parts.append(current)
-    return [p for p in parts if p]
-
-
-def _stacks_under(box: tuple[float, float, float, float], above: tuple[float, float, float, float] | None) -> bool:
-    """Whether `box` sits below `above` in the same column (their x-ranges overlap)."""
-    return above is not None and min(box[2], above[2]) > max(box[0], above[0]) and box[1] >= above[1]
-
-
-def cut_blocks(blocks: Sequence[Block], max_characters: int, new_after_n_chars: int) -> list[_Draft]:
-    """Blocks in reading order → drafts no longer than `max_characters` (see module docstring)."""
-    drafts: list[_Draft] = []
-    current: _Draft | None = None
-    section: str | None = None
-
-    def flush() -> None:
-        nonlocal current
-        if current is not None and current.units:
-            drafts.append(current)
-        current = None
-
-    for block in blocks:
-        box = block.box
-        if block.kind == "table":
-            flush()
-            header, header_cells = block.row_texts()[0], block.rows[0]
-            draft = _Draft("table", section=section)
-            for i, (row_text, cells) in enumerate(zip(block.row_texts(), block.rows)):
-                if draft.units and draft.chars + 1 + len(row_text) > max_characters:
-                    drafts.append(draft)
-                    draft = _Draft("table", section=section)
-                    if len(header) + 1 + len(row_text) <= max_characters and i > 0:
-                        draft.add(header, _box(header_cells), [])  # repeated header: no new span
-                for part in _split_words(row_text, max_characters) if len(row_text) > max_characters else [row_text]:
-                    if draft.units and draft.chars + 1 + len(part) > max_characters:
-                        drafts.append(draft)
-                        draft = _Draft("table", section=section)
-                    draft.add(part, _box(cells), _spans(cells))
-            drafts.append(draft)
-            continue
-        if block.kind == "heading":
-            flush()
-            section = " ".join(block.row_texts())
-        text = block.text
-        fits = current is not None and current.chars + 2 + len(text) <= max_characters
-        joinable = (
-            current is not None
-            and current.kind == "text"
-            and current.chars < new_after_n_chars
-            and (_stacks_under(box, current.last_block) or current.last_block is None)
-        )
-        if not (fits and joinable):
-            flush()
-        if current is None:
-            current = _Draft("text", section=section)
-        if len(text) <= max_characters - (current.chars + 2 if current.units else 0):
-            current.add(text, box, _spans(block.lines), sep="\n\n")
-        else:
-            # too long for what is left: cut between lines (between words for a giant line)
-            first = True
-            for line in block.lines:
-                for part in _split_words(line.text, max_characters) if len(line.text) > max_characters else [line.text]:
-                    sep = "\n\n" if first else "\n"
-                    if current.units and current.chars + len(sep) + len(part) > max_characters:
-                        flush()
-                        current = _Draft("text", section=section)
-                    current.add(part, (line.x0, line.y0, line.x1, line.y1), _spans([line]), sep=sep)
-                    first = False
-        current.last_block = box
-    flush()
-    return drafts
-
-
-def _offsets(drafts: Sequence[_Draft]) -> list[tuple[int, int] | None]:
-    """Each draft's [min, max) span in the page text, kept only if no other draft reaches into it."""
-    extents = [(min(s for s, _ in d.spans), max(e for _, e in d.spans)) if d.spans else None for d in drafts]
-    owner: list[tuple[int, int, int]] = sorted((s, e, k) for k, d in enumerate(drafts) for s, e in d.spans)
-    result: list[tuple[int, int] | None] = []
-    for k, extent in enumerate(extents):
-        if extent is None or drafts[k].kind == "table" and len(drafts[k].spans) < len(drafts[k].units):
-            result.append(None)
-            continue
-        lo, hi = extent
-        intruder = any(other != k and s < hi and e > lo for s, e, other in owner)
-        result.append(None if intruder else extent)
-    return result
-
-
-def _normalise(box: tuple[float, float, float, float], size: tuple[float, float]) -> BBox | None:
-    w, h = size
-    x0, y0, x1, y1 = max(box[0] / w, 0.0), max(box[1] / h, 0.0), min(box[2] / w, 1.0), min(box[3] / h, 1.0)
-    return (x0, y0, x1, y1) if x1 > x0 and y1 > y0 else None
-
-
-def text_pieces(
-    page: "pypdfium2.PdfPage", output: PageOutput, *, max_characters: int = 1000, new_after_n_chars: int = 800
-) -> tuple[ChunkPiece, ...]:
-    """Cut one page's text layer into boxed pieces in reading order."""
+    `trail` carries the open sections from the pages before (a fresh one when None).
+    """
     textpage = page.get_textpage()
     try:
         text = textpage.get_text_range()
         runs = page_runs(page, textpage, text)
     finally:
         textpage.close()
-    drafts = cut_blocks(layout(runs), max_characters, new_after_n_chars)
+    blocks = layout(runs)
+    if not blocks:
+        return ()
     size = PageFrame.of(page).display_size
+    placed = page_layout(blocks, output.page, size)
+    cuts = cut_page(placed, settings, trail or SectionTrail())
     same_text = text == output.text  # offsets point into the reader's text only if it is this text
     pieces = []
-    for draft, span in zip(drafts, _offsets(drafts)):
-        bbox = _normalise(
-            (min(b[0] for b in draft.boxes), min(b[1] for b in draft.boxes), max(b[2] for b in draft.boxes), max(b[3] for b in draft.boxes)),
-            size,
-        )
-        body = draft.text.strip()
-        if not body or bbox is None:
+    for cut, span in zip(cuts, reader_offsets(cuts)):
+        bbox = boxed(cut, size)
+        if bbox is None or not (cut.piece.text or "").strip():
             continue
         start, end = span if (span and same_text) else (None, None)
-        metadata: dict[str, Any] = {"section_title": draft.section} if draft.section else {}
-        pieces.append(
-            ChunkPiece(
-                text=body,
-                bbox=bbox,
-                chunk_type="table" if draft.kind == "table" else "content",
-                start=start,
-                end=end,
-                metadata=metadata,
-            )
-        )
+        pieces.append(replace(cut.piece, bbox=bbox, bbox_reason=None, start=start, end=end))
     return tuple(pieces)
 
 
@@ -390,17 +244,21 @@ def _is_ours(output: PageOutput) -> bool:
 
 
 class PdfChunker:
+    """The `pdf` chunker; `options` are the shared `ChunkerSettings` (sizes, strategy, ...)."""
+
     builtin = True
 
-    def __init__(self, max_characters: int = 1000, new_after_n_chars: int | None = None, dpi: int | None = None):
-        if max_characters <= 0:
-            raise ValueError(f"max_characters must be > 0, got {max_characters}")
-        soft = new_after_n_chars if new_after_n_chars is not None else min(800, max_characters)
-        if not 0 <= soft <= max_characters:
-            raise ValueError(f"new_after_n_chars must lie in [0, max_characters], got {soft}")
-        self.max_characters = max_characters
-        self.new_after_n_chars = soft
+    def __init__(self, settings: ChunkerSettings | None = None, *, dpi: int | None = None, **options: Any):
+        if settings is not None and options:
+            raise ValueError("pass either settings or chunking options, not both")
+        self.settings = settings or ChunkerSettings.from_options(**options)
+        if dpi is not None and (isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 1200):
+            raise ValueError(f"dpi must be a whole number in [10, 1200], got {dpi!r}")
         self.dpi = dpi
+
+    @property
+    def max_characters(self) -> int | None:
+        return self.settings.max_characters
 
     def _pages(self, content: bytes, outputs: tuple[PageOutput, ...]) -> Iterator[PageChunks]:
         from indx_assets.readers.pdf import PdfOpenError, open_pdf, pdf_passwords
@@ -413,6 +271,7 @@ class PdfChunker:
         except PdfOpenError:
             return  # the reader already said why; nothing here to cut
         dpi = self.dpi or chunk_dpi()
+        trail = SectionTrail()  # sections run on from page to page
         try:
             count = len(document)
             for output in wanted:
@@ -424,7 +283,7 @@ class PdfChunker:
                     continue  # a page PDFium cannot load cannot be rasterised either: no chunk
                 try:
                     if output.status == "ok":
-                        pieces = text_pieces(page, output, max_characters=self.max_characters, new_after_n_chars=self.new_after_n_chars)
+                        pieces = text_pieces(page, output, self.settings, trail)
                     else:
                         try:
                             pieces = (ChunkPiece(image=render_png(page, dpi), bbox=(0.0, 0.0, 1.0, 1.0), metadata={"dpi": dpi}),)
@@ -444,7 +303,8 @@ class PdfChunker:
 
 
 class PdfProvider:
-    """Entry point `pdf`; options: `max_characters`, `new_after_n_chars`, `dpi`."""
+    """Entry point `pdf`; options: the shared chunking options (`ChunkerSettings`: `max_tokens`,
+    `new_after_n_tokens`, `max_characters`, `new_after_n_chars`, `strategy`, ...) and `dpi`."""
 
     def __init__(self, **options: Any):
         self.options = options

@@ -16,7 +16,8 @@ The rules, in order:
    when their x-ranges overlap, the gap is under `PARAGRAPH_GAP` line heights and the font
    size matches; a bullet or enumerator starts a new block (a list item).
 4. A block is a heading when its text is at least `HEADING_RATIO` times the page's body size,
-   or it is a short bold line.
+   or it is a short bold line; its level: 1 from `LEVEL_ONE_RATIO` times the body size, 2 for
+   other big headings, 3 for bold lines at body size.
 5. Reading order (recursive XY-cut): the blocks are cut in two at the widest empty gap,
    vertical (a gutter: left part first) or horizontal (upper part first), and each part is
    ordered the same way. The widest gap first means a title's gap over the columns is cut
@@ -34,6 +35,8 @@ WORD_GAP = 1.2
 PARAGRAPH_GAP = 0.75
 #: Font-size ratio over the body size that makes a heading.
 HEADING_RATIO = 1.15
+#: Font-size ratio over the body size that makes a top-level (level 1) heading.
+LEVEL_ONE_RATIO = 1.5
 #: Longest text (characters) a one-line bold block may have and still be a heading.
 BOLD_HEADING_CHARS = 80
 #: A cell is "short" under this many characters: rows of short pieces are tables, not columns.
@@ -70,6 +73,8 @@ class VisualLine:
     y0: float
     x1: float
     y1: float
+    #: `text`, computed once (the runs of a line never change once it is formed)
+    _text: str | None = None
 
     @classmethod
     def of(cls, runs: list[Run]) -> "VisualLine":
@@ -80,17 +85,47 @@ class VisualLine:
     def height(self) -> float:
         return self.y1 - self.y0
 
-    @property
-    def text(self) -> str:
-        """Runs joined with one space where the page shows a gap (a word boundary), else nothing."""
-        parts = [self.runs[0].text]
+    def _segments(self) -> list[tuple[str, "Run | None"]]:
+        """The line's runs left to right, with a space (`None` run) where the page shows a gap."""
+        segments: list[tuple[str, Run | None]] = [(self.runs[0].text, self.runs[0])]
         for prev, run in zip(self.runs, self.runs[1:]):
             gap = run.x0 - prev.x1
-            joined = parts[-1].endswith(" ") or run.text.startswith(" ")
+            joined = segments[-1][0].endswith(" ") or run.text.startswith(" ")
             if gap > 0.15 * max(prev.height, run.height) and not joined:
-                parts.append(" ")
-            parts.append(run.text)
-        return " ".join("".join(parts).split())
+                segments.append((" ", None))
+            segments.append((run.text, run))
+        return segments
+
+    @property
+    def text(self) -> str:
+        """Runs joined with one space where the page shows a gap (a word boundary), else nothing;
+        whitespace collapsed."""
+        if self._text is None:
+            self._text = " ".join("".join(t for t, _ in self._segments()).split())
+        return self._text
+
+    def char_map(self) -> list[int]:
+        """For each character of `text`, its index in the page text (-1 for a space the line adds)."""
+        chars: list[str] = []
+        where: list[int] = []
+        for t, run in self._segments():
+            chars.extend(t)
+            if run is None:
+                where.extend([-1] * len(t))
+            else:  # a run's text is its page-text slice, character for character
+                last = max(run.end - run.start - 1, 0)
+                where.extend(run.start + min(i, last) for i in range(len(t)))
+        out: list[int] = []
+        pending = False
+        for c, i in zip(chars, where):
+            if c.isspace():
+                pending = bool(out)
+                continue
+            if pending:
+                out.append(-1)
+                pending = False
+            out.append(i)
+        return out
 
     @property
     def size(self) -> float:
@@ -110,6 +145,9 @@ class Block:
     lines: list[VisualLine] = field(default_factory=list)
     #: for tables: rows of cells (each cell a visual line), top to bottom, left to right
     rows: list[list[VisualLine]] = field(default_factory=list)
+    #: for headings: 1 (at least `LEVEL_ONE_RATIO` times the body size), 2 (bigger than the
+    #: body) or 3 (a short bold line at body size)
+    level: int = 0
 
     @property
     def all_lines(self) -> list[VisualLine]:
@@ -237,7 +275,7 @@ def tables(lines: list[VisualLine]) -> tuple[list[Block], list[VisualLine]]:
     return found, [l for l in lines if id(l) not in in_table]
 
 
-def _body_size(lines: list[VisualLine]) -> float:
+def body_size(lines: list[VisualLine]) -> float:
     weighted = [l.size for l in lines for _ in range(max(1, len(l.text) // 20))]
     return median(weighted) if weighted else 0.0
 
@@ -275,6 +313,7 @@ def text_blocks(lines: list[VisualLine], body_size: float) -> list[Block]:
         bold_line = len(block.lines) == 1 and block.lines[0].bold and n_chars <= BOLD_HEADING_CHARS
         if block.kind == "text" and (big or (bold_line and not block.lines[0].text.endswith("."))):
             block.kind = "heading"
+            block.level = 1 if body_size > 0 and size >= LEVEL_ONE_RATIO * body_size else 2 if big else 3
     return blocks
 
 
@@ -313,5 +352,5 @@ def layout(runs: list[Run]) -> list[Block]:
     if not lines:
         return []
     found_tables, rest = tables(lines)
-    blocks = text_blocks(rest, _body_size(rest or lines)) + found_tables
+    blocks = text_blocks(rest, body_size(rest or lines)) + found_tables
     return reading_order(blocks)

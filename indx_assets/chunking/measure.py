@@ -6,7 +6,10 @@ Token counting is the expensive part of token-limited chunking, so it is organis
 - A tokenizer whose tokens never cross whitespace (BERT's WordPiece, the embedder's own, is
   one) is *whitespace-additive*: the count of a text is the sum of the counts of its
   whitespace-separated words. Such a tokenizer is asked only once per distinct word; every
-  element, join and split is then summed from that cache, exactly.
+  element, join and split is then summed from that cache, exactly. The cache belongs to the
+  tokenizer object, shared by every measure of it (a chunker measures page after page, and
+  a document's pages share most of their words), and is emptied when it passes
+  `WORD_CACHE_LIMIT` words.
 - Any other tokenizer is asked for whole texts (in batches where it offers `count_batch`), and
   joins are counted exactly where they are decided.
 
@@ -15,6 +18,7 @@ tokenizer with BERT normalisation and pre-tokenization is recognised without it.
 """
 
 import re
+import weakref
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, chain
 from typing import Any, Protocol
@@ -74,15 +78,32 @@ def whitespace_additive(tokenizer: Any) -> bool:
     return tokenizer.count(" ".join(probe)) == sum(tokenizer.count(p) for p in probe)
 
 
+#: Words whose counts a tokenizer's shared cache holds before it is emptied (memory bound).
+WORD_CACHE_LIMIT = 200_000
+#: Per tokenizer object: whether it is whitespace-additive, and its shared word counts.
+_SHARED: "weakref.WeakKeyDictionary[Any, tuple[bool, dict[str, int]]]" = weakref.WeakKeyDictionary()
+
+
+def _shared(tokenizer: Any) -> tuple[bool, dict[str, int]]:
+    """`tokenizer`'s additivity (probed once) and the word counts every measure of it shares;
+    a fresh probe and a private cache for a tokenizer that cannot be weakly keyed."""
+    try:
+        found = _SHARED.get(tokenizer)
+        if found is None:
+            found = _SHARED[tokenizer] = (whitespace_additive(tokenizer), {})
+        return found
+    except TypeError:
+        return whitespace_additive(tokenizer), {}
+
+
 class TokenMeasure:
-    """Sizes in tokens of `tokenizer`; one instance per chunking call (it caches word counts)."""
+    """Sizes in tokens of `tokenizer`; one instance per chunking call (word counts are cached per tokenizer)."""
 
     unit = "tokens"
 
     def __init__(self, tokenizer: TokenCounter) -> None:
         self.tokenizer = tokenizer
-        self.additive = whitespace_additive(tokenizer)
-        self._words: dict[str, int] = {}
+        self.additive, self._words = _shared(tokenizer)
         self._batch = getattr(tokenizer, "count_batch", None)
 
     def _count_many(self, texts: list[str]) -> list[int]:
@@ -98,8 +119,12 @@ class TokenMeasure:
 
     def _learn(self, words: Iterable[str]) -> None:
         cache = self._words
-        missing = list({w for w in words if w not in cache})
+        wanted = set(words)
+        missing = [w for w in wanted if w not in cache]
         if missing:
+            if len(cache) + len(missing) > WORD_CACHE_LIMIT:
+                cache.clear()  # memory bound; the words asked for now are all counted again
+                missing = list(wanted)
             cache.update(zip(missing, self._count_many(missing)))
 
     def size(self, text: str) -> int:
