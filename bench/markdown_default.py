@@ -38,4 +38,6 @@ def markdown_default_configurations(corpora: dict[str, str]) -> dict[str, Callab
     return {
         "default (markdown chunker)": lambda: markdown_chunks(corpora),
         "default + section title": lambda: markdown_chunks(corpora, title_prefix=True),
+        # the same limits packed as `unstructured` packs (whole paragraphs, oversized ones cut alone)
+        "default, unstructured packing": lambda: markdown_chunks(corpora, sentence_units=False, paragraph_starts_chunk=None),
     }
