@@ -1,14 +1,14 @@
-"""`indx status`, `indx backfill` and `indx restore` on a real instance, through the CLI."""
+"""`indx status`, `indx backfill` and `indx restore` on a real instance, through the command line app."""
 
+import importlib
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import dagster as dg
 import pytest
 from dagster._utils.test.data_versions import get_stale_status_resolver
+
+from typer.testing import CliRunner
 
 from chunker_dists import install
 from indx_assets.definitions import build_definitions, build_resources
@@ -17,9 +17,6 @@ from indx_assets.settings import Settings
 from indx_assets.status import CODE_VERSION, UPSTREAM_DATA, code_versions, corpus_status
 
 pytest_plugins = ["ingest_fixtures"]  # the settings and instance fixtures
-
-INDX = str(Path(sys.executable).parent / "indx")
-
 
 def test_status_agrees_with_dagsters_resolver_and_pages_give_the_same_answer(
     instance, settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -50,32 +47,40 @@ def test_status_agrees_with_dagsters_resolver_and_pages_give_the_same_answer(
     assert paged.to_json() == status.to_json() and paged.order == status.order
 
 
-def cli(settings: Settings, *args: str, extra_path: str = "") -> subprocess.CompletedProcess:
-    env = {**os.environ, "INDX_HOME": str(settings.home), "HOME": str(settings.home)}
-    if extra_path:
-        env["PYTHONPATH"] = extra_path
-    return subprocess.run([INDX, *args], env=env, capture_output=True, text=True, timeout=600)
+@pytest.fixture
+def cli(settings: Settings, monkeypatch: pytest.MonkeyPatch):
+    """Run `indx ...` in this process (the commands are the installed Typer app; `open_instance`
+    points DAGSTER_HOME at the data directory, restored after the test)."""
+    from indx_assets.cli import COMMAND_MODULES, app
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"indx_assets.cli.{name}")
+    monkeypatch.setenv("INDX_HOME", str(settings.home))
+    monkeypatch.setenv("DAGSTER_HOME", str(settings.home / "dagster"))
+
+    def run(*args: str):
+        return CliRunner().invoke(app, list(args), catch_exceptions=False)
+
+    return run
 
 
-@pytest.mark.slow
 def test_backfill_runs_exactly_the_stale_partitions_tags_the_table_and_restore_brings_it_back(
-    settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    settings, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert cli(settings, "ingest", settings.corpus_roots[0], "--json").returncode == 0
+    assert cli("ingest", settings.corpus_roots[0], "--json").exit_code == 0
     n = sum(1 for p in Path(settings.corpus_roots[0]).rglob("*") if p.is_file())
-    site = tmp_path / "site"
-    install(site, monkeypatch, distribution="plain-chunkers", chunkers={"plain": "plain_text_only"})
+    install(tmp_path / "site", monkeypatch, distribution="plain-chunkers", chunkers={"plain": "plain_text_only"})
 
-    status = json.loads(cli(settings, "status", "--json", extra_path=str(site)).stdout)
+    status = json.loads(cli("status", "--json").stdout)
     assert status["assets"]["chunk_map"] == {"missing": 0, "stale": n, "stale_by_cause": {CODE_VERSION: n}, "fresh": 0}
 
-    done = cli(settings, "backfill", "--stale", "--json", extra_path=str(site))
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = cli("backfill", "--stale", "--json")
+    assert done.exit_code == 0, done.output[-2000:]
     summary = json.loads(done.stdout)
     assert summary["to_run"] == n and summary["tag"].startswith("before-rechunk-") and not summary["failed_runs"]
-    status = json.loads(cli(settings, "status", "--json", extra_path=str(site)).stdout)
+    status = json.loads(cli("status", "--json").stdout)
     assert all(a["fresh"] == n for a in status["assets"].values()), status
-    again = json.loads(cli(settings, "backfill", "--stale", "--json", extra_path=str(site)).stdout)
+    again = json.loads(cli("backfill", "--stale", "--json").stdout)
     assert again["to_run"] == 0 and again["runs"] == 0 and again["tag"] is None
 
     def tea_texts() -> list[str]:
@@ -83,13 +88,13 @@ def test_backfill_runs_exactly_the_stale_partitions_tags_the_table_and_restore_b
         return [r["text"] for r in table if r["source_id"] == "notes/tea-harvest.txt"]
 
     assert all(t.startswith("plain: ") for t in tea_texts())
-    restored = json.loads(cli(settings, "restore", summary["tag"], "--json").stdout)
+    restored = json.loads(cli("restore", summary["tag"], "--json").stdout)
     assert restored["version"] > restored["version_before"]
     assert tea_texts() and not any(t.startswith("plain: ") for t in tea_texts())
-    missing = cli(settings, "restore", "no-such-tag")
-    assert missing.returncode == 2 and summary["tag"] in missing.stderr
+    missing = cli("restore", "no-such-tag")
+    assert missing.exit_code == 2 and summary["tag"] in missing.stderr
 
 
-def test_backfill_rejects_unknown_assets(settings) -> None:
-    done = cli(settings, "backfill", "--assets", "chunk_map,chunk_mop")
-    assert done.returncode == 2 and "chunk_mop" in done.stderr
+def test_backfill_rejects_unknown_assets(cli) -> None:
+    done = cli("backfill", "--assets", "chunk_map,chunk_mop")
+    assert done.exit_code == 2 and "chunk_mop" in done.stderr
