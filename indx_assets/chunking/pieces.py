@@ -115,9 +115,11 @@ class ChunkerSettings:
     def fits(self, text: str) -> bool:
         """Whether `text` is within the hard maximum of these settings."""
         if self.max_tokens is not None:
+            from indx_assets.chunking.measure import TokenMeasure
             from indx_assets.tokenizer import minilm_tokenizer
 
-            return minilm_tokenizer().count(text) <= self.max_tokens
+            # the shared word-count cache: counting a chunk costs a lookup per word, not a tokenizer run
+            return TokenMeasure(minilm_tokenizer()).size(text) <= self.max_tokens
         return len(text) <= (self.max_characters or 500)
 
     def to_json(self) -> dict[str, Any]:
