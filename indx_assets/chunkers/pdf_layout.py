@@ -26,7 +26,7 @@ The rules, in order:
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import median
 
 #: Gap (in line heights) under which two runs on one baseline belong to one line.
@@ -191,9 +191,8 @@ def visual_lines(runs: list[Run]) -> list[VisualLine]:
     # Runs far taller than the text around them (vertical text in a margin) are lines of
     # their own: on one "baseline" with everything beside them they would swallow it.
     typical = median(r.height for r in runs)
-    tall = [r for r in runs if r.height > 2.5 * typical]
-    for r in tall:
-        r.size = typical
+    # (copies: the runs are the reader's, kept for every chunking of the document)
+    tall = [replace(r, size=typical) for r in runs if r.height > 2.5 * typical]
     runs = [r for r in runs if r.height <= 2.5 * typical]
     runs.sort(key=lambda r: ((r.y0 + r.y1) / 2, r.x0))
     lines: list[list[Run]] = [[r] for r in tall]

@@ -10,7 +10,9 @@ Per page (reader name `pdfium`):
 Whole-document problems become a `DocumentRead.failure`: `encrypted` (no password, or none
 of the configured ones, opens it), `failed` (corrupt, truncated beyond repair, not a PDF),
 `empty` (zero pages). Pages are loaded and closed one at a time, so PDFium's memory stays
-flat in the page count; only the extracted text accumulates.
+flat in the page count; only the extracted text accumulates, and, for the first
+`KEPT_GEOMETRY_PAGES` text pages, the runs with boxes that the `pdf` chunker lays out, measured
+while the page is loaded anyway (`load_pdf` keeps the last two documents' pages for it).
 
 Passwords come from one place, `pdf_passwords()`: the reader's `ReaderConfig.passwords` plus
 the `INDX_PDF_PASSWORDS` environment variable. The chunker, which gets no configuration,
@@ -18,11 +20,13 @@ calls the same function, so whatever opens a document for the reader opens it fo
 chunker too when the passwords are configured through the environment.
 """
 
+import functools
 import json
 import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from indx_assets.port import PageOutput
@@ -30,6 +34,8 @@ from indx_assets.readers import DocumentRead, ReaderConfig
 
 if TYPE_CHECKING:
     import pypdfium2
+
+    from indx_assets.chunkers.pdf_runs import PageGeometry
 
 READER = "pdfium"
 MEDIA_TYPE = "application/pdf"
@@ -135,42 +141,80 @@ def page_has_drawing(page: "pypdfium2.PdfPage") -> bool:
     return raw.FPDFPage_CountObjects(page) > 0
 
 
-def read_page(document: "pypdfium2.PdfDocument", index: int) -> PageOutput:
-    """Read page `index` (0-based) into a `PageOutput`, closing everything PDFium allocated."""
+@dataclass(frozen=True)
+class PdfPageRead:
+    """One page as the reader read it: its `PageOutput` and, for a text page, the geometry the
+    `pdf` chunker lays out (None when not kept: see `KEPT_GEOMETRY_PAGES`)."""
+
+    output: PageOutput
+    geometry: "PageGeometry | None" = None
+
+
+#: Pages per document whose geometry (runs and boxes) the reader keeps for the chunker; the
+#: chunker loads any later page again itself, so what the cache holds stays bounded whatever
+#: the page count.
+KEPT_GEOMETRY_PAGES = 1000
+
+
+def read_page(document: "pypdfium2.PdfDocument", index: int, keep_geometry: bool = True) -> PdfPageRead:
+    """Read page `index` (0-based), closing everything PDFium allocated.
+
+    A text page's runs are measured in the same pass (`keep_geometry`): loading a page is most
+    of the cost of reading it, and the `pdf` chunker needs exactly these runs.
+    """
+    from indx_assets.chunkers.pdf_runs import page_geometry
+
     number = index + 1
     try:
         page = document[index]
     except Exception as exc:  # PDFium refuses the page object itself
-        return PageOutput(page=number, status="failed", reader=READER, reason=f"PDFium cannot load the page: {exc}")
+        return PdfPageRead(PageOutput(page=number, status="failed", reader=READER, reason=f"PDFium cannot load the page: {exc}"))
     try:
         try:
             textpage = page.get_textpage()
         except Exception as exc:
-            return PageOutput(page=number, status="failed", reader=READER, reason=f"PDFium cannot load the page's text: {exc}")
+            return PdfPageRead(PageOutput(page=number, status="failed", reader=READER, reason=f"PDFium cannot load the page's text: {exc}"))
         try:
             text = textpage.get_text_range()
+            geometry = None
+            if keep_geometry and text.strip():
+                try:
+                    geometry = page_geometry(page, textpage, text)
+                except Exception:  # left to the chunker, which measures the page again itself
+                    geometry = None
         finally:
             textpage.close()
         if text.strip():
-            return PageOutput(page=number, text=text, status="ok", reader=READER)
+            return PdfPageRead(PageOutput(page=number, text=text, status="ok", reader=READER), geometry)
         if page_has_drawing(page):
-            return PageOutput(page=number, status="unreadable", reader=READER, reason="no text layer; the page has drawn content (a scan?)")
-        return PageOutput(page=number, status="empty", reader=READER)
+            return PdfPageRead(PageOutput(page=number, status="unreadable", reader=READER, reason="no text layer; the page has drawn content (a scan?)"))
+        return PdfPageRead(PageOutput(page=number, status="empty", reader=READER))
     finally:
         page.close()
+
+
+@functools.lru_cache(maxsize=2)
+def load_pdf(content: bytes, passwords: tuple[str, ...] = ("",)) -> tuple[PdfPageRead, ...]:
+    """Every page of the PDF in `content`, read one at a time; raises `PdfOpenError`.
+
+    Cached by content and passwords (the last two documents), so the reader and the `pdf`
+    chunker share one pass over the pages, like `readers.pptx.load_deck`. Only per-page data
+    is kept, never a PDFium object.
+    """
+    document = open_pdf(content, passwords)
+    try:
+        count = len(document)
+        if count == 0:
+            raise PdfOpenError("empty", "the PDF has no pages")
+        return tuple(read_page(document, i, keep_geometry=i < KEPT_GEOMETRY_PAGES) for i in range(count))
+    finally:
+        document.close()
 
 
 def read_pdf(content: bytes, config: ReaderConfig) -> DocumentRead:
     """Read every page of a PDF's text layer; see the module docstring for the statuses."""
     try:
-        document = open_pdf(content, pdf_passwords(config))
+        pages = load_pdf(content, pdf_passwords(config))
     except PdfOpenError as exc:
         return DocumentRead.failure(MEDIA_TYPE, exc.status, exc.reason)
-    try:
-        count = len(document)
-        if count == 0:
-            return DocumentRead.failure(MEDIA_TYPE, "empty", "the PDF has no pages")
-        pages = tuple(read_page(document, i) for i in range(count))
-    finally:
-        document.close()
-    return DocumentRead.from_pages(MEDIA_TYPE, pages, page_count=count)
+    return DocumentRead.from_pages(MEDIA_TYPE, tuple(p.output for p in pages), page_count=len(pages))

@@ -1,0 +1,179 @@
+"""Text runs with their boxes from a loaded PDFium page: the geometry the `pdf` chunker lays out.
+
+The PDF reader calls `page_runs` while it has each page loaded (it keeps the runs beside the
+page text, see `indx_assets.readers.pdf.load_pdf`), so a page is loaded once for reading and
+chunking; the chunker calls it itself only for pages the reader did not keep runs for.
+
+Boxes are in displayed points: crop box and `/Rotate` applied, top-left origin (`PageFrame`).
+"""
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from indx_assets.chunkers.pdf_layout import Run
+
+if TYPE_CHECKING:
+    import pypdfium2
+
+#: A run's rects further apart than this many line heights are separate runs (gutters, cells).
+RUN_GAP = 1.2
+_LINE = re.compile(r"[^\r\n]+")
+
+
+@dataclass(frozen=True)
+class PageFrame:
+    """Maps PDF user-space rectangles to the displayed page (crop box, then clockwise rotation)."""
+
+    left: float
+    bottom: float
+    width: float
+    height: float
+    rotation: int  # 0, 90, 180 or 270, clockwise as displayed
+
+    @classmethod
+    def of(cls, page: "pypdfium2.PdfPage") -> "PageFrame":
+        left, bottom, right, top = page.get_cropbox()
+        return cls(left, bottom, right - left, top - bottom, page.get_rotation() % 360)
+
+    @property
+    def display_size(self) -> tuple[float, float]:
+        return (self.height, self.width) if self.rotation in (90, 270) else (self.width, self.height)
+
+    def to_display(self, l: float, b: float, r: float, t: float) -> tuple[float, float, float, float] | None:
+        """A user-space rectangle in displayed points (top-left origin), clipped; None if off the page."""
+        u0, u1 = (l - self.left) / self.width, (r - self.left) / self.width
+        v0, v1 = (self.bottom + self.height - t) / self.height, (self.bottom + self.height - b) / self.height
+        if self.rotation == 90:
+            x0, x1, y0, y1 = 1 - v1, 1 - v0, u0, u1
+        elif self.rotation == 180:
+            x0, x1, y0, y1 = 1 - u1, 1 - u0, 1 - v1, 1 - v0
+        elif self.rotation == 270:
+            x0, x1, y0, y1 = v0, v1, 1 - u1, 1 - u0
+        else:
+            x0, x1, y0, y1 = u0, u1, v0, v1
+        x0, y0, x1, y1 = max(x0, 0.0), max(y0, 0.0), min(x1, 1.0), min(y1, 1.0)
+        if x1 <= x0 or y1 <= y0:
+            return None
+        w, h = self.display_size
+        return x0 * w, y0 * h, x1 * w, y1 * h
+
+
+def _breaks(prev: tuple[float, float, float, float], cur: tuple[float, float, float, float]) -> bool:
+    """Whether `cur` (next in character order) starts a new run after `prev`: it leaves the
+    row, jumps back left, or sits more than `RUN_GAP` line heights to the right."""
+    height = max(prev[3] - prev[1], cur[3] - cur[1], 1e-3)
+    same_row = min(prev[3], cur[3]) - max(prev[1], cur[1]) > 0
+    return not same_row or cur[0] - prev[2] > RUN_GAP * height or cur[2] < prev[0]
+
+
+def _gap_groups(rects: list[tuple[float, float, float, float]]) -> list[list[int]]:
+    """Split consecutive rects (char order, displayed points) where they break (see `_breaks`)."""
+    groups = [[0]]
+    for k in range(1, len(rects)):
+        if _breaks(rects[k - 1], rects[k]):
+            groups.append([k])
+        else:
+            groups[-1].append(k)
+    return groups
+
+
+def _loose_box(textpage: "pypdfium2.PdfTextPage", index: int, frame: PageFrame, rect: Any) -> tuple[float, float, float, float] | None:
+    """A glyph's box from the font's ascent to its descent, over its advance (displayed points).
+
+    Loose boxes give every glyph of a line the same height, so line spacing can be compared
+    across lines whatever letters they hold (tight boxes of `ACE` and `gypsy` differ).
+    """
+    import pypdfium2.raw as raw
+
+    if not raw.FPDFText_GetLooseCharBox(textpage, index, rect):
+        return None
+    return frame.to_display(rect.left, rect.bottom, rect.right, rect.top)
+
+
+def _char_runs(textpage: "pypdfium2.PdfTextPage", text: str, start: int, end: int, frame: PageFrame) -> list[Run]:
+    """Runs of one PDFium line cut glyph by glyph (used only for lines with a gap inside)."""
+    import pypdfium2.raw as raw
+
+    rect = raw.FS_RECTF()
+    runs: list[Run] = []
+    cur: list[tuple[int, tuple[float, float, float, float]]] = []
+
+    def close() -> None:
+        if cur:
+            s, e = cur[0][0], cur[-1][0] + 1
+            boxes = [box for _, box in cur]
+            runs.append(Run(text[s:e], min(x[0] for x in boxes), min(x[1] for x in boxes), max(x[2] for x in boxes), max(x[3] for x in boxes), s, e))
+            cur.clear()
+
+    for i in range(start, end):
+        if text[i].isspace():
+            continue
+        box = _loose_box(textpage, i, frame, rect)
+        if box is None:
+            continue
+        if cur and _breaks(cur[-1][1], box):
+            close()
+        cur.append((i, box))
+    close()
+    return runs
+
+
+def page_runs(page: "pypdfium2.PdfPage", textpage: "pypdfium2.PdfTextPage", text: str) -> list[Run]:
+    """The text runs of a page: PDFium's lines, cut where their glyphs jump apart, with boxes.
+
+    PDFium's rectangles per line are cheap (a few calls per line); only a line whose
+    rectangles show a gutter-sized gap is measured glyph by glyph to find where to cut.
+    """
+    import pypdfium2.raw as raw
+
+    frame = PageFrame.of(page)
+    rect = raw.FS_RECTF()
+    runs: list[Run] = []
+    for match in _LINE.finditer(text):
+        start, end = match.span()
+        if not text[start:end].strip():
+            continue
+        count = textpage.count_rects(start, end - start)
+        rects = []
+        for k in range(count):
+            box = frame.to_display(*textpage.get_rect(k))
+            if box is not None:
+                rects.append(box)
+        if not rects:
+            continue  # text outside the crop box is not on the displayed page
+        if len(_gap_groups(rects)) == 1:
+            line_runs = [Run(text[start:end], min(x[0] for x in rects), min(x[1] for x in rects), max(x[2] for x in rects), max(x[3] for x in rects), start, end)]
+        else:
+            line_runs = _char_runs(textpage, text, start, end, frame)
+        for run in line_runs:
+            first = next((i for i in range(run.start, run.end) if not text[i].isspace()), run.start)
+            loose = _loose_box(textpage, first, frame, rect)
+            if loose is not None:  # the font's full height, whatever glyphs the run holds
+                run.y0, run.y1 = min(run.y0, loose[1]), max(run.y1, loose[3])
+            run.size = run.y1 - run.y0
+            run.bold = raw.FPDFText_GetFontWeight(textpage, first) >= 600
+            # trim the run's text (and offsets) to its visible characters
+            lead = len(run.text) - len(run.text.lstrip())
+            trail = len(run.text) - len(run.text.rstrip())
+            run.start, run.end = run.start + lead, run.end - trail
+            run.text = run.text.strip().replace("\x02", "-").replace("\ufffe", "-")
+            runs.append(run)
+    return runs
+
+
+@dataclass(frozen=True, slots=True)
+class PageGeometry:
+    """What the chunker lays out for one text page: its runs and its displayed size (points).
+
+    The runs are shared (the reader keeps them for every chunking of the document), so
+    layout code reads them and never changes them.
+    """
+
+    runs: tuple[Run, ...]
+    display_size: tuple[float, float]
+
+
+def page_geometry(page: "pypdfium2.PdfPage", textpage: "pypdfium2.PdfTextPage", text: str) -> PageGeometry:
+    """The runs of a loaded page whose text layer reads `text`, and its displayed size."""
+    return PageGeometry(tuple(page_runs(page, textpage, text)), PageFrame.of(page).display_size)
