@@ -1,8 +1,13 @@
 """Shared test fixtures: where the third-party corpus and eval data live (read in place)."""
 
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import dagster as dg
 import pytest
+
+from indx_assets.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -24,3 +29,24 @@ def eval_dir() -> Path:
     if not path.is_dir():
         pytest.skip("../shared/eval is not present")
     return path
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """A fresh copy of the sample corpus (written by the project's generator) with its own
+    data directory."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from make_sample_corpus import write_corpus
+
+    write_corpus(tmp_path / "corpus")
+    home = tmp_path / "indx"
+    return Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
+                    corpus_roots=(str(tmp_path / "corpus"),))
+
+
+@pytest.fixture
+def instance(tmp_path: Path) -> Iterator[dg.DagsterInstance]:
+    """A real Dagster instance in a temporary directory."""
+    (tmp_path / "dagster").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+        yield instance

@@ -15,7 +15,6 @@ from indx_assets.definitions import build_definitions, build_resources
 from indx_assets.settings import Settings
 from indx_assets.status import code_versions, corpus_status
 
-pytest_plugins = ["ingest_fixtures"]  # the settings and instance fixtures
 
 
 ASSETS = ("source_documents", "page_outputs", "chunk_map", "chunk_embeddings", "chunks_table")

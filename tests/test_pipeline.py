@@ -22,31 +22,12 @@ from indx_assets.runner import materialize_partitions, sync_partitions
 from indx_assets.search import search_chunks
 from indx_assets.settings import Settings
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from make_sample_corpus import write_corpus  # noqa: E402
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def corpus_files(settings: Settings) -> set[str]:
     root = Path(settings.corpus_roots[0])
     return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    corpus = tmp_path / "corpus"
-    write_corpus(corpus)
-    home = tmp_path / "indx"
-    return Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
-                    corpus_roots=(str(corpus),))
-
-
-@pytest.fixture
-def instance(tmp_path: Path):
-    (tmp_path / "dagster").mkdir()
-    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
-        yield instance
 
 
 def ingest(instance: dg.DagsterInstance, settings: Settings, **kwargs) -> list[dg.AssetMaterialization]:

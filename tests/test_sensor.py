@@ -10,7 +10,6 @@ from indx_assets.automation.source_index import MAX_KEY_LENGTH, SourceIndex, par
 from indx_assets.definitions import build_resources
 from indx_assets.settings import Settings
 
-pytest_plugins = ["ingest_fixtures"]  # the settings and instance fixtures
 
 
 def run_sensor(instance: dg.DagsterInstance, settings: Settings, cursor: str | None = None,

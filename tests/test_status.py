@@ -16,7 +16,6 @@ from indx_assets.runner import materialize_partitions, sync_partitions
 from indx_assets.settings import Settings
 from indx_assets.status import CODE_VERSION, UPSTREAM_DATA, code_versions, corpus_status
 
-pytest_plugins = ["ingest_fixtures"]  # the settings and instance fixtures
 
 def test_status_agrees_with_dagsters_resolver_and_pages_give_the_same_answer(
     instance, settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
