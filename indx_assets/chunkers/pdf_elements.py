@@ -97,6 +97,9 @@ def _union(boxes: Sequence[Box]) -> Box:
 
 
 def _line_box(lines: Sequence[VisualLine]) -> Box:
+    if len(lines) == 1:  # a text line (table rows hold several cells)
+        line = lines[0]
+        return (line.x0, line.y0, line.x1, line.y1)
     return (min(l.x0 for l in lines), min(l.y0 for l in lines), max(l.x1 for l in lines), max(l.y1 for l in lines))
 
 

@@ -73,11 +73,16 @@ class VisualLine:
     y0: float
     x1: float
     y1: float
-    #: `text`, computed once (the runs of a line never change once it is formed)
+    #: `text`, `size` and `bold`, computed once (the runs of a line never change once it is formed)
     _text: str | None = None
+    _size: float | None = None
+    _bold: bool | None = None
 
     @classmethod
     def of(cls, runs: list[Run]) -> "VisualLine":
+        if len(runs) == 1:  # most lines: one run, its box as it is
+            run = runs[0]
+            return cls([run], run.x0, run.y0, run.x1, run.y1)
         runs = sorted(runs, key=lambda r: r.x0)
         return cls(runs, min(r.x0 for r in runs), min(r.y0 for r in runs), max(r.x1 for r in runs), max(r.y1 for r in runs))
 
@@ -130,11 +135,15 @@ class VisualLine:
     @property
     def size(self) -> float:
         """The size of the line's main run (most characters): superscripts do not make headings."""
-        return max(self.runs, key=lambda r: len(r.text)).size or self.height
+        if self._size is None:
+            self._size = max(self.runs, key=lambda r: len(r.text)).size or self.height
+        return self._size
 
     @property
     def bold(self) -> bool:
-        return all(r.bold for r in self.runs)
+        if self._bold is None:
+            self._bold = all(r.bold for r in self.runs)
+        return self._bold
 
 
 @dataclass(slots=True)

@@ -52,10 +52,14 @@ class PageFrame:
             x0, x1, y0, y1 = v0, v1, 1 - u1, 1 - u0
         else:
             x0, x1, y0, y1 = u0, u1, v0, v1
-        x0, y0, x1, y1 = max(x0, 0.0), max(y0, 0.0), min(x1, 1.0), min(y1, 1.0)
+        # clip to the page; conditionals, not max/min: this runs for every rect of every page
+        x0 = 0.0 if x0 < 0.0 else x0
+        y0 = 0.0 if y0 < 0.0 else y0
+        x1 = 1.0 if x1 > 1.0 else x1
+        y1 = 1.0 if y1 > 1.0 else y1
         if x1 <= x0 or y1 <= y0:
             return None
-        w, h = self.display_size
+        w, h = (self.height, self.width) if self.rotation in (90, 270) else (self.width, self.height)
         return x0 * w, y0 * h, x1 * w, y1 * h
 
 
@@ -142,8 +146,9 @@ def page_runs(page: "pypdfium2.PdfPage", textpage: "pypdfium2.PdfTextPage", text
                 rects.append(box)
         if not rects:
             continue  # text outside the crop box is not on the displayed page
-        if len(_gap_groups(rects)) == 1:
-            line_runs = [Run(text[start:end], min(x[0] for x in rects), min(x[1] for x in rects), max(x[2] for x in rects), max(x[3] for x in rects), start, end)]
+        if len(rects) == 1 or len(_gap_groups(rects)) == 1:
+            xs0, ys0, xs1, ys1 = zip(*rects)
+            line_runs = [Run(text[start:end], min(xs0), min(ys0), max(xs1), max(ys1), start, end)]
         else:
             line_runs = _char_runs(textpage, text, start, end, frame)
         for run in line_runs:
