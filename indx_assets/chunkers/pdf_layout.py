@@ -118,8 +118,10 @@ class VisualLine:
             if run is None:
                 where.extend([-1] * len(t))
             else:  # a run's text is its page-text slice, character for character
+                # run.start + min(i, last) for each character i: a range, then the last repeated
                 last = max(run.end - run.start - 1, 0)
-                where.extend(run.start + min(i, last) for i in range(len(t)))
+                where.extend(range(run.start, run.start + min(len(t), last + 1)))
+                where.extend([run.start + last] * (len(t) - last - 1))
         out: list[int] = []
         pending = False
         for c, i in zip(chars, where):
