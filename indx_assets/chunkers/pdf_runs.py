@@ -82,15 +82,20 @@ def _gap_groups(rects: list[tuple[float, float, float, float]]) -> list[list[int
     return groups
 
 
+def _raw() -> Any:
+    """`pypdfium2.raw`, imported on first use (module scope stays cheap) and then a lookup."""
+    import pypdfium2.raw as raw
+
+    return raw
+
+
 def _loose_box(textpage: "pypdfium2.PdfTextPage", index: int, frame: PageFrame, rect: Any) -> tuple[float, float, float, float] | None:
     """A glyph's box from the font's ascent to its descent, over its advance (displayed points).
 
     Loose boxes give every glyph of a line the same height, so line spacing can be compared
     across lines whatever letters they hold (tight boxes of `ACE` and `gypsy` differ).
     """
-    import pypdfium2.raw as raw
-
-    if not raw.FPDFText_GetLooseCharBox(textpage, index, rect):
+    if not _raw().FPDFText_GetLooseCharBox(textpage, index, rect):
         return None
     return frame.to_display(rect.left, rect.bottom, rect.right, rect.top)
 
@@ -129,19 +134,30 @@ def page_runs(page: "pypdfium2.PdfPage", textpage: "pypdfium2.PdfTextPage", text
     PDFium's rectangles per line are cheap (a few calls per line); only a line whose
     rectangles show a gutter-sized gap is measured glyph by glyph to find where to cut.
     """
-    import pypdfium2.raw as raw
+    import ctypes
 
+    from pypdfium2 import PdfiumError
+
+    raw = _raw()
     frame = PageFrame.of(page)
+    to_display = frame.to_display
     rect = raw.FS_RECTF()
+    # PDFium's calls straight, with reused out-parameters: the helpers allocate per rectangle
+    count_rects, get_rect = raw.FPDFText_CountRects, raw.FPDFText_GetRect
+    left, top, right, bottom = ctypes.c_double(), ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
     runs: list[Run] = []
     for match in _LINE.finditer(text):
         start, end = match.span()
         if not text[start:end].strip():
             continue
-        count = textpage.count_rects(start, end - start)
+        count = count_rects(textpage, start, end - start)
+        if count < 0:
+            raise PdfiumError("Failed to count rectangles.")
         rects = []
         for k in range(count):
-            box = frame.to_display(*textpage.get_rect(k))
+            if not get_rect(textpage, k, left, top, right, bottom):
+                raise PdfiumError("Failed to get rectangle.")
+            box = to_display(left.value, bottom.value, right.value, top.value)
             if box is not None:
                 rects.append(box)
         if not rects:
@@ -152,7 +168,9 @@ def page_runs(page: "pypdfium2.PdfPage", textpage: "pypdfium2.PdfTextPage", text
         else:
             line_runs = _char_runs(textpage, text, start, end, frame)
         for run in line_runs:
-            first = next((i for i in range(run.start, run.end) if not text[i].isspace()), run.start)
+            span = text[run.start : run.end]
+            lead = len(span) - len(span.lstrip())  # (lstrip strips exactly what isspace() calls space)
+            first = run.start + lead if lead < len(span) else run.start
             loose = _loose_box(textpage, first, frame, rect)
             if loose is not None:  # the font's full height, whatever glyphs the run holds
                 run.y0, run.y1 = min(run.y0, loose[1]), max(run.y1, loose[3])
