@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from indx_assets.chain import Chain
 from indx_assets.document import Document
+from indx_assets.embedder import MiniLMEmbedder
 from indx_assets.encode import Encoded, to_document
 from indx_assets.executor import ChunkMap, run_chain
 from indx_assets.media import detect_media_type
@@ -31,7 +32,6 @@ from indx_assets.schema import (
     pages_table,
     read_from_pages,
 )
-from indx_assets.embedder import MiniLMEmbedder
 
 SOURCE_DOCUMENTS = "source_documents"
 PAGE_OUTPUTS = "page_outputs"
