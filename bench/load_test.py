@@ -56,6 +56,7 @@ def settle(instance: dg.DagsterInstance, settings: Settings, state: AutomationSt
            batch_size: int) -> dict:
     started = time.perf_counter()
     runs, failed, ticks = 0, 0, 0
+    sweeps = state.sensor.sweeps
     requested: Counter[str] = Counter()
     while True:
         result = tick(instance, settings, state, page_size=page_size, batch_size=batch_size)
@@ -63,7 +64,7 @@ def settle(instance: dg.DagsterInstance, settings: Settings, state: AutomationSt
         runs += len(result.runs)
         failed += sum(not r.success for r in result.runs)
         requested.update({asset: len(keys) for asset, keys in result.requested.items()})
-        swept = state.sensor.sweeps >= 1 and not state.sensor.after_file
+        swept = state.sensor.sweeps > sweeps  # every file and partition looked at since settling began
         if swept and not any(result.requested.values()):
             break
     return {"wall_s": round(time.perf_counter() - started, 1), "ticks": ticks, "runs": runs,

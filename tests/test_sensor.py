@@ -106,3 +106,18 @@ def test_names_that_are_not_partition_keys_get_a_stable_mapped_key(instance, set
     # the mapping survives losing the index: a walk finds the file
     Path(build_resources(settings)["corpus"].index).unlink()  # type: ignore[attr-defined]
     assert build_resources(settings)["corpus"].locate(partition_key(odd)).name == odd  # type: ignore[attr-defined]
+
+
+def test_a_sweep_completes_when_files_and_partitions_end_on_different_ticks(instance, settings) -> None:
+    # Partitions are registered a tick after their files are seen, so the two listings come
+    # round out of phase; with eight files in pages of two they never end on the same tick.
+    corpus = Path(settings.corpus_roots[0])
+    (corpus / "extra.txt").write_text("One more file, so the corpus pages evenly.\n", encoding="utf-8")
+    files = sum(1 for p in corpus.rglob("*") if p.is_file())
+    assert files == 8
+    cursor, ticks = None, 0
+    while not (cursor and Cursor.parse(cursor).sweeps):
+        cursor = run_sensor(instance, settings, cursor, page_size=2).cursor
+        ticks += 1
+        assert ticks <= 12, "the sweep never completes"
+    assert len(instance.get_dynamic_partitions("sources")) == files

@@ -18,7 +18,7 @@ a full sweep takes `ceil(n / page_size)` ticks and then starts over.
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import dagster as dg
 from upath import UPath
@@ -40,6 +40,10 @@ class Cursor:
     after_file: str = ""
     partitions: str | None = None
     sweeps: int = 0
+    #: whether each listing has come round since the last completed sweep: the two are paged
+    #: separately (partitions lag the files they come from), so they rarely end on one tick
+    files_swept: bool = False
+    partitions_swept: bool = False
 
     @classmethod
     def parse(cls, raw: str | None) -> "Cursor":
@@ -128,14 +132,18 @@ def scan(instance: dg.DagsterInstance, settings: Settings, cursor: Cursor, page_
 
     corpus: CorpusResource = build_resources(settings)["corpus"]  # type: ignore[assignment]
     index = SourceIndex(corpus.index)
-    tick = Tick(cursor=Cursor(cursor.after_file, cursor.partitions, cursor.sweeps))
+    tick = Tick(cursor=replace(cursor))
     _scan_files(instance, corpus, index, cursor, page_size, tick)
     tick.removed = _scan_partitions(instance, corpus, index, cursor, page_size, tick)
     for key in tick.removed:
         remove_source(instance, settings, key)
     index.delete(tick.removed)
-    if not tick.cursor.after_file and tick.cursor.partitions is None:
-        tick.cursor.sweeps += 1
+    done = tick.cursor
+    done.files_swept = done.files_swept or not done.after_file
+    done.partitions_swept = done.partitions_swept or done.partitions is None
+    if done.files_swept and done.partitions_swept:
+        done.sweeps += 1
+        done.files_swept = done.partitions_swept = False
     return tick
 
 
