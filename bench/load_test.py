@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 from indx_assets.analytics import dataset  # noqa: E402
 from indx_assets.automation.local import AutomationState, tick  # noqa: E402
 from indx_assets.definitions import build_resources  # noqa: E402
+from indx_assets.runner import EVENT_LOG_STORAGE  # noqa: E402
 from indx_assets.settings import Settings  # noqa: E402
 
 WORDS = ("harbour lantern keeper granite tide beacon storm signal coast ledger rope timber tea leaf valley "
@@ -91,7 +92,8 @@ def main() -> None:
                             corpus_roots=(str(corpus),))
         (Path(tmp) / "dagster").mkdir()
         report: dict = {"documents": args.documents, "page_size": args.page_size, "batch_size": args.batch_size}
-        with dg.instance_for_test(temp_dir=str(Path(tmp) / "dagster")) as instance:
+        with dg.instance_for_test(temp_dir=str(Path(tmp) / "dagster"),
+                                  overrides={"event_log_storage": EVENT_LOG_STORAGE}) as instance:
             state = AutomationState()
             report["initial_load"] = settle(instance, settings, state, args.page_size, args.batch_size)
             report["after_initial_load"] = check_table(settings)

@@ -13,20 +13,29 @@ import dagster as dg
 from indx_assets.assets import stages
 from indx_assets.assets.ingest import ASSET_KEYS, BATCH_SIZE
 from indx_assets.assets.partitions import SOURCES
+from indx_assets.assets.provenance import EVENT_BATCH_SIZE
 from indx_assets.definitions import build_definitions, build_resources
 from indx_assets.settings import Settings
 
 #: Dagster's switch for one "materialization planned" event per asset and run, not per partition.
 PLANNED_EVENTS_AS_SUBSETS = "DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS"
+#: The most events a batch hands the event log in one write.
+EVENTS_PER_WRITE = 1000
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
 
 
+#: The instance's event log: Dagster's SQLite files, with connections kept open (see `event_log`).
+EVENT_LOG_STORAGE = {"module": "indx_assets.event_log", "class": "PooledSqliteEventLogStorage"}
+
 #: Written on first use; an existing dagster.yaml is never touched.
-DEFAULT_DAGSTER_YAML = """\
+DEFAULT_DAGSTER_YAML = f"""\
 # The Dagster instance of indx-assets (created by `indx`; edit freely).
 telemetry:
   enabled: false
+event_log_storage:
+  module: {EVENT_LOG_STORAGE["module"]}
+  class: {EVENT_LOG_STORAGE["class"]}
 """
 
 
@@ -108,8 +117,10 @@ def materialize_partitions(
     """Materialize `keys` in batched runs (each stage skips partitions that are fresh)."""
     # A batched run announces each asset once with its partition range instead of once per
     # partition: half of all event writes otherwise. The op reports every partition's
-    # materialization (or records its failure) itself, so nothing is lost.
+    # materialization (or records its failure) itself, so nothing is lost; it logs each
+    # stage's reports as one batch, which the event log then writes at once.
     os.environ.setdefault(PLANNED_EVENTS_AS_SUBSETS, "true")
+    os.environ.setdefault(EVENT_BATCH_SIZE, str(EVENTS_PER_WRITE))
     defs = build_definitions(settings)
     job = defs.resolve_implicit_global_asset_job_def().get_subset(
         asset_selection={dg.AssetKey(s) for s in selection} if selection else set(ASSET_KEYS)

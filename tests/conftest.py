@@ -7,6 +7,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from indx_assets.runner import EVENT_LOG_STORAGE
 from indx_assets.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +47,8 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def instance(tmp_path: Path) -> Iterator[dg.DagsterInstance]:
-    """A real Dagster instance in a temporary directory."""
+    """A real Dagster instance in a temporary directory, with the event log `indx` configures."""
     (tmp_path / "dagster").mkdir()
-    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster")) as instance:
+    with dg.instance_for_test(temp_dir=str(tmp_path / "dagster"),
+                              overrides={"event_log_storage": EVENT_LOG_STORAGE}) as instance:
         yield instance

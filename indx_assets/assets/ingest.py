@@ -12,10 +12,17 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import dagster as dg
+from dagster._core.events import DagsterEvent
 
 from indx_assets.assets import stages
 from indx_assets.assets.partitions import SOURCES
-from indx_assets.assets.provenance import PartitionRecord, is_fresh, latest_records, materialization
+from indx_assets.assets.provenance import (
+    PartitionRecord,
+    is_fresh,
+    latest_records,
+    log_batch,
+    materialization,
+)
 from indx_assets.resources import (
     ChainResource,
     CorpusResource,
@@ -81,36 +88,37 @@ class _Batch:
 
     def per_partition(
         self, key: dg.AssetKey, partitions: Sequence[str], work: Callable[[str], stages.StageOutput]
-    ) -> Iterator[dg.AssetMaterialization]:
+    ) -> list[DagsterEvent]:
         """Run a stage partition by partition; one partition's failure is logged and recorded,
         never fatal to the batch."""
         todo, parents = self.todo(key, partitions)
+        events = []
         for partition in todo:
             try:
                 out = work(partition)
             except Exception as exc:  # a bad document must not take its batch down
                 self.fail(key, [partition], exc)
                 continue
-            yield self.event(key, partition, out, parents)
+            events.append(self.event(key, partition, out, parents))
+        return log_batch(self.context, events)
 
     def batched(
         self,
         key: dg.AssetKey,
         partitions: Sequence[str],
         work: Callable[[list[str], dict[str, PartitionRecord]], dict[str, stages.StageOutput]],
-    ) -> Iterator[dg.AssetMaterialization]:
+    ) -> list[DagsterEvent]:
         """Run a stage over all its partitions at once (one embedding pass, one table commit);
         its failure is every member's."""
         todo, parents = self.todo(key, partitions)
         if not todo:
-            return
+            return []
         try:
             outputs = work(todo, parents)
         except Exception as exc:
             self.fail(key, todo, exc)
-            return
-        for partition, out in outputs.items():
-            yield self.event(key, partition, out, parents)
+            return []
+        return log_batch(self.context, [self.event(key, partition, out, parents) for partition, out in outputs.items()])
 
     def event(self, key: dg.AssetKey, partition: str, out: stages.StageOutput,
               parents: dict[str, PartitionRecord] | None = None) -> dg.AssetMaterialization:
@@ -189,6 +197,7 @@ def build_ingest_assets(
 
         if SOURCE_DOCUMENTS in selected:
             own = batch.records(SOURCE_DOCUMENTS, partitions)
+            sources = []
             for pk in partitions:
                 try:
                     path = corpus.locate(pk)
@@ -204,9 +213,10 @@ def build_ingest_assets(
                 except Exception as exc:
                     batch.fail(SOURCE_DOCUMENTS, [pk], exc)
                     continue
-                yield batch.event(SOURCE_DOCUMENTS, pk, out)
+                sources.append(batch.event(SOURCE_DOCUMENTS, pk, out))
+            yield from log_batch(context, sources)
 
-        # Each stage's events are yielded (and so stored) before the next stage asks for them.
+        # Each stage's events are logged (and so stored) before the next stage asks for them.
         if PAGE_OUTPUTS in selected:
             yield from batch.per_partition(PAGE_OUTPUTS, partitions, lambda pk: stages.read_pages(pk, storage, readers.config))
         if CHUNK_MAP in selected:

@@ -6,9 +6,13 @@ same version and break staleness. The ingest op therefore reports each partition
 materialization itself, with the provenance tags Dagster's own stale-status resolver reads:
 its code version, its data version, and the data version and event id of the upstream
 partition it was computed from. Everything here is the one place that knows those tags.
+
+A stage's materializations are logged as one event batch (`log_batch`): with
+`DAGSTER_EVENT_BATCH_SIZE` set, the instance hands them to its event log in one call, which
+`indx_assets.event_log` writes in one transaction per database.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +24,16 @@ from dagster._core.definitions.data_version import (
     get_input_data_version_tag,
     get_input_event_pointer_tag,
 )
-from dagster._core.events import DagsterEventType
+from dagster._core.events import (
+    DagsterEvent,
+    DagsterEventBatchMetadata,
+    DagsterEventType,
+    generate_event_batch_id,
+)
+
+#: Dagster's switch for handing event batches to the event log whole (its value: the most
+#: events per write).
+EVENT_BATCH_SIZE = "DAGSTER_EVENT_BATCH_SIZE"
 
 
 @dataclass(frozen=True)
@@ -94,3 +107,18 @@ def materialization(
         tags[get_input_data_version_tag(parent)] = parent_record.data_version or ""
         tags[get_input_event_pointer_tag(parent)] = str(parent_record.storage_id)
     return dg.AssetMaterialization(asset_key=key, partition=partition, metadata=dict(metadata or {}), tags=tags)
+
+
+def log_batch(context: dg.AssetExecutionContext, events: Sequence[dg.AssetMaterialization]) -> list[DagsterEvent]:
+    """Log materializations as one event batch and return them for the op to yield (so they
+    count in the run's result, as events from `context.log_event` would).
+
+    This is `OpExecutionContext.log_event` with Dagster's batch marker, which the public
+    method does not take: the one use of its step context.
+    """
+    step_context = context.op_execution_context._step_execution_context  # noqa: SLF001
+    batch_id, last = generate_event_batch_id(), len(events) - 1
+    return [
+        DagsterEvent.asset_materialization(step_context, event, DagsterEventBatchMetadata(batch_id, i == last))
+        for i, event in enumerate(events)
+    ]
