@@ -3,6 +3,7 @@
 from pathlib import Path
 from urllib.parse import quote
 
+import dagster as dg
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
@@ -34,3 +35,40 @@ def test_the_layout_is_a_hive_dataset_whose_source_column_is_the_source_id(tmp_p
     assert sorted(set(table.column("source").to_pylist())) == ["notes/tea.txt", "weird name ü&=.md"]
     assert table.num_rows == 4
     assert not list(tmp_path.rglob("*.partial")), "a finished write leaves no partial file"
+
+
+def run_reading_back(storage: StorageResource, sources: list[str], table: pa.Table = TABLE) -> dict[str, bool]:
+    """In a real run: write each source's table, remove its file behind the storage's back,
+    read it again. Which reads the run could still answer."""
+    answered: dict[str, bool] = {}
+
+    @dg.asset
+    def stage(storage: StorageResource) -> None:
+        for source_id in sources:
+            storage.write("chunk_map", source_id, table)
+        for source_id in sources:
+            Path(str(storage.path("chunk_map", source_id))).unlink()
+            try:
+                answered[source_id] = storage.read("chunk_map", source_id).equals(table)
+            except FileNotFoundError:
+                answered[source_id] = False
+
+    assert dg.materialize([stage], resources={"storage": storage}).success
+    return answered
+
+
+def test_a_run_reads_what_it_wrote_from_memory_and_only_within_the_run(tmp_path: Path) -> None:
+    storage = StorageResource(root=str(tmp_path))
+    assert run_reading_back(storage, ["a.md", "b.md"]) == {"a.md": True, "b.md": True}
+    with pytest.raises(FileNotFoundError):  # outside a run, reads go to the files
+        storage.read("chunk_map", "a.md")
+    storage.write("chunk_map", "c.md", TABLE)
+    assert storage.read("chunk_map", "c.md").equals(TABLE)
+
+
+def test_the_run_cache_keeps_the_newest_tables_within_its_budget(tmp_path: Path) -> None:
+    big = pa.table({"text": ["x" * 400_000]})
+    # 1 MB holds two of these tables: the first of three is dropped, the later two are kept.
+    answered = run_reading_back(StorageResource(root=str(tmp_path), run_cache_mb=1), ["1", "2", "3"], big)
+    assert answered == {"1": False, "2": True, "3": True}
+    assert run_reading_back(StorageResource(root=str(tmp_path / "off"), run_cache_mb=0), ["1"], big) == {"1": False}
