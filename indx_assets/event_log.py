@@ -57,7 +57,14 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
     def from_config_value(  # type: ignore[override]
         cls, inst_data: ConfigurableClassData | None, config_value: dict[str, str]
     ) -> "PooledSqliteEventLogStorage":
-        base_dir = config_value.get("base_dir") or os.path.join(os.environ["DAGSTER_HOME"], "history", "runs")
+        base_dir = config_value.get("base_dir")
+        if not base_dir:
+            home = os.environ.get("DAGSTER_HOME")
+            if not home:
+                raise dg.DagsterInvariantViolationError(
+                    "PooledSqliteEventLogStorage needs `base_dir` in its config or DAGSTER_HOME in the environment"
+                )
+            base_dir = os.path.join(home, "history", "runs")
         return cls(base_dir, inst_data=inst_data)
 
     def _engine(self, shard: str) -> sa.Engine:

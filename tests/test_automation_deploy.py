@@ -24,8 +24,11 @@ def test_every_shipped_dagster_yaml_validates_against_dagsters_schema(folder: Pa
     assert config["run_retries"]["enabled"] and config["concurrency"]["pools"]["granularity"] == "op"
 
 
-def test_the_embedded_default_limits_the_ingest_op_to_one_slot_and_validates_the_workspace(tmp_path: Path) -> None:
+def test_the_embedded_default_limits_the_ingest_op_to_one_slot_and_validates_the_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     shutil.copy(ROOT / "deploy" / "dagster.yaml", tmp_path / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))  # where the file is meant to live
     instance = dg.DagsterInstance.from_config(str(tmp_path))
     assert instance.get_concurrency_config().pool_config.default_pool_limit == 1
     assert instance.run_retries_enabled and not instance.nux_enabled

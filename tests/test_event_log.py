@@ -160,3 +160,9 @@ def test_the_instance_indx_creates_uses_it(tmp_path: Path) -> None:
     with open_instance(settings) as instance:
         assert isinstance(instance.event_log_storage, PooledSqliteEventLogStorage)
         assert Path(instance.event_log_storage._base_dir) == settings.dagster_home / "history" / "runs"  # noqa: SLF001
+
+
+def test_without_a_base_dir_or_dagster_home_the_error_says_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    with pytest.raises(dg.DagsterInvariantViolationError, match="needs `base_dir` in its config or DAGSTER_HOME"):
+        PooledSqliteEventLogStorage.from_config_value(None, {})
