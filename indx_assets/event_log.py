@@ -102,8 +102,8 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
 
     def store_event_batch(self, events: Sequence[EventLogEntry]) -> None:
         """Store one run's asset events in one transaction per shard: the run's shard, then the
-        cross-run index (each event, its indexed tags, and the asset-key rows, which only ever
-        keep the latest event of each kind per asset). Any other batch goes event by event."""
+        cross-run index (each event, its indexed tags, the asset-key rows). Any other batch goes
+        event by event."""
         if len({e.run_id for e in events}) != 1 or not all(
             e.dagster_event is not None and e.dagster_event_type in ASSET_EVENTS and e.dagster_event.asset_key
             for e in events
@@ -116,9 +116,11 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
         with self.index_transaction() as conn:
             ids = [conn.execute(SqlEventLogStorageTable.insert(), row).inserted_primary_key[0] for row in rows]
             self._store_asset_event_tags(conn, events, ids)
-            latest = {(e.dagster_event.asset_key, e.dagster_event_type): (e, i) for e, i in zip(events, ids)}  # type: ignore[union-attr]
-            for event, event_id in latest.values():
-                self._store_asset_event(conn, event, event_id)
+            # The last event of each kind per asset, applied in batch order, leaves every
+            # column of the asset-key row as writing them all one by one would.
+            latest = {(e.dagster_event.asset_key, e.dagster_event_type): n for n, e in enumerate(events)}  # type: ignore[union-attr]
+            for n in sorted(latest.values()):
+                self._store_asset_event(conn, events[n], ids[n])
 
     # Dagster checks the schema before every asset event (whether the tags table exists, which
     # columns the asset-key table has), opening an engine of its own for the first. Tables and

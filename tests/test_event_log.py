@@ -13,7 +13,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from dagster._core.events import DagsterEvent, DagsterEventType, StepMaterializationData
+from dagster._core.events import AssetMaterializationPlannedData, DagsterEvent, DagsterEventType, StepMaterializationData
 from dagster._core.events.log import EventLogEntry
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
     SqliteEventLogStorage,
@@ -39,6 +39,15 @@ def materialization(run_id: str, key: dg.AssetKey, partition: str, version: str)
                          dagster_event=event, job_name="ingest", step_key="ingest_documents")
 
 
+def planned(run_id: str, key: dg.AssetKey, partition: str) -> EventLogEntry:
+    event = DagsterEvent(
+        event_type_value=DagsterEventType.ASSET_MATERIALIZATION_PLANNED.value, job_name="ingest",
+        event_specific_data=AssetMaterializationPlannedData(key, partition=partition),
+    )
+    return EventLogEntry(error_info=None, level=20, user_message="", run_id=run_id, timestamp=time.time(),
+                         dagster_event=event, job_name="ingest")
+
+
 def run_batch(run_id: str, n: int = 6, version: str = "a") -> list[EventLogEntry]:
     return [materialization(run_id, key, f"doc-{i}", f"{version}{i}") for key in KEYS for i in range(n)]
 
@@ -55,6 +64,7 @@ def seen(storage: SqliteEventLogStorage, run_ids: list[str]) -> dict:
             "versions": {p: by_id[i].event_log_entry.tags["dagster/data_version"] for p, i in latest.items()},
             "last": storage.get_asset_records([key])[0].asset_entry.last_materialization.dagster_event.partition,  # type: ignore[union-attr]
             "partitions": storage.get_materialized_partitions(key),
+            "last_run": storage.get_asset_records([key])[0].asset_entry.last_run_id,
         }
     view["runs"] = {r: len(storage.get_records_for_run(r, of_type=DagsterEventType.ASSET_MATERIALIZATION).records)
                     for r in run_ids}
@@ -64,7 +74,9 @@ def seen(storage: SqliteEventLogStorage, run_ids: list[str]) -> dict:
 def test_a_batch_reads_back_as_dagster_stores_it_event_by_event(tmp_path: Path) -> None:
     pooled, stock = PooledSqliteEventLogStorage(str(tmp_path / "pooled")), SqliteEventLogStorage(str(tmp_path / "stock"))
     runs = [str(uuid.uuid4()), str(uuid.uuid4())]
-    batches = [run_batch(runs[0], version="a"), run_batch(runs[1], n=4, version="b")]  # run 2 redoes four
+    # Run 2 announces two documents (as a run does before it starts), then redoes four.
+    announced = [planned(runs[1], key, f"doc-{i}") for key in KEYS for i in range(2)]
+    batches = [run_batch(runs[0], version="a"), announced + run_batch(runs[1], n=4, version="b")]
     for batch in batches:
         pooled.store_event_batch(batch)
         for event in batch:
@@ -72,7 +84,7 @@ def test_a_batch_reads_back_as_dagster_stores_it_event_by_event(tmp_path: Path) 
     expected = seen(stock, runs)
     assert expected[KEYS[1]]["versions"] == {**{f"doc-{i}": f"a{i}" for i in range(6)},
                                              **{f"doc-{i}": f"b{i}" for i in range(4)}}
-    assert expected[KEYS[1]]["last"] == "doc-3"
+    assert expected[KEYS[1]]["last"] == "doc-3" and expected[KEYS[1]]["last_run"] == runs[1]
     assert seen(pooled, runs) == expected
     # The files are Dagster's: the stock class reads what the pooled one wrote.
     pooled.dispose()
