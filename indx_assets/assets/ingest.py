@@ -90,7 +90,8 @@ class _Batch:
         self, key: dg.AssetKey, partitions: Sequence[str], work: Callable[[str], stages.StageOutput]
     ) -> list[DagsterEvent]:
         """Run a stage partition by partition; one partition's failure is logged and recorded,
-        never fatal to the batch."""
+        never fatal to the batch. The stage's materializations are logged together when it
+        ends (one event-log write), so an interrupted stage is redone, not half-recorded."""
         todo, parents = self.todo(key, partitions)
         events = []
         for partition in todo:
