@@ -9,6 +9,9 @@ page, bbox, bbox_reason, chunker, text, image, start_offset, end_offset, metadat
 columns a question needs are read; images and vectors stay on disk except their null mask.
 """
 
+import json
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -48,6 +51,62 @@ def _distribution(values: pa.Array) -> dict[str, Any]:
     }
 
 
+def _counts(table: pa.Table, column: str) -> dict[str, int]:
+    return {r[column]: r["count_all"] for r in table.group_by(column).aggregate([([], "count_all")]).to_pylist()}
+
+
+def _of_sources(sources: Sequence[str] | None) -> pc.Expression | None:
+    """The filter on the hive `source` column (files of other sources are not opened)."""
+    return None if sources is None else pc.field("source").isin(list(sources))
+
+
+def table_counts(table_data: ds.Dataset, sources: Sequence[str] | None = None) -> dict[str, Any]:
+    """`chunks_table` rows by chunker and by chunk type, how many carry a vector, and, by
+    chunk type, how many do not (image chunks, unless an embedder takes images)."""
+    where, no_vector = _of_sources(sources), pc.field("vector").is_null()
+    rows = table_data.to_table(columns=["chunker", "chunk_type"], filter=where)
+    vectorless = table_data.to_table(columns=["chunk_type"], filter=no_vector if where is None else where & no_vector)
+    return {
+        "by_chunker": _counts(rows, "chunker"),
+        "by_type": _counts(rows, "chunk_type"),
+        "vectors": rows.num_rows - vectorless.num_rows,
+        "unembedded_by_type": _counts(vectorless, "chunk_type"),
+    }
+
+
+def ingest_summary(storage_root: str, sources: Sequence[str]) -> dict[str, Any]:
+    """What an ingest of `sources` left behind: documents by status (with each failed one's
+    reason), pages by status, chunks by chunker and type, vectors written."""
+    documents: Counter[str] = Counter()
+    problems: dict[str, str] = {}
+    pages: dict[str, int] = {}
+    page_data = dataset(storage_root, stages.PAGE_OUTPUTS)
+    if page_data is not None:
+        # A document's record is its page file's schema metadata: the footers say it all.
+        for fragment in page_data.get_fragments(filter=_of_sources(sources)):
+            record = json.loads(fragment.physical_schema.metadata[b"indx.document"])
+            documents[record["status"]] += 1
+            if record["status"] != "ok" and record.get("reason"):
+                problems[ds.get_partition_keys(fragment.partition_expression)["source"]] = record["reason"]
+        pages = _counts(page_data.to_table(columns=["status"], filter=_of_sources(sources)), "status")
+    if sum(documents.values()) < len(sources):
+        documents["not ingested"] = len(sources) - sum(documents.values())
+    table_data = dataset(storage_root, stages.CHUNKS_TABLE)
+    counts = table_counts(table_data, sources) if table_data is not None else {
+        "by_chunker": {}, "by_type": {}, "vectors": 0, "unembedded_by_type": {}}
+    return {
+        "documents": len(sources),
+        "documents_by_status": dict(documents),
+        "pages_by_status": pages,
+        "chunks": sum(counts["by_chunker"].values()),
+        "chunks_by_chunker": counts["by_chunker"],
+        "chunks_by_type": counts["by_type"],
+        "vectors": counts["vectors"],
+        "unembedded_chunks": sum(counts["unembedded_by_type"].values()),
+        "problems": problems,
+    }
+
+
 def corpus_stats(storage_root: str) -> dict[str, Any]:
     """Chunks per document, chunk size in characters, share of chunks per chunker, pages
     without chunks, and image chunks left without a vector."""
@@ -73,10 +132,7 @@ def corpus_stats(storage_root: str) -> dict[str, Any]:
     unchunked = pages.join(chunked_pages, ["source_id", "page"], join_type="left anti")
     unchunked_by_status = unchunked.group_by("status").aggregate([("page", "count")]).to_pylist()
 
-    unembedded: dict[str, int] = {}
-    if table_data is not None:
-        rows = table_data.to_table(columns=["chunk_type"], filter=pc.field("vector").is_null())
-        unembedded = {r["chunk_type"]: r["count_all"] for r in rows.group_by("chunk_type").aggregate([([], "count_all")]).to_pylist()}
+    unembedded = table_counts(table_data)["unembedded_by_type"] if table_data is not None else {}
 
     return {
         "documents": documents,

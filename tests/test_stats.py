@@ -11,7 +11,7 @@ import dagster as dg
 import pytest
 from typer.testing import CliRunner
 
-from indx_assets.analytics import corpus_stats
+from indx_assets.analytics import corpus_stats, ingest_summary
 from indx_assets.definitions import build_resources
 from indx_assets.runner import materialize_partitions, sync_partitions
 from indx_assets.settings import Settings
@@ -74,3 +74,27 @@ def test_the_stats_command_prints_json_and_a_table(ingested: Settings, monkeypat
 
 def test_stats_before_any_ingest_say_so(tmp_path: Path) -> None:
     assert corpus_stats(str(tmp_path / "nothing")) == {"documents": 0, "chunks": 0}
+
+
+def test_an_ingest_summary_counts_its_own_sources_only(ingested: Settings) -> None:
+    resources = build_resources(ingested)
+    rows = resources["lancedb"].table().to_arrow().select(["source_id", "chunker", "chunk_type", "vector"]).to_pylist()  # type: ignore[attr-defined]
+    chunked = sorted({r["source_id"] for r in rows})
+    sources = ["empty.md", "garbage.txt", chunked[0], chunked[-1], "never/ingested.md"]
+    summary = ingest_summary(ingested.storage_uri, sources)
+
+    mine = [r for r in rows if r["source_id"] in sources]
+    assert summary["chunks"] == len(mine) < len(rows)
+    assert summary["chunks_by_chunker"] == dict(Counter(r["chunker"] for r in mine))
+    assert summary["chunks_by_type"] == dict(Counter(r["chunk_type"] for r in mine))
+    assert summary["vectors"] == sum(r["vector"] is not None for r in mine)
+    assert summary["unembedded_chunks"] == sum(r["vector"] is None for r in mine)
+    # Each document's record, read file by file: the status and reason the reader recorded.
+    records = {s: json.loads(resources["storage"].read("page_outputs", s).schema.metadata[b"indx.document"])  # type: ignore[attr-defined]
+               for s in sources[:4]}
+    assert summary["documents"] == 5
+    assert summary["documents_by_status"] == dict(Counter(r["status"] for r in records.values()), **{"not ingested": 1})
+    assert summary["problems"] == {s: r["reason"] for s, r in records.items() if r["status"] != "ok" and r["reason"]}
+    assert set(summary["problems"]) == {"empty.md", "garbage.txt"}
+    pages = Counter(st for s in sources[:4] for st in resources["storage"].read("page_outputs", s).column("status").to_pylist())  # type: ignore[attr-defined]
+    assert summary["pages_by_status"] == dict(pages)

@@ -31,9 +31,8 @@ def ingest(
     batch_size: Annotated[int, typer.Option(min=1, help="Documents per Dagster run.")] = 100,
 ) -> None:
     """Ingest documents into the chunk index, re-doing only what is missing or changed."""
-    from indx_assets.definitions import build_resources
+    from indx_assets.analytics import ingest_summary
     from indx_assets.runner import materialize_partitions, open_instance, sync_partitions
-    from indx_assets.summary import summarize
 
     started = time.perf_counter()
     settings = Settings.from_env()
@@ -54,7 +53,7 @@ def ingest(
             instance, settings, sync.current, batch_size=batch_size,
             on_batch=lambda batch: progress.advance(task, len(batch.partitions)),
         )
-    summary = summarize(build_resources(settings)["storage"], sync.current)  # type: ignore[arg-type]
+    summary = ingest_summary(settings.storage_uri, sync.current)
     summary.update(
         added=len(sync.added),
         removed=len(sync.removed),
