@@ -1,4 +1,5 @@
-"""What the stored outputs say (`indx stats`, the `indx ingest` summary), straight from the Parquet dataset the assets write, with pyarrow.
+"""What the stored outputs say (`indx stats`, the `indx ingest` summary), straight from the
+Parquet dataset the assets write, with pyarrow.
 
 The dataset is hive-partitioned, one file per source (see `resources.storage`):
 `{storage}/{asset}/source={quoted source_id}/part-0.parquet`, for the assets `page_outputs`
