@@ -1,9 +1,10 @@
 """The corpus sensor: new files become partitions, changed files stale their source, vanished
 files are forgotten.
 
-Each tick looks at one page of the corpus listing (files sorted by path, after the cursor)
-and one page of the `sources` partitions, so no tick handles tens of thousands of either;
-a full sweep takes `ceil(n / page_size)` ticks and then starts over.
+Each tick looks at one page of the corpus listing (files in path order, after the cursor,
+listed only as far as the page reaches) and one page of the `sources` partitions, so no
+tick handles tens of thousands of either; a full sweep takes `ceil(n / page_size)` ticks and
+then starts over.
 
 - Files: size and mtime are a cheap pre-filter against the source index; a file whose size or
   mtime moved is hashed, and the sha256 decides. A new key becomes a partition (automation
@@ -18,6 +19,7 @@ a full sweep takes `ceil(n / page_size)` ticks and then starts over.
 import hashlib
 import json
 from collections.abc import Sequence
+from itertools import islice
 from dataclasses import dataclass, field, replace
 
 import dagster as dg
@@ -76,8 +78,8 @@ def sha256_file(path: UPath) -> str:
 
 def _scan_files(instance: dg.DagsterInstance, corpus: CorpusResource, index: SourceIndex, cursor: Cursor,
                 page_size: int, tick: Tick) -> None:
-    files = [f for f in corpus.iter_files() if f[2] > cursor.after_file]
-    files.sort(key=lambda f: f[2])
+    # One file past the page says whether the sweep goes on; the listing stops there.
+    files = list(islice(corpus.iter_files(after=cursor.after_file), page_size + 1))
     page = files[:page_size]
     tick.cursor.after_file = page[-1][2] if len(files) > page_size else ""
     if not page:

@@ -5,6 +5,7 @@ corpus keeps every identity; paths that are not valid partition keys get the sta
 `automation.source_index.partition_key`.
 """
 
+import heapq
 import re
 from collections.abc import Iterator
 
@@ -16,8 +17,31 @@ from indx_assets.automation.source_index import SourceIndex, partition_key
 _MAPPED_KEY = re.compile(r"~[0-9a-f]{16}$")
 
 
-def _is_hidden(relative: str) -> bool:
-    return any(part.startswith(".") for part in relative.split("/"))
+def _walk(directory: UPath, prefix: str, after: str) -> Iterator[tuple[str, UPath]]:
+    """(relative path, path) of every file below `directory` that is not hidden, in the order
+    of the relative paths, from the first one after `after`. A folder whose paths all sort at
+    or before `after` is not listed, so a sweep resumed from a cursor lists little more than
+    the page it reads."""
+    try:
+        children = list(directory.iterdir())
+    except (FileNotFoundError, NotADirectoryError):  # gone since its parent was listed
+        return
+    entries = []
+    for child in children:
+        if child.name.startswith("."):
+            continue
+        relative = prefix + child.name
+        is_dir = child.is_dir()
+        if is_dir and child.is_symlink():  # not followed, as a glob would not (no loops)
+            continue
+        # A folder's paths all start with "name/": that is where they sort among the files.
+        entries.append((relative + "/" if is_dir else relative, is_dir, child))
+    for key, is_dir, child in sorted(entries, key=lambda e: e[0]):
+        if not is_dir:
+            if key > after:
+                yield key, child
+        elif after < key or after.startswith(key):  # otherwise every path below sorts before `after`
+            yield from _walk(child, key, after)
 
 
 class CorpusResource(dg.ConfigurableResource):
@@ -27,28 +51,28 @@ class CorpusResource(dg.ConfigurableResource):
     index: str = ""
     """The corpus sensor's source index (SQLite), where mapped keys are looked up first."""
 
-    def iter_files(self) -> Iterator[tuple[str, str, str, UPath]]:
-        """Every (source_id, root, relative path, path) under the roots, hidden files skipped,
-        sorted per root; a source id found under an earlier root shadows later ones."""
-        seen: set[str] = set()
-        for root in self.roots:
+    def iter_files(self, after: str = "") -> Iterator[tuple[str, str, str, UPath]]:
+        """Every (source_id, root, relative path, path) under the roots whose relative path sorts
+        after `after`, in that order, listed lazily; hidden files are skipped, and a relative
+        path found under an earlier root shadows the same path under later ones."""
+        def listing(order: int, root: str) -> Iterator[tuple[str, int, str, UPath]]:
             base = UPath(root)
             if base.is_file():
-                candidates = [(base.name, base)]
-                root = str(base.parent)
-            else:
-                candidates = sorted(
-                    (p.relative_to(base).as_posix(), p) for p in base.rglob("*") if p.is_file()
-                )
-            for relative, path in candidates:
-                source_id = partition_key(relative)
-                if _is_hidden(relative) or source_id in seen:
-                    continue
-                seen.add(source_id)
-                yield source_id, root, relative, path
+                if base.name > after:
+                    yield base.name, order, str(base.parent), base
+                return
+            for relative, path in _walk(base, "", after):
+                yield relative, order, root, path
+
+        last = None
+        listings = [listing(order, root) for order, root in enumerate(self.roots)]
+        for relative, _, root, path in heapq.merge(*listings, key=lambda f: f[:2]):
+            if relative != last:
+                last = relative
+                yield partition_key(relative), root, relative, path
 
     def iter_sources(self) -> Iterator[tuple[str, UPath]]:
-        """Every (source_id, path) under the roots, hidden files skipped, sorted per root."""
+        """Every (source_id, path) under the roots, hidden files skipped, in relative-path order."""
         for source_id, _, _, path in self.iter_files():
             yield source_id, path
 
