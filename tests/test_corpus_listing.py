@@ -47,10 +47,13 @@ def test_a_listing_resumes_after_any_path(roots: list[UPath]) -> None:
         assert [f[2] for f in corpus.iter_files(after=after)] == [r for r in everything if r > after], after
 
 
-def test_a_symlinked_folder_is_not_followed(tmp_path: Path) -> None:
+def test_a_linked_folder_is_not_followed_and_what_is_no_file_is_not_listed(tmp_path: Path) -> None:
     write(UPath(tmp_path), ["docs/one.txt"])
     os.symlink(tmp_path / "docs", tmp_path / "docs" / "loop")  # would recurse for ever if followed
-    assert [f[2] for f in CorpusResource(roots=[str(tmp_path)]).iter_files()] == ["docs/one.txt"]
+    os.symlink(tmp_path / "docs" / "gone.txt", tmp_path / "docs" / "dangling.txt")
+    os.mkfifo(tmp_path / "docs" / "pipe")
+    os.symlink(tmp_path / "docs" / "one.txt", tmp_path / "docs" / "two.txt")  # a linked file is a file
+    assert [f[2] for f in CorpusResource(roots=[str(tmp_path)]).iter_files()] == ["docs/one.txt", "docs/two.txt"]
 
 
 def test_a_page_lists_only_the_folders_it_reaches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

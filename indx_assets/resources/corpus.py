@@ -32,8 +32,8 @@ def _walk(directory: UPath, prefix: str, after: str) -> Iterator[tuple[str, UPat
             continue
         relative = prefix + child.name
         is_dir = child.is_dir()
-        if is_dir and child.is_symlink():  # not followed, as a glob would not (no loops)
-            continue
+        if (is_dir and child.is_symlink()) or not (is_dir or child.is_file()):
+            continue  # a linked folder is not followed (no loops); a dangling link or a pipe is no file
         # A folder's paths all start with "name/": that is where they sort among the files.
         entries.append((relative + "/" if is_dir else relative, is_dir, child))
     for key, is_dir, child in sorted(entries, key=lambda e: e[0]):
