@@ -339,21 +339,24 @@ def _widest_gap(spans: list[tuple[float, float]]) -> tuple[float, float]:
     return best
 
 
+Box = tuple[float, float, float, float]
+
+
 def reading_order(blocks: list[Block]) -> list[Block]:
     """Rule 5: recursive XY-cut at the widest empty gap, columns left to right, bands top down."""
-    if len(blocks) < 2:
-        return list(blocks)
-    boxes = [b.box for b in blocks]
-    v_width, v_cut = _widest_gap([(x0, x1) for x0, _, x1, _ in boxes])
-    h_width, h_cut = _widest_gap([(y0, y1) for _, y0, _, y1 in boxes])
+    return [block for block, _ in _xy_cut([(b, b.box) for b in blocks])]
+
+
+def _xy_cut(boxed: list[tuple[Block, Box]]) -> list[tuple[Block, Box]]:
+    if len(boxed) < 2:
+        return boxed
+    v_width, v_cut = _widest_gap([(box[0], box[2]) for _, box in boxed])
+    h_width, h_cut = _widest_gap([(box[1], box[3]) for _, box in boxed])
     if v_width <= 0 and h_width <= 0:  # overlapping blocks: plain top-down, left-right
-        return [blocks[k] for k in sorted(range(len(blocks)), key=lambda k: (boxes[k][1], boxes[k][0]))]
-    if v_width >= h_width:
-        first = [b for b, box in zip(blocks, boxes) if box[2] <= v_cut]
-    else:
-        first = [b for b, box in zip(blocks, boxes) if box[3] <= h_cut]
-    rest = [b for b in blocks if not any(b is f for f in first)]
-    return reading_order(first) + reading_order(rest)
+        return sorted(boxed, key=lambda item: (item[1][1], item[1][0]))
+    # the left column (or the top band) first: the blocks wholly before the cut
+    side, cut = (2, v_cut) if v_width >= h_width else (3, h_cut)
+    return _xy_cut([i for i in boxed if i[1][side] <= cut]) + _xy_cut([i for i in boxed if i[1][side] > cut])
 
 
 def layout(runs: list[Run]) -> list[Block]:
