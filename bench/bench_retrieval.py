@@ -19,6 +19,7 @@ texts no earlier run has embedded.
 import argparse
 import hashlib
 import json
+import math
 import sqlite3
 import subprocess
 import sys
@@ -133,7 +134,7 @@ def split_windows(text: str, limit: int) -> list[str]:
     offsets = minilm_tokenizer().tokenizer.encode(text, add_special_tokens=False).offsets
     if len(offsets) <= limit:
         return [text]
-    size = -(-len(offsets) // -(-len(offsets) // limit))
+    size = math.ceil(len(offsets) / math.ceil(len(offsets) / limit))
     return [text[offsets[i][0] : offsets[min(i + size, len(offsets)) - 1][1]] for i in range(0, len(offsets), size)]
 
 
