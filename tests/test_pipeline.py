@@ -47,6 +47,11 @@ def table_rows(settings: Settings) -> list[dict]:
     return table.to_arrow().select(["id", "source_id", "text", "locator", "vector"]).to_pylist()
 
 
+def table_rows_with_metadata(settings: Settings) -> list[dict]:
+    table = build_resources(settings)["lancedb"].table()  # type: ignore[attr-defined]
+    return table.to_arrow().select(["id", "source_id", "start_offset", "metadata"]).to_pylist()
+
+
 def touched(events: list[dg.AssetMaterialization], key: dg.AssetKey) -> set[str]:
     return {e.partition for e in events if e.asset_key == key}
 
@@ -190,6 +195,23 @@ def test_search_returns_the_document_a_phrase_comes_from_first(instance, setting
     identity = {"id", "document_id", "source_id", "locator", "chunk_type", "parent_ref", "page", "text", "score"}
     assert identity <= set(hits[0])
 
+    # Expanded, a hit carries its section: every chunk of its document with its section id, in order.
+    rows = table_rows_with_metadata(settings)
+
+    def section_of(hit: dict) -> list[str]:
+        section_id = hit["metadata"].get("section_id")
+        if section_id is None:
+            return [hit["id"]]
+        mine = sorted((r for r in rows if r["source_id"] == hit["source_id"]), key=lambda r: r["start_offset"])
+        return [r["id"] for r in mine if json.loads(r["metadata"]).get("section_id") == section_id]
+
+    (hit,) = search_chunks(settings, "keep at least one week of old versions before cleanup", k=1, expand=True)
+    assert hit["source_id"] == "guides/lancedb-maintenance.md" and hit["metadata"]["section_title"] == "Retention"
+    assert [c["id"] for c in hit["section"]] == section_of(hit) and len(hit["section"]) == 3
+    assert [c["chunk_type"] for c in hit["section"]] == ["content", "table", "content"]  # its table comes along
+    for other in search_chunks(settings, "the muscatel flavour comes from leafhoppers", k=3, expand=True):
+        assert [c["id"] for c in other["section"]] == section_of(other) and other["id"] in section_of(other)
+
 
 CONCURRENT_UPSERT = """
 import sys, pyarrow as pa
@@ -246,6 +268,9 @@ def test_the_cli_ingests_and_searches_with_json_output(settings) -> None:
     hits = json.loads(done.stdout)
     assert hits[0]["source_id"] == "notes/tea-harvest.txt"
     assert hits[0]["page"] == 1 and hits[0]["locator"].startswith("char:")
+    done = subprocess.run([indx, "search", "old versions and time travel", "--expand", "-k", "1"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "in 'Retention', 3 chunks:" in done.stdout, done.stdout + done.stderr[-2000:]
 
 
 def _blank_scan_pdf() -> bytes:

@@ -14,6 +14,7 @@ def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     k: Annotated[int, typer.Option("-k", min=1, help="How many hits.")] = 5,
     mode: Annotated[str, typer.Option(help="hybrid (vector + full text, fused), vector or fts.")] = "hybrid",
+    expand: Annotated[bool, typer.Option("--expand", help="Show each hit's section: the chunks around it.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
 ) -> None:
     """Search the chunk index."""
@@ -22,7 +23,7 @@ def search(
 
     if mode not in ("hybrid", "vector", "fts"):
         raise typer.BadParameter("mode must be hybrid, vector or fts", param_hint="--mode")
-    hits = search_chunks(Settings.from_env(), query, k=k, mode=mode)  # type: ignore[arg-type]
+    hits = search_chunks(Settings.from_env(), query, k=k, mode=mode, expand=expand)  # type: ignore[arg-type]
     if json_output:
         typer.echo(json.dumps(hits, ensure_ascii=False))
         return
@@ -35,3 +36,9 @@ def search(
             f"[bold]{rank}. {hit['source_id']}[/] page {hit['page']}  {hit['locator']}  score {hit['score']:.4f}"
         )
         console.print(f"   {excerpt}")
+        if expand and len(hit["section"]) > 1:
+            title = hit["metadata"].get("section_title") or "its section"
+            console.print(f"   [dim]in {title!r}, {len(hit['section'])} chunks:[/]")
+            for chunk in hit["section"]:
+                mark = "▸" if chunk["id"] == hit["id"] else "·"
+                console.print(f"     {mark} {chunk['locator']}  {' '.join((chunk['text'] or '').split())[:100]}", markup=False)

@@ -5,7 +5,7 @@ primary key) that updates changed chunks, inserts new ones and deletes the sourc
 that no longer exist, all in one commit: readers never see a half-replaced document.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import dagster as dg
@@ -109,6 +109,14 @@ class LanceDBResource(dg.ConfigurableResource):
         table = self.existing_table()
         if table is not None:
             table.delete(f"source_id = {sql_string(source_id)}")
+
+    def source_rows(self, source_ids: Sequence[str], columns: Sequence[str] = HIT_COLUMNS) -> list[dict[str, Any]]:
+        """Every row of these sources (through the scalar index on `source_id`)."""
+        table = self.existing_table()
+        if table is None or not source_ids:
+            return []
+        where = f"source_id IN ({', '.join(map(sql_string, source_ids))})"
+        return table.search().where(where).select(list(columns)).limit(None).to_list()
 
     def search(self, query: str, *, k: int = 5, mode: SearchMode = "hybrid", vector: Any = None) -> list[dict[str, Any]]:
         """Ranked hits with identity, page, bbox, text and `score` (higher is better)."""
