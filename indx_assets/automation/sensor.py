@@ -19,8 +19,8 @@ then starts over.
 import hashlib
 import json
 from collections.abc import Sequence
-from itertools import islice
 from dataclasses import dataclass, field, replace
+from itertools import islice
 
 import dagster as dg
 from upath import UPath
