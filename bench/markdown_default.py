@@ -12,6 +12,8 @@ from indx_assets.port import PageOutput
 
 Span = tuple[int, int]
 Chunks = dict[str, list[tuple[Span, str]]]
+#: The row the issue's target is checked on.
+DEFAULT = "default (markdown chunker)"
 
 
 def markdown_chunks(corpora: dict[str, str], title_prefix: bool = False, **options: Any) -> Chunks:
@@ -36,7 +38,7 @@ def markdown_chunks(corpora: dict[str, str], title_prefix: bool = False, **optio
 
 def markdown_default_configurations(corpora: dict[str, str]) -> dict[str, Callable[[], Chunks]]:
     return {
-        "default (markdown chunker)": lambda: markdown_chunks(corpora),
+        DEFAULT: lambda: markdown_chunks(corpora),
         "default + section title": lambda: markdown_chunks(corpora, title_prefix=True),
         # the same limits packed as `unstructured` packs (whole paragraphs, oversized ones cut alone)
         "default, unstructured packing": lambda: markdown_chunks(corpora, sentence_units=False, paragraph_starts_chunk=None),

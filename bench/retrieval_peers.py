@@ -4,7 +4,7 @@ Reads a JSON request on stdin: {"corpora_dir": str, "baselines": bool (default t
 "spans": {config: {corpus: [[s, e], ...]}}}.
 Writes to stdout: {"baselines": {name: {corpus: [[s, e], ...]}}, "sizes": {config: [cl100k sizes]}}
 with the published baselines recomputed (LangChain's recursive splitter on cl100k, 250/0, the
-Chroma benchmark's separators; fixed cl100k token windows 250/0) and the cl100k size of every
+Chroma benchmark's separators; fixed cl100k token windows 250/0 and 250/125) and the cl100k size of every
 chunk of every configuration, baselines included.
 """
 
@@ -31,8 +31,9 @@ def locate(text: str, chunks: list[str]) -> list[list[int]]:
     return spans
 
 
-def token_windows(enc: tiktoken.Encoding, text: str, size: int) -> list[list[int]]:
-    """Windows of `size` tokens, as character spans (a cut inside a character rounds down)."""
+def token_windows(enc: tiktoken.Encoding, text: str, size: int, overlap: int = 0) -> list[list[int]]:
+    """Windows of `size` tokens, each starting `size - overlap` tokens after the one before, as
+    character spans (a cut inside a character rounds down)."""
     data = text.encode("utf-8")
     char_at = [0] * (len(data) + 1)  # byte offset -> character offset
     pos = 0
@@ -42,15 +43,16 @@ def token_windows(enc: tiktoken.Encoding, text: str, size: int) -> list[list[int
             char_at[pos + b] = i
         pos += n
     char_at[len(data)] = len(text)
-    ends, pos = [], 0
+    ends, pos = [0], 0  # ends[i]: the byte offset after token i - 1
     for token in enc.encode_ordinary(text):
         pos += len(enc.decode_single_token_bytes(token))
         ends.append(pos)
-    spans, start = [], 0
-    for i in range(size - 1, len(ends) + size - 1, size):
-        end = ends[min(i, len(ends) - 1)]
-        spans.append([char_at[start], char_at[end]])
-        start = end
+    count = len(ends) - 1
+    spans = []
+    for first in range(0, count, size - overlap):
+        spans.append([char_at[ends[first]], char_at[ends[min(first + size, count)]]])
+        if first + size >= count:
+            break
     return [s for s in spans if s[0] < s[1]]
 
 
@@ -65,6 +67,7 @@ def main() -> None:
     baselines = {} if not request.get("baselines", True) else {
         "recursive 250/0 (LangChain, cl100k)": {c: locate(t, splitter.split_text(t)) for c, t in corpora.items()},
         "token windows 250/0 (cl100k)": {c: token_windows(enc, t, 250) for c, t in corpora.items()},
+        "token windows 250/125 (cl100k)": {c: token_windows(enc, t, 250, 125) for c, t in corpora.items()},
     }
     sizes = {}
     for name, spans in {**request["spans"], **baselines}.items():
