@@ -40,6 +40,8 @@ def markdown_default_configurations(corpora: dict[str, str]) -> dict[str, Callab
     return {
         DEFAULT: lambda: markdown_chunks(corpora),
         "default + section title": lambda: markdown_chunks(corpora, title_prefix=True),
+        # the default with a soft maximum that gives recursive 250/0's mean size: the two at equal size
+        "default, sized like recursive 250/0 (new_after_n_tokens 190)": lambda: markdown_chunks(corpora, new_after_n_tokens=190),
         # the same limits packed as `unstructured` packs (whole paragraphs, oversized ones cut alone)
         "default, unstructured packing": lambda: markdown_chunks(corpora, sentence_units=False, paragraph_starts_chunk=None),
     }
