@@ -1,5 +1,9 @@
 """Searching the chunk table: the query embedded with the same model as the chunks.
 
+Hits are chunks. Where a chunker also cut `sentence` pieces (the `sentences` chain option), a
+short query may match a sentence better than any whole chunk: the hit is then the chunk that
+holds that sentence, with the sentence as its `sentence`, and each chunk is a hit once.
+
 A hit can be expanded to its section: the chunks that share its `section_id` (the chunk tree
 the structure-aware chunkers store in each chunk's metadata), in reading order.
 """
@@ -25,12 +29,48 @@ def search_chunks(settings: Settings, query: str, *, k: int = 5, mode: SearchMod
     if lancedb.existing_table() is None:
         return []
     vector = None if mode == "fts" else MiniLMEmbedder().embed_texts([query])[0]
-    hits = lancedb.search(query, k=k, mode=mode, vector=vector)
+    hits = search_table(lancedb, query, vector, k=k, mode=mode)
     for hit in hits:
         hit["metadata"] = _metadata(hit)
     if expand:
         expand_sections(lancedb, hits)
     return hits
+
+
+def search_table(lancedb: LanceDBResource, query: str, vector: Any, *, k: int = 5,
+                 mode: SearchMode = "hybrid") -> list[dict[str, Any]]:
+    """The `k` best chunks, each once, at the rank of its best match: itself or one of its
+    sentences (then carried as `sentence`; None when the chunk matched itself)."""
+    limit = k
+    while True:
+        matches = lancedb.search(query, k=limit, mode=mode, vector=vector)
+        hits = _chunks_of(lancedb, matches)
+        if len(hits) >= k or len(matches) < limit:
+            return hits[:k]
+        limit *= 4  # sentences of the same chunks took the places: look further down
+
+
+def _chunks_of(lancedb: LanceDBResource, matches: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`matches` with each sentence replaced by its chunk (the earliest chunk of its page whose
+    span encloses it; see `indx_assets.chunking.pieces.sentence_pieces`) and repeats dropped.
+    A sentence whose chunk is not in the table stays a hit of its own."""
+    spans = [(m["source_id"], m["page"], m["start_offset"], m["end_offset"]) for m in matches
+             if m["chunk_type"] == "sentence" and m["start_offset"] is not None]
+    holders: dict[tuple[str, int | None], list[dict[str, Any]]] = defaultdict(list)
+    for row in lancedb.chunks_enclosing(spans):
+        holders[(row["source_id"], row["page"])].append(row)
+    hits: dict[str, dict[str, Any]] = {}
+    for match in matches:
+        hit, sentence = match, None
+        if match["chunk_type"] == "sentence":
+            holding = [row for row in holders.get((match["source_id"], match["page"]), [])
+                       if row["start_offset"] <= match["start_offset"] and row["end_offset"] >= match["end_offset"]]
+            if holding:
+                sentence = {field: match[field] for field in ("id", "locator", "text")}
+                hit = {**min(holding, key=lambda row: row["start_offset"]), "score": match["score"]}
+        if hit["id"] not in hits:
+            hits[hit["id"]] = {**hit, "sentence": sentence}
+    return list(hits.values())
 
 
 def _metadata(row: dict[str, Any]) -> dict[str, Any]:
@@ -43,6 +83,8 @@ def expand_sections(lancedb: LanceDBResource, hits: list[dict[str, Any]]) -> Non
     without structure) is its own section."""
     sections: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in lancedb.source_rows(sorted({h["source_id"] for h in hits})):
+        if row["chunk_type"] == "sentence":  # a section is its chunks; their sentences are in them
+            continue
         section_id = _metadata(row).get("section_id")
         if section_id is not None:
             sections[(row["source_id"], section_id)].append(row)

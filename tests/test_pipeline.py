@@ -213,6 +213,35 @@ def test_search_returns_the_document_a_phrase_comes_from_first(instance, setting
         assert [c["id"] for c in other["section"]] == section_of(other) and other["id"] in section_of(other)
 
 
+def test_with_sentences_a_hit_is_the_chunk_holding_the_sentence_that_matched(instance, settings) -> None:
+    options = {"sentences": True}
+    settings = replace(settings, chain_config=json.dumps({"options": {n: options for n in ("markdown", "html", "text")}}))
+    ingest(instance, settings)
+    table = build_resources(settings)["lancedb"].table()  # type: ignore[attr-defined]
+    rows = table.to_arrow().select(["id", "source_id", "chunk_type", "locator", "text", "start_offset", "end_offset", "vector"]).to_pylist()
+    sentences = [r for r in rows if r["chunk_type"] == "sentence"]
+    assert sentences and all(r["locator"].startswith("sentence:char:") and r["vector"] is not None for r in sentences)
+
+    # one sentence of a many-sentence chunk: the hit is that chunk, found by the sentence
+    query = "every write creates a new data fragment"
+    for mode in ("hybrid", "vector", "fts"):
+        hits = search_chunks(settings, query, k=4, mode=mode)
+        assert len({h["id"] for h in hits}) == len(hits) == 4, mode  # chunks, each once
+        assert all(h["chunk_type"] != "sentence" for h in hits), mode
+        top = hits[0]
+        assert top["source_id"] == "guides/lancedb-maintenance.md", mode
+        assert top["sentence"]["text"] == "Every write creates a new data fragment.", mode
+        matched = next(r for r in sentences if r["id"] == top["sentence"]["id"])
+        assert top["start_offset"] <= matched["start_offset"] and matched["end_offset"] <= top["end_offset"]
+        assert len(top["text"]) > 3 * len(matched["text"])
+    # a chunk of one sentence has no sentence pieces: it is found as itself
+    (hit,) = search_chunks(settings, "keep at least one week of old versions before cleanup", k=1, expand=True)
+    assert hit["sentence"] is None and hit["text"].startswith("Old versions are what make time travel possible")
+    # expanded, a section lists its chunks, not their sentences
+    assert hit["metadata"]["section_title"] == "Retention"
+    assert [c["chunk_type"] for c in hit["section"]] == ["content", "table", "content"]
+
+
 CONCURRENT_UPSERT = """
 import sys, pyarrow as pa
 from indx_assets.resources.lancedb import LanceDBResource
@@ -255,6 +284,8 @@ def test_the_definitions_load_and_validate(tmp_path: Path) -> None:
 def test_the_cli_ingests_and_searches_with_json_output(settings) -> None:
     env = {"INDX_HOME": str(settings.home), "PATH": str(Path(sys.executable).parent), "HOME": str(settings.home)}
     indx = str(Path(sys.executable).parent / "indx")
+    # text that looks like console markup is printed as it is
+    (Path(settings.corpus_roots[0]) / "notes" / "[draft] markup.txt").write_text("Closing tags like [/] and [bold] in a note.\n")
     done = subprocess.run([indx, "ingest", settings.corpus_roots[0], "--json"], env=env, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -271,6 +302,9 @@ def test_the_cli_ingests_and_searches_with_json_output(settings) -> None:
     done = subprocess.run([indx, "search", "old versions and time travel", "--expand", "-k", "1"], env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "in 'Retention', 3 chunks:" in done.stdout, done.stdout + done.stderr[-2000:]
+    done = subprocess.run([indx, "search", "closing tags like [/] and [bold]", "-k", "1"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "[draft] markup.txt" in done.stdout and "[/] and [bold]" in done.stdout, done.stderr[-2000:]
 
 
 def _blank_scan_pdf() -> bytes:

@@ -23,6 +23,9 @@ What the `markdown`, `html` and `text` chunkers share (each only maps its format
   (so `text == page[start:end]`); otherwise (a slice grown past the limit by markup or
   whitespace, a table piece with a repeated header) it keeps the chunker's text and the span
   still says which part of the page it covers.
+- `sentence_pieces` (chain option `sentences`): each prose chunk's sentences as pieces of
+  their own, so a short query can find the sentence that answers it and search can hand back
+  the chunk that holds it.
 """
 
 from collections.abc import Mapping, Sequence
@@ -61,6 +64,8 @@ class ChunkerSettings:
     sentence_units: bool = True
     #: a prose element at least this fraction of the soft maximum starts a new chunk (None: never)
     paragraph_starts_chunk: float | None = 0.5
+    #: also cut each prose chunk into `sentence` pieces (see `sentence_pieces`)
+    sentences: bool = False
 
     @classmethod
     def from_options(cls, **options: Any) -> "ChunkerSettings":
@@ -73,6 +78,8 @@ class ChunkerSettings:
             options.setdefault("max_tokens", None)
             options.setdefault("new_after_n_tokens", None)
         settings = cls(**options)
+        if not isinstance(settings.sentences, bool):
+            raise ValueError(f"'sentences' must be true or false, got {settings.sentences!r}")
         if settings.strategy not in STRATEGIES:
             raise ValueError(f"'strategy' must be one of {list(STRATEGIES)}, got {settings.strategy!r}")
         settings.chunk([])  # validate the sizes with the same code that will use them
@@ -270,11 +277,43 @@ class _SpanFinder:
         return start, end  # type: ignore[return-value]
 
 
+def sentence_pieces(text: str, chunk: ChunkPiece, elements: Sequence[Element], after: int) -> list[ChunkPiece]:
+    """The sentences of a prose chunk, as `sentence` pieces: exact slices of the page `text`
+    with their offsets and the chunk's section metadata.
+
+    Sentences are found within each of the chunk's elements (a heading, a paragraph, a list
+    item), so a sentence never runs from one into the next, while a hard-wrapped paragraph's
+    line breaks do not cut its sentences; text of no element with offsets is cut at line
+    breaks as well. A sentence belongs to the first chunk that holds it: text before `after`
+    (where the previous chunk ended, so what an overlap repeats) is left to that chunk. A
+    sentence's chunk is therefore the earliest piece of the page whose span encloses it. A
+    chunk of one sentence has no sentence pieces: they would repeat it.
+    """
+    from indx_assets.chunking.split import sentence_spans
+
+    if chunk.start is None or chunk.end is None or chunk.chunk_type != "content":
+        return []
+    first, last = max(chunk.start, after), chunk.end
+    blocks = sorted({(max(e.metadata.start, first), min(e.metadata.end, last)) for e in elements
+                     if e.metadata.start is not None and e.metadata.end is not None})
+    spans: list[tuple[int, int]] = []
+    for start, end in blocks if blocks else [(first, last)]:
+        if start < end and (not spans or start >= spans[-1][1]):  # sentence units repeat their paragraph's span
+            spans.extend(sentence_spans(text, (start, end), lines=not blocks))
+    if len(spans) < 2 and (not spans or spans[0] == (chunk.start, chunk.end)):
+        return []
+    metadata = {k: v for k, v in chunk.metadata.items() if k.startswith(("section", "parent_section"))}
+    return [ChunkPiece(text=text[s:e], bbox_reason="no_geometry", chunk_type="sentence", start=s, end=e, metadata=metadata)
+            for s, e in spans]
+
+
 def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSettings) -> tuple[ChunkPiece, ...]:
-    """Chunk one page's `elements` and turn the chunks into pieces with spans into `text`."""
+    """Chunk one page's `elements` and turn the chunks into pieces with spans into `text`, each
+    chunk followed by its sentences when `settings.sentences`."""
     sections = assign_sections(elements)
     finder = _SpanFinder(text)
     pieces: list[ChunkPiece] = []
+    covered = 0  # where the last chunk with a span ended
     for chunk in settings.chunk(elements):
         if not chunk.text.strip():
             continue
@@ -299,16 +338,19 @@ def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSetting
             metadata["table_part"] = md.chunk_index
         if md.text_as_html and isinstance(chunk, (Table, TableChunk)):
             metadata["text_as_html"] = md.text_as_html
-        pieces.append(
-            ChunkPiece(
-                text=body,
-                bbox_reason="no_geometry",
-                chunk_type=_chunk_type(chunk),
-                start=span[0] if span else None,
-                end=span[1] if span else None,
-                metadata=_json_safe(metadata),
-            )
+        piece = ChunkPiece(
+            text=body,
+            bbox_reason="no_geometry",
+            chunk_type=_chunk_type(chunk),
+            start=span[0] if span else None,
+            end=span[1] if span else None,
+            metadata=_json_safe(metadata),
         )
+        pieces.append(piece)
+        if settings.sentences:
+            pieces.extend(sentence_pieces(text, piece, md.orig_elements or (), covered))
+        if span is not None:
+            covered = max(covered, span[1])
     return tuple(pieces)
 
 

@@ -107,6 +107,15 @@ def _units(text: str, span: Span, gap: re.Pattern[str]) -> list[Span]:
     return [t for t in (_trim(text, s) for s in out) if t[0] < t[1]]
 
 
+def sentence_spans(text: str, span: Span, *, lines: bool = True) -> list[Span]:
+    """The sentences of `text[span]`, trimmed. With `lines`, a sentence never runs across a
+    line break (in plain text a heading or a list item is not part of the next line); without,
+    for a span already known to be one paragraph, a line break is just a space."""
+    if not lines:
+        return _units(text, span, _SENTENCE_GAP)
+    return [sentence for line in _units(text, span, _LINE_GAP) for sentence in _units(text, line, _SENTENCE_GAP)]
+
+
 def _trim(text: str, span: Span) -> Span:
     s, e = span
     while s < e and text[s].isspace():
@@ -467,9 +476,7 @@ def split_document(
     sentences: list[dict[str, Any]] = []
     if need_sentence:
         for nid, _, span, _ in tree.leaves:
-            # A sentence never runs across a line break (a heading is not part of the next line).
-            pieces = [sent for line in _units(text, span, _LINE_GAP) for sent in _units(text, line, _SENTENCE_GAP)]
-            for n, (s, e) in enumerate(pieces):
+            for n, (s, e) in enumerate(sentence_spans(text, span)):
                 start, end = offsets((s, e))
                 sentences.append(
                     {

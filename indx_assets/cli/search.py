@@ -5,6 +5,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from indx_assets.cli import app
 
@@ -33,12 +34,14 @@ def search(
     for rank, hit in enumerate(hits, start=1):
         excerpt = " ".join((hit["text"] or "").split())[:160]
         console.print(
-            f"[bold]{rank}. {hit['source_id']}[/] page {hit['page']}  {hit['locator']}  score {hit['score']:.4f}"
+            f"[bold]{rank}. {escape(hit['source_id'])}[/] page {hit['page']}  {hit['locator']}  score {hit['score']:.4f}"
         )
-        console.print(f"   {excerpt}")
+        console.print(f"   {excerpt}", markup=False)  # chunk text is data: "[/]" in it is not markup
+        if hit["sentence"]:
+            console.print(f"   [dim]found by its sentence {hit['sentence']['locator']}:[/] {escape(hit['sentence']['text'][:120])}")
         if expand and len(hit["section"]) > 1:
             title = hit["metadata"].get("section_title") or "its section"
-            console.print(f"   [dim]in {title!r}, {len(hit['section'])} chunks:[/]")
+            console.print(f"   [dim]in {escape(repr(title))}, {len(hit['section'])} chunks:[/]")
             for chunk in hit["section"]:
                 mark = "▸" if chunk["id"] == hit["id"] else "·"
                 console.print(f"     {mark} {chunk['locator']}  {' '.join((chunk['text'] or '').split())[:100]}", markup=False)
