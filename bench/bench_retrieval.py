@@ -17,7 +17,9 @@ which also recomputes the baselines with LangChain's splitter and tiktoken. Vect
 disk by text hash and model version (bench/out/embeddings.sqlite, gitignored), so a run embeds only
 texts no earlier run has embedded. With `--search hybrid` (or `fts`) the pool is ranked by the
 project's own LanceDB search instead; the published rows are cosine-only, so those rows are held
-against the baselines recomputed with the same ranking.
+against the baselines recomputed with the same ranking. A configuration that cuts sentence
+pieces (the chunkers' `sentences` option) is ranked by that search too, where a sentence hit
+stands for the chunk that holds it, so what is scored is still chunks.
 """
 
 import argparse
@@ -37,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from markdown_default import DEFAULT  # noqa: E402
+from markdown_default import DEFAULT, WITH_SENTENCES  # noqa: E402
 from retrieval_eval import Benchmark, Span, load_benchmark, mean_std, precision_omega, retrieval_scores  # noqa: E402
 
 from indx_assets.embedder import MiniLMEmbedder  # noqa: E402
@@ -107,16 +109,18 @@ def split_document_chunking(corpora: dict[str, str], **options: object) -> Chunk
     return out
 
 
-def our_configurations(corpora: dict[str, str], tries: list[dict[str, object]]) -> dict[str, Callable[[], Chunking]]:
-    """Our chunkings under test, by name: the markdown chunker's defaults, then each `--try`."""
-    from markdown_default import markdown_chunks, markdown_default_configurations  # bench/markdown_default.py
+def our_configurations(corpora: dict[str, str], tries: list[dict[str, object]]) -> dict[str, Callable[[], tuple[Chunking, Chunking]]]:
+    """Our chunkings under test, by name, each as (chunks, sentence pieces): the markdown
+    chunker's defaults, then each `--try`."""
+    from markdown_default import markdown_default_configurations, markdown_pieces  # bench/markdown_default.py
 
-    configs: dict[str, Callable[[], Chunking]] = dict(markdown_default_configurations(corpora))
-    configs["split_document token 256 (MiniLM)"] = lambda: split_document_chunking(corpora, max_chunk_size=256, compute_type="token")
+    configs: dict[str, Callable[[], tuple[Chunking, Chunking]]] = dict(markdown_default_configurations(corpora))
+    configs["split_document token 256 (MiniLM)"] = lambda: (
+        split_document_chunking(corpora, max_chunk_size=256, compute_type="token"), {})
     for options in tries:
         title_prefix = bool(options.pop("title_prefix", False))
         name = "try " + json.dumps(options, separators=(",", ":")) + (" +title" if title_prefix else "")
-        configs[name] = lambda o=options, t=title_prefix: markdown_chunks(corpora, title_prefix=t, **o)
+        configs[name] = lambda o=options, t=title_prefix: markdown_pieces(corpora, title_prefix=t, **o)
     return configs
 
 
@@ -181,41 +185,50 @@ def chunk_scores(texts: list[str], embed: Embeddings, questions: np.ndarray, win
     return np.maximum.reduceat(sims, bounds[:-1], axis=1)
 
 
-def search_top(chunking: Chunking, vectors: np.ndarray, bench: Benchmark, questions: np.ndarray,
-               mode: str) -> list[list[int]]:
-    """The top K pooled chunks of each question as `indx search --mode <mode>` ranks them: the
-    project's own `LanceDBResource.search` over a LanceDB chunk table (the pipeline's schema and
-    indexes) holding the pool, in a temporary directory."""
+def search_top(chunking: Chunking, sentences: Chunking, embed: Embeddings, bench: Benchmark, questions: np.ndarray,
+               mode: str) -> list[list[tuple[str, Span]]]:
+    """The top K chunks of each question as `indx search --mode <mode>` finds them: the
+    project's own `search_table` (a sentence hit stands for its chunk) over a LanceDB chunk
+    table (the pipeline's schema and indexes) holding the pool, in a temporary directory."""
     import tempfile
 
     import pyarrow as pa
 
     from indx_assets.resources.lancedb import LanceDBResource
     from indx_assets.schema import CHUNK_ROWS
+    from indx_assets.search import search_table
 
-    pooled = [(cid, span, text) for cid, chunks in chunking.items() for span, text in chunks]
-    rows = [{"id": str(i), "source_id": cid, "text": text, "start_offset": s, "end_offset": e, "vector": vector}
-            for i, ((cid, (s, e), text), vector) in enumerate(zip(pooled, vectors, strict=True))]
+    pooled = [("content", cid, span, text) for cid, chunks in chunking.items() for span, text in chunks]
+    pooled += [("sentence", cid, span, text) for cid, pieces in sentences.items() for span, text in pieces]
+    vectors = embed([text for *_, text in pooled])
+    rows = [{"id": str(i), "source_id": cid, "chunk_type": kind, "page": 1, "text": text, "start_offset": s,
+             "end_offset": e, "vector": vector}
+            for i, ((kind, cid, (s, e), text), vector) in enumerate(zip(pooled, vectors, strict=True))]
     table = pa.Table.from_pylist(rows, schema=CHUNK_ROWS)  # the columns not given are null
     with tempfile.TemporaryDirectory() as folder:
         lancedb = LanceDBResource(uri=folder)
         lancedb.table().add(table)
         lancedb.ensure_indexes()
-        return [[int(hit["id"]) for hit in lancedb.search(q.text, k=K, mode=mode, vector=v)]  # type: ignore[arg-type]
+        return [[(hit["source_id"], (hit["start_offset"], hit["end_offset"]))
+                 for hit in search_table(lancedb, q.text, v, k=K, mode=mode)]  # type: ignore[arg-type]
                 for q, v in zip(bench.questions, questions, strict=True)]
 
 
 def evaluate(bench: Benchmark, chunking: Chunking, embed: Embeddings, questions: np.ndarray,
-             protocol: Protocol = PUBLISHED_PROTOCOL) -> dict[str, tuple[float, float]]:
-    pool = [(cid, span) for cid, chunks in chunking.items() for span, _ in chunks]
-    texts = [text for chunks in chunking.values() for _, text in chunks]
-    if protocol.search == "vector":
-        top = np.argsort(-chunk_scores(texts, embed, questions, protocol.window), axis=1, kind="stable")[:, :K]
+             protocol: Protocol = PUBLISHED_PROTOCOL, sentences: Chunking | None = None) -> dict[str, tuple[float, float]]:
+    """Scores of `chunking` (with its `sentences`, each hit standing for its chunk) under `protocol`."""
+    if sentences or protocol.search != "vector":
+        if protocol.window:
+            raise ValueError("multi-vector windows are scored for chunks without sentence pieces only")
+        top = search_top(chunking, sentences or {}, embed, bench, questions, protocol.search)
     else:
-        top = search_top(chunking, embed(texts), bench, questions, protocol.search)
+        pool = [(cid, span) for cid, chunks in chunking.items() for span, _ in chunks]
+        texts = [text for chunks in chunking.values() for _, text in chunks]
+        ranks = np.argsort(-chunk_scores(texts, embed, questions, protocol.window), axis=1, kind="stable")[:, :K]
+        top = [[pool[j] for j in row] for row in ranks]
     recall, precision, iou, omega = [], [], [], []
-    for q, row in zip(bench.questions, top, strict=True):
-        r, p, i = retrieval_scores(q, [pool[j] for j in row])
+    for q, found in zip(bench.questions, top, strict=True):
+        r, p, i = retrieval_scores(q, found)
         recall.append(r)
         precision.append(p)
         iou.append(i)
@@ -265,13 +278,17 @@ def main() -> None:
     started = time.perf_counter()
     bench = load_benchmark(EVAL)
     ours: dict[str, Chunking] = {}
+    sentences: dict[str, Chunking] = {}  # configuration -> its sentence pieces, where it cuts them
     tries = [json.loads(t) for t in args.tries]
     for name, make in our_configurations(bench.corpora, tries).items():
         if not selected(name, args.only):
             continue
         t0 = time.perf_counter()
-        ours[name] = make()
-        print(f"chunked  {name}: {sum(map(len, ours[name].values()))} chunks in {time.perf_counter() - t0:.1f} s", flush=True)
+        ours[name], cut_sentences = make()
+        if any(cut_sentences.values()):
+            sentences[name] = cut_sentences
+        print(f"chunked  {name}: {sum(map(len, ours[name].values()))} chunks, "
+              f"{sum(map(len, cut_sentences.values()))} sentence pieces in {time.perf_counter() - t0:.1f} s", flush=True)
     request = {
         "corpora_dir": str(EVAL / "corpora"),
         "baselines": not args.no_baselines,
@@ -297,8 +314,10 @@ def main() -> None:
     for name, chunking in chunkings.items():
         sizes = answer["sizes"][name]
         for protocol in protocols:
+            if protocol.window and name in sentences:
+                continue  # windows are a chunk's own; its sentence pieces already are small vectors
             t0 = time.perf_counter()
-            metrics = evaluate(bench, chunking, embed, questions, protocol)
+            metrics = evaluate(bench, chunking, embed, questions, protocol, sentences.get(name))
             label = name if protocol == PUBLISHED_PROTOCOL else f"{name} [{protocol}]"
             rows.append(Row(label, name, protocol, metrics, sum(sizes) / len(sizes), len(sizes)))
             print(f"scored   {label} in {time.perf_counter() - t0:.1f} s", flush=True)
@@ -317,7 +336,7 @@ def main() -> None:
         print(f"  {name:{width - 2}} {'':6} {size:>7} {r:12.1f} {p:11.1f} {o:12.1f} {i:10.1f}")
     print()
     for row in rows:
-        if row.configuration != DEFAULT:
+        if row.configuration not in (DEFAULT, WITH_SENTENCES):
             continue
         if row.protocol == PUBLISHED_PROTOCOL:
             against = {name: (r, i) for name, (r, _, _, i, _) in PUBLISHED.items()}
