@@ -5,6 +5,7 @@ both the pooled storage and Dagster's stock `SqliteEventLogStorage`; everything 
 the event log sees (Dagster's own queries, the UI's) must be the same.
 """
 
+import logging
 import multiprocessing
 import os
 import time
@@ -20,7 +21,7 @@ from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
 )
 
 from indx_assets.event_log import OPEN_RUN_SHARDS, PooledSqliteEventLogStorage
-from indx_assets.runner import open_instance
+from indx_assets.runner import DEFAULT_DAGSTER_YAML, EVENT_LOG_BLOCK, open_instance
 from indx_assets.settings import Settings
 
 KEYS = (dg.AssetKey("page_outputs"), dg.AssetKey("chunk_map"))
@@ -172,6 +173,25 @@ def test_the_instance_indx_creates_uses_it(tmp_path: Path) -> None:
     with open_instance(settings) as instance:
         assert isinstance(instance.event_log_storage, PooledSqliteEventLogStorage)
         assert Path(instance.event_log_storage._base_dir) == settings.dagster_home / "history" / "runs"  # noqa: SLF001
+
+
+def test_an_instance_from_before_the_pooled_log_says_how_to_switch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))  # restored after the test; open_instance sets it
+    home = tmp_path / "indx"
+    settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"), corpus_roots=())
+    settings.dagster_home.mkdir(parents=True)
+    (settings.dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")  # written by an older indx
+    with caplog.at_level(logging.WARNING, logger="indx_assets.runner"), open_instance(settings) as instance:
+        assert type(instance.event_log_storage).__name__ == "SqliteEventLogStorage"
+    (record,) = caplog.records
+    assert "stock SQLite event log" in record.getMessage() and EVENT_LOG_BLOCK in record.getMessage()
+    (settings.dagster_home / "dagster.yaml").write_text(DEFAULT_DAGSTER_YAML)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="indx_assets.runner"), open_instance(settings) as instance:
+        assert isinstance(instance.event_log_storage, PooledSqliteEventLogStorage)
+    assert caplog.records == []
 
 
 def test_without_a_base_dir_or_dagster_home_the_error_says_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
