@@ -1,6 +1,6 @@
 """Ingest benchmark: N generated Markdown documents end to end from an empty data directory.
 
-    python bench/bench_ingest.py [--docs 200] [--batch-size 100] [--rounds 3] [--no-baseline]
+    python bench/bench_ingest.py [--docs 200] [--batch-size 100] [--rounds 3] [--no-baseline] [--chain JSON]
 
 Prints documents/s, chunks/s and the share of wall time spent outside reading + chunking +
 embedding (orchestration: Dagster runs and event bookkeeping; storage: Parquet and LanceDB
@@ -23,7 +23,7 @@ from typing import Any
 
 import dagster as dg
 
-from indx_assets.chain import load_chain
+from indx_assets.chain import ChainConfig, load_chain
 from indx_assets.embedder import MiniLMEmbedder
 from indx_assets.encode import encode_bytes, to_document
 from indx_assets.runner import materialize_partitions, open_instance, sync_partitions
@@ -62,9 +62,9 @@ def write_corpus(root: Path, n: int) -> list[Path]:
     return paths
 
 
-def direct_work(paths: list[Path], embedder: MiniLMEmbedder) -> tuple[float, int]:
+def direct_work(paths: list[Path], embedder: MiniLMEmbedder, chain_config: str = "") -> tuple[float, int]:
     """Read, chunk and embed every document with no orchestration or storage."""
-    chain = load_chain()
+    chain = load_chain(ChainConfig.parse(chain_config))
     started = time.perf_counter()
     texts = []
     for path in paths:
@@ -105,9 +105,10 @@ class EventStoreTimer:
 STOCK_DAGSTER_YAML = "telemetry:\n  enabled: false\n"
 
 
-def pipeline(corpus: Path, home: Path, batch_size: int, stock_event_log: bool = False) -> tuple[float, int, EventStoreTimer]:
+def pipeline(corpus: Path, home: Path, batch_size: int, stock_event_log: bool = False,
+             chain_config: str = "") -> tuple[float, int, EventStoreTimer]:
     settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
-                        corpus_roots=(str(corpus),))
+                        corpus_roots=(str(corpus),), chain_config=chain_config)
     if stock_event_log:
         settings.dagster_home.mkdir(parents=True)
         (settings.dagster_home / "dagster.yaml").write_text(STOCK_DAGSTER_YAML)
@@ -131,6 +132,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-baseline", action="store_true",
                         help="skip the same pipeline on Dagster's stock SQLite event log")
+    parser.add_argument("--chain", default="", metavar="JSON",
+                        help='the chain config (INDX_CHAIN), e.g. \'{"options": {"markdown": {"sentences": true}}}\'')
     args = parser.parse_args()
 
     embedder = MiniLMEmbedder()
@@ -140,11 +143,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         paths = write_corpus(Path(tmp) / "corpus", args.docs)
         for r in range(args.rounds):
-            wall, rows, timer = pipeline(Path(tmp) / "corpus", Path(tmp) / f"home-{r}", args.batch_size)
+            wall, rows, timer = pipeline(Path(tmp) / "corpus", Path(tmp) / f"home-{r}", args.batch_size,
+                                         chain_config=args.chain)
             event_seconds.append(timer.seconds)
             event_counts.append(timer.events)
             write_counts.append(timer.writes)
-            work, chunks = direct_work(paths, embedder)
+            work, chunks = direct_work(paths, embedder, args.chain)
             assert rows == chunks, f"table has {rows} rows, direct chunking made {chunks}"
             walls.append(wall)
             works.append(work)
@@ -152,7 +156,7 @@ def main() -> None:
             line = f"round {r + 1}: pipeline {wall:.2f} s, read+chunk+embed alone {work:.2f} s, {chunks} chunks"
             if not args.no_baseline:
                 stock_wall, _, stock_timer = pipeline(Path(tmp) / "corpus", Path(tmp) / f"stock-{r}", args.batch_size,
-                                                      stock_event_log=True)
+                                                      stock_event_log=True, chain_config=args.chain)
                 stock_walls.append(stock_wall)
                 stock_event_seconds.append(stock_timer.seconds)
                 line += f"; on Dagster's stock event log {stock_wall:.2f} s"
