@@ -241,6 +241,11 @@ def test_with_sentences_a_hit_is_the_chunk_holding_the_sentence_that_matched(ins
     assert hit["metadata"]["section_title"] == "Retention"
     assert [c["chunk_type"] for c in hit["section"]] == ["content", "table", "content"]
 
+    # switched off again, the sentences leave the table and the chunks stay as they were
+    ingest(instance, replace(settings, chain_config=""))
+    after = build_resources(settings)["lancedb"].table().to_arrow().select(["id"]).to_pylist()  # type: ignore[attr-defined]
+    assert sorted(r["id"] for r in after) == sorted(r["id"] for r in rows if r["chunk_type"] != "sentence")
+
 
 CONCURRENT_UPSERT = """
 import sys, pyarrow as pa
