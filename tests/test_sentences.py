@@ -2,6 +2,7 @@
 
 import json
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -67,7 +68,7 @@ def test_sentences_are_slices_of_their_chunk_cut_inside_its_blocks() -> None:
             assert sentence.text == MARKDOWN[sentence.start : sentence.end]
             assert chunk.start <= sentence.start < sentence.end <= chunk.end
             assert sentence.metadata["section_title"] == chunk.metadata["section_title"] == "Retention"
-        assert all(a.end <= b.start for a, b in zip(own, own[1:]))  # disjoint, in order
+        assert all(a.end <= b.start for a, b in pairwise(own))  # disjoint, in order
 
 
 def test_with_overlap_a_sentence_belongs_to_the_first_chunk_that_holds_it() -> None:
@@ -75,7 +76,7 @@ def test_with_overlap_a_sentence_belongs_to_the_first_chunk_that_holds_it() -> N
     cut = pieces(text, "text/plain", sentences=True, max_tokens=40, new_after_n_tokens=30,
                  overlap=12, overlap_all=True)
     chunks = [p for p in cut if p.chunk_type != "sentence"]
-    assert any(a.end > b.start for a, b in zip(chunks, chunks[1:])), "the chunks should overlap"
+    assert any(a.end > b.start for a, b in pairwise(chunks)), "the chunks should overlap"
     sentences = [p for p in cut if p.chunk_type == "sentence"]
     assert len({(s.start, s.end) for s in sentences}) == len(sentences)  # no sentence twice
     for chunk, own in owners(cut):
