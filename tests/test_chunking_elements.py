@@ -66,6 +66,14 @@ def test_an_oversized_element_is_isolated_and_split_at_sentence_ends_first() -> 
     assert chunks[1].metadata.is_continuation is None and chunks[2].metadata.is_continuation is True
 
 
+def test_a_reference_marker_after_the_full_stop_still_ends_the_sentence() -> None:
+    # news and encyclopedic text cite after the stop ("...Ukraine.[6] ISW ..."): without knowing
+    # that, the whole paragraph is one sentence and gets cut mid-sentence at a space
+    long = "Belarus will not invade Ukraine.[6] ISW has written at length about why.[7][8] It is unlikely."
+    chunks = chunk_elements([NarrativeText(long)], max_characters=50)
+    assert texts(chunks) == ["Belarus will not invade Ukraine.[6]", "ISW has written at length about why.[7][8]", "It is unlikely."]
+
+
 def test_split_falls_back_to_a_space_then_to_a_character() -> None:
     words = "alpha beta gamma delta epsilon zeta"
     assert texts(chunk_elements([Text(words)], max_characters=12)) == ["alpha beta", "gamma delta", "epsilon zeta"]

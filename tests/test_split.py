@@ -103,6 +103,12 @@ def test_ascii_sentence_ends_need_whitespace_and_closing_quotes_stay() -> None:
     assert [c["content"] for c in result["chunks"]] == ["Pi is 3.14 here.", "See example.com now!", 'He said "stop."', "Then left"]
 
 
+def test_a_reference_marker_stays_with_the_sentence_it_follows() -> None:
+    text = 'Built in 1862.[7] Sold in 1863.[12, 13] She said "no."[a] Sunk later'
+    result = split_document(text, max_chunk_size=22, compute_type="character")
+    assert [c["content"] for c in result["chunks"]] == ["Built in 1862.[7]", "Sold in 1863.[12, 13]", 'She said "no."[a]', "Sunk later"]
+
+
 def test_text_without_any_break_is_cut_by_words_then_characters() -> None:
     text = "word " * 30 + "x" * 95
     result = split_document(text, max_chunk_size=40, compute_type="character")

@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from indx_assets.chunking.text_splitter import CITATION
 from indx_assets.tokenizer import TokenCounter
 
 ContentType = Literal["text", "markdown", "html"]
@@ -77,9 +78,11 @@ class SplitError(ValueError):
 _PARAGRAPH_GAP = re.compile(r"(?P<g>\n[ \t\r\f\v]*\n\s*)")
 _LINE_GAP = re.compile(r"(?P<g>\s*\n\s*)")
 # A sentence ends at a CJK terminator, or at an ASCII one followed by whitespace (so "3.14" and
-# "example.com" stay whole); closing quotes and brackets stay with the sentence they close.
+# "example.com" stay whole); closing quotes and brackets, and reference markers ("[7]"), stay
+# with the sentence they close.
 _CLOSERS = re.escape("\"'”’」』）)】》]")
-_SENTENCE_GAP = re.compile(rf"[。！？!?…．]+[{_CLOSERS}]*(?P<g>\s*)|[.!?]+[{_CLOSERS}]*(?P<g2>\s+)")
+_SENTENCE_GAP = re.compile(rf"[。！？!?…．]+[{_CLOSERS}]*(?:{CITATION}[{_CLOSERS}]*)*(?P<g>\s*)"
+                           rf"|[.!?]+[{_CLOSERS}]*(?:{CITATION}[{_CLOSERS}]*)*(?P<g2>\s+)")
 _SUBSENTENCE_GAP = re.compile(rf"[，、；：][{_CLOSERS}]*(?P<g>\s*)|[,;:][{_CLOSERS}]*(?P<g2>\s+)")
 _WORD_GAP = re.compile(r"(?P<g>\s+)")
 #: Placeholders are atomic: a character cut never lands inside one.

@@ -14,8 +14,13 @@ from itertools import accumulate, islice
 
 from indx_assets.chunking.measure import WORD, Measure
 
-#: A sentence end: terminal punctuation, then any closing quotes or brackets, then whitespace.
-SENTENCE_END = re.compile(r"[.!?。！？…]['\"”’)\]]*(?=\s)")
+#: A reference marker right after a sentence's full stop, as encyclopedic and news text writes
+#: them ("...in 1862.[7] Next", "[12, 13]", "[a]", "[citation needed]"): part of the sentence it
+#: follows, so the sentence still ends there.
+CITATION = r"\[\w{1,10}(?:[ ,–-]{1,2}\w{1,10}){0,4}\]"
+#: A sentence end: terminal punctuation, then any closing quotes or brackets and reference
+#: markers, then whitespace.
+SENTENCE_END = re.compile(rf"[.!?。！？…]['\"”’)\]]*(?:{CITATION}['\"”’)]*)*(?=\s)")
 #: The right-most whitespace run in a range (greedy prefix pushes the match right).
 _LAST_SPACE = re.compile(r"(?s).*\S(\s+)")
 
