@@ -49,7 +49,7 @@ def markdown_default_configurations(corpora: dict[str, str]) -> dict[str, Callab
         DEFAULT: lambda: markdown_pieces(corpora),
         "default + section title": lambda: markdown_pieces(corpora, title_prefix=True),
         # the default with a soft maximum that gives recursive 250/0's mean size: the two at equal size
-        "default, sized like recursive 250/0 (new_after_n_tokens 190)": lambda: markdown_pieces(corpora, new_after_n_tokens=190),
+        "default, sized like recursive 250/0 (new_after_n_tokens 180)": lambda: markdown_pieces(corpora, new_after_n_tokens=180),
         # the same chunks, and their sentences as pieces: a hit is the chunk of its best match
         WITH_SENTENCES: lambda: markdown_pieces(corpora, sentences=True),
         # the same limits packed as `unstructured` packs (whole paragraphs, oversized ones cut alone)

@@ -75,7 +75,8 @@ def test_chain_options_reach_the_chunkers_and_bad_options_fail_at_configuration(
     chunks = encoded.chunk_map.chunks
     assert {c.chunker for c in chunks} == {"text"} and len(chunks) > 3
     assert all(len(c.piece.text) <= 300 for c in chunks)
-    for bad, name in (({"max_tokens": 0}, "max_tokens"), ({"strategy": "by_page"}, "strategy"), ({"colour": 1}, "colour")):
+    for bad, name in (({"max_tokens": 0}, "max_tokens"), ({"strategy": "by_page"}, "strategy"), ({"colour": 1}, "colour"),
+                      ({"join_under": 0}, "join_under"), ({"paragraph_starts_chunk": "half"}, "paragraph_starts_chunk")):
         with pytest.raises(ValueError, match=name):
             load_chain(ChainConfig(options={"markdown": bad}))
 
@@ -190,6 +191,40 @@ def test_a_long_paragraph_fills_the_chunk_of_the_line_before_it_with_whole_sente
     whole = ChunkerSettings.from_options(max_tokens=80, new_after_n_tokens=60, sentence_units=False)
     (claim,) = TextChunker(whole).chunk(text.encode(), "text/plain", (PageOutput(1, text),))
     assert claim.pieces[0].text == "Fleet notes"
+
+
+def test_a_heading_or_a_stray_sentence_does_not_stand_alone() -> None:
+    # each too small to be found by what it means: a heading whose section holds only a
+    # subsection, and a line left behind a chunk that had passed the soft maximum
+    def cut(chunker: type, text: str, media: str, **options: object) -> list[str]:
+        settings = ChunkerSettings.from_options(max_tokens=80, new_after_n_tokens=60, **options)
+        (claim,) = chunker(settings).chunk(text.encode(), media, (PageOutput(1, text),))
+        assert all(p.text == text[p.start : p.end] for p in claim.pieces)
+        return [p.text for p in claim.pieces]
+
+    markdown = "# Release 2\n\n## Fixes\n\n" + _long_line("fixes", 6) + "\n"
+    assert cut(MarkdownChunker, markdown, "text/markdown", join_under=None)[0] == "Release 2"
+    joined = cut(MarkdownChunker, markdown, "text/markdown")
+    assert joined[0].startswith("Release 2\n\n## Fixes\n\nThe fixes paragraph says thing number 0")
+    prose = _long_line("trams", 7) + "\n\nHe left.\n\n" + _long_line("buses", 6) + "\n"
+    assert "He left." in cut(TextChunker, prose, "text/plain", join_under=None)
+    first, second = cut(TextChunker, prose, "text/plain")
+    assert first.endswith("thing number 6 about trams.\n\nHe left.") and second.startswith("The buses paragraph")
+
+
+def test_a_small_chunk_joins_no_table_and_crosses_no_page_it_may_not() -> None:
+    from indx_assets.chunking.elements import NarrativeText, Table
+
+    def texts(elements: list, **options: object) -> list[str]:
+        settings = ChunkerSettings.from_options(max_tokens=80, new_after_n_tokens=60, **options)
+        return [" ".join(chunk.text.split()) for chunk in settings.chunk(elements)]  # sentence units join by \n\n
+
+    long, short = _long_line("trams", 7), "He left."
+    pages = [NarrativeText(long, page_number=1), NarrativeText(short, page_number=2)]
+    assert texts(pages) == [f"{long} {short}"]
+    assert texts(pages, multipage_sections=False) == [long, short]
+    table = [NarrativeText(long), Table("Depot Trams"), NarrativeText(short)]
+    assert texts(table) == [long, "Depot Trams", short]
 
 
 def test_a_repeated_passage_is_cut_the_same_way_whatever_comes_before_it() -> None:

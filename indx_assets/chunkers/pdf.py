@@ -19,7 +19,7 @@ reader's page text that no other piece reaches into, the character offsets of th
 Sizes and sections are the structure-aware chunking library's (`indx_assets.chunking`, the
 same `ChunkerSettings` as the `markdown`, `html` and `text` chunkers; `pdf_elements` maps the
 page's blocks to its elements and its chunks back to lines): by default `by_title` with at
-most 254 MiniLM tokens and a soft maximum of 160; every heading starts a section and each
+most 254 MiniLM tokens and a soft maximum of 150; every heading starts a section and each
 piece names its section (`section_title`, `section_path`, ...); small sections are combined;
 a table is its own `table` piece, split by rows with the header row repeated; blocks are
 only combined within one flow (blocks stacked in one column), so no piece spans two columns.

@@ -5,11 +5,12 @@ What the `markdown`, `html` and `text` chunkers share (each only maps its format
 - `ChunkerSettings`: the chain options (`strategy` `by_title`|`basic`, sizes, overlap, ...),
   validated when the chain is configured. Default: `by_title`, at most 254 MiniLM tokens
   (all-MiniLM-L6-v2 reads 256 word pieces including [CLS] and [SEP], so nothing is truncated)
-  and a soft maximum of 160; prose over the soft maximum packs as whole sentences, and a
+  and a soft maximum of 150; prose over the soft maximum packs as whole sentences, and a
   paragraph of at least half the soft maximum starts a chunk (with its lead-in lines), so
-  chunks end at paragraph or sentence ends (`sentence_units`). Measured on Chroma's retrieval
-  benchmark (`bench/bench_retrieval.py`), these beat the plain `unstructured` packing at the
-  same limits on recall and on IoU.
+  chunks end at paragraph or sentence ends (`sentence_units`); a chunk under a quarter of
+  the soft maximum joins a neighbour (`join_small_chunks`), so no heading or stray sentence
+  stands alone. Measured on Chroma's retrieval benchmark (`bench/bench_retrieval.py`), these
+  beat the plain `unstructured` packing at the same limits on recall and on IoU.
 - `assign_sections`: every `Title` opens a section nested by heading level; each element
   learns its section (`parent_id`) and section title, which gives every chunk its place in
   the section tree (`section_id`, `parent_section_id`, `section_path`), so search can expand
@@ -28,7 +29,7 @@ What the `markdown`, `html` and `text` chunkers share (each only maps its format
   the chunk that holds it.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -38,10 +39,12 @@ from indx_assets.chunking.text_splitter import SENTENCE_END
 from indx_assets.port import ChunkPiece, PageChunks, PageOutput
 
 if TYPE_CHECKING:
+    from indx_assets.chunking.core import PreChunk
     from indx_assets.chunking.options import ChunkingOptions
 
 DEFAULT_MAX_TOKENS = 254
-DEFAULT_NEW_AFTER_N_TOKENS = 160
+#: 150 rather than 160 since small chunks join their neighbours: the mean chunk stays ~151 cl100k tokens
+DEFAULT_NEW_AFTER_N_TOKENS = 150
 STRATEGIES = ("by_title", "basic")
 
 
@@ -64,6 +67,8 @@ class ChunkerSettings:
     sentence_units: bool = True
     #: a prose element at least this fraction of the soft maximum starts a new chunk (None: never)
     paragraph_starts_chunk: float | None = 0.5
+    #: a chunk under this fraction of the soft maximum joins a neighbour (see `join_small_chunks`; None: never)
+    join_under: float | None = 0.25
     #: also cut each prose chunk into `sentence` pieces (see `sentence_pieces`)
     sentences: bool = False
 
@@ -80,6 +85,11 @@ class ChunkerSettings:
         settings = cls(**options)
         if not isinstance(settings.sentences, bool):
             raise ValueError(f"'sentences' must be true or false, got {settings.sentences!r}")
+        for name in ("paragraph_starts_chunk", "join_under"):
+            fraction = getattr(settings, name)
+            if fraction is not None and (isinstance(fraction, bool) or not isinstance(fraction, (int, float))
+                                         or not 0 < fraction <= 1):
+                raise ValueError(f"{name!r} must be a fraction of the soft maximum in (0, 1] or null, got {fraction!r}")
         if settings.strategy not in STRATEGIES:
             raise ValueError(f"'strategy' must be one of {list(STRATEGIES)}, got {settings.strategy!r}")
         settings.chunk([])  # validate the sizes with the same code that will use them
@@ -117,6 +127,8 @@ class ChunkerSettings:
         pre_chunks = iter_pre_chunks(elements, opts)
         if opts.by_title:
             pre_chunks = combine_pre_chunks(pre_chunks, opts)
+        if self.join_under is not None:
+            pre_chunks = join_small_chunks(pre_chunks, opts, max(1, int(self.join_under * opts.soft_max)))
         return form_chunks(pre_chunks, opts)  # type: ignore[return-value]
 
     def fits(self, text: str) -> bool:
@@ -197,6 +209,80 @@ def sentence_units(
         if text[start:].strip():
             out.append(type(element)(text[start:].strip(), metadata=element.metadata.copy()))
     return out, frozenset(starts)
+
+
+def join_small_chunks(pre_chunks: Iterable["PreChunk"], opts: "ChunkingOptions", under: int) -> list["PreChunk"]:
+    """Pre-chunks with each one smaller than `under` joined to a neighbour, where the two fit
+    the hard maximum.
+
+    A small chunk has too little text to be found by what it means: a heading alone, or the
+    last sentence of a scene left behind because the chunk before it had passed the soft
+    maximum and the paragraph after it starts a chunk of its own. Lead-in lines (headings,
+    labels) join the chunk after them, which they introduce; other text joins the chunk
+    before it, and only failing that the one after. Nothing but lead-in lines joins the start
+    of a section (a chunk opening with a `Title`) or of a chunk that a long paragraph starts
+    (so `paragraph_starts_chunk` still cuts a repeated passage the same way), tables and code
+    stay alone, and with `multipage_sections` off no chunk crosses a page.
+    """
+    out: list[PreChunk] = []
+    waiting: PreChunk | None = None  # a small chunk that can only join the one after it
+    for pre_chunk in pre_chunks:
+        if waiting is not None:
+            joined = _joined(waiting, pre_chunk, opts)
+            if joined is None:
+                _join_back(out, waiting, opts)
+            else:
+                pre_chunk = joined
+            waiting = None
+        if _is_small(pre_chunk, opts, under):
+            if _leads_in_all(pre_chunk) or not _join_back(out, pre_chunk, opts, keep=False):
+                waiting = pre_chunk
+            continue
+        out.append(pre_chunk)
+    if waiting is not None:
+        _join_back(out, waiting, opts)
+    return out
+
+
+def _join_back(out: list["PreChunk"], pre_chunk: "PreChunk", opts: "ChunkingOptions", keep: bool = True) -> bool:
+    """Join `pre_chunk` to the last of `out` if it may end that chunk; otherwise append it
+    (when `keep`). Whether it was joined."""
+    joined = _joined(out[-1], pre_chunk, opts) if out and _may_follow(pre_chunk) else None
+    if joined is not None:
+        out[-1] = joined
+    elif keep:
+        out.append(pre_chunk)
+    return joined is not None
+
+
+def _is_small(pre_chunk: "PreChunk", opts: "ChunkingOptions", under: int) -> bool:
+    return bool(pre_chunk.texts) and not pre_chunk.alone and pre_chunk.size(opts) < under
+
+
+def _leads_in_all(pre_chunk: "PreChunk") -> bool:
+    return all(_leads_in(e) for e in pre_chunk.elements if e.text.strip())
+
+
+def _may_follow(pre_chunk: "PreChunk") -> bool:
+    """Whether `pre_chunk` may end the chunk before it: not when it opens a section."""
+    return not isinstance(pre_chunk.elements[0], Title)
+
+
+def _joined(first: "PreChunk", second: "PreChunk", opts: "ChunkingOptions") -> "PreChunk | None":
+    """`first` and `second` as one pre-chunk, or None where they may not share a chunk."""
+    from indx_assets.chunking.core import PreChunk
+
+    if first.alone or second.alone or not first.texts or not second.texts:
+        return None
+    if (second.fresh or isinstance(second.elements[0], Title)) and not _leads_in_all(first):
+        return None  # a section's start, or a paragraph's that starts a chunk, takes only its lead-in
+    if not opts.multipage_sections and len(first.pages | second.pages) > 1:
+        return None
+    # `second`'s overlap prefix repeats the end of `first`, which the joined chunk now holds
+    joined = PreChunk(first.elements + second.elements, first.texts + second.texts,
+                      first.content_size + second.content_size, first.prefix, first.prefix_size,
+                      first.section_title, first.pages | second.pages, fresh=first.fresh)
+    return joined if joined.size(opts) <= opts.hard_max else None
 
 
 @dataclass(frozen=True, slots=True)
