@@ -178,3 +178,31 @@ def test_end_to_end_through_the_chain(tmp_path: Path) -> None:
     assert all(c.bbox is not None for c in document.chunks)
     table = next(c for c in document.chunks if c.chunk_type == "table")
     assert table.locator.startswith("table:page:1:char:")
+
+
+def test_running_headers_and_page_numbers_are_furniture_not_chunk_text(tmp_path: Path) -> None:
+    drawn = fx.paged_report(tmp_path / "report.pdf", pages=4)
+    pages = _pieces(drawn.path)
+    assert sorted(pages) == [1, 2, 3, 4]
+    everything = " ".join(_flat(p.text or "") for pieces in pages.values() for p in pieces)
+    for line in drawn.region("header") + drawn.region("footer"):
+        assert line.text not in everything
+    # what sits beside it in the band is content: the entry's label recurs on every page, but
+    # beside a title that does not
+    for line in drawn.region("entry") + drawn.region("body"):
+        assert re.search(r"(?<!\S)" + re.escape(line.text) + r"(?!\S)", everything), line.text
+    footer_top = min(line.bbox[1] for line in drawn.region("footer"))
+    for number, pieces in pages.items():
+        for piece in pieces:
+            assert piece.metadata["page_header"] == [fx.REPORT_HEADER]
+            assert piece.metadata["page_footer"] == [f"Page {number} of 4"]
+            assert piece.bbox[3] < footer_top  # type: ignore[index]  # no box stretched to the page's foot
+
+
+def test_a_lone_page_keeps_its_top_line_and_loses_its_page_number(tmp_path: Path) -> None:
+    drawn = fx.paged_report(tmp_path / "one.pdf", pages=1)
+    pieces = _pieces(drawn.path)[1]
+    everything = " ".join(_flat(p.text or "") for p in pieces)
+    assert fx.REPORT_HEADER in everything  # once is not running
+    assert "Page 1 of 1" not in everything and pieces[0].metadata["page_footer"] == ["Page 1 of 1"]
+    assert "page_header" not in pieces[0].metadata

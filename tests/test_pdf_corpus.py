@@ -4,6 +4,7 @@ The 619-page rulebook is left to `bench/bench_pdf.py`: it is slow and proves not
 """
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,17 @@ def test_multi_column_paper_reads_left_column_before_right(corpus: Path) -> None
     assert text.index("1 Introduction") < text.index("Retrieval in open-domain QA is usually")
     left_x1 = max(p.bbox[2] for p in pieces if "Introduction" in (p.text or ""))  # type: ignore[index]
     assert left_x1 < 0.5
+
+
+def test_a_booklets_page_numbers_and_running_footers_stay_out_of_its_chunks(corpus: Path) -> None:
+    content = (corpus / "example-docs" / "pdf" / "failure-after-repair.pdf").read_bytes()
+    read = read_pdf(content, ReaderConfig())
+    claims = PdfChunker().chunk(content, PDF, read.pages)
+    footers = [c.pieces[0].metadata.get("page_footer", []) for c in claims]
+    numbered = [(c, number) for c, f in zip(claims, footers, strict=True) for number in f if number.isdigit()]
+    assert len(numbered) >= 60  # of 76 pages, the covers and the first pages unnumbered
+    # without furniture detection: 66 pieces of a bare page number, many more ending with one
+    ends_with_its_number = [p.text for c, number in numbered for p in c.pieces
+                            if re.search(rf"(?:^|\n)\s*{number}\s*$", p.text or "")]
+    assert not ends_with_its_number
+    assert "Cancer Council" in {t for f in footers for t in f}  # the running footer of the left-hand pages

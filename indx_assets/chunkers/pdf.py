@@ -12,6 +12,10 @@ documents): each page is loaded once for reading and chunking. Only pages the re
 runs for (beyond `KEPT_GEOMETRY_PAGES`, or read with passwords from the reader's configuration
 only) and pages to render are loaded again here.
 
+Page furniture (running headers and footers, page numbers; see `pdf_furniture`, learned from
+the pages the reader kept runs for) is left out of the layout: each piece names its page's
+in `page_header` / `page_footer` instead of ending with the page number.
+
 Every text piece carries the union box of its lines, normalised to the displayed page (crop
 box and `/Rotate` applied, top-left origin), and, when its runs form one stretch of the
 reader's page text that no other piece reaches into, the character offsets of that stretch.
@@ -34,6 +38,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from indx_assets.chunkers.pdf_elements import SectionTrail, boxed, cut_page, page_layout, reader_offsets
+from indx_assets.chunkers.pdf_furniture import Furniture
 from indx_assets.chunkers.pdf_layout import layout
 from indx_assets.chunkers.pdf_runs import PageGeometry, page_geometry
 from indx_assets.chunking.pieces import ChunkerSettings
@@ -60,13 +65,16 @@ def chunk_dpi() -> int:
     return dpi
 
 
-def text_pieces(geometry: PageGeometry, text: str, output: PageOutput, settings: ChunkerSettings, trail: SectionTrail | None = None) -> tuple[ChunkPiece, ...]:
+def text_pieces(geometry: PageGeometry, text: str, output: PageOutput, settings: ChunkerSettings,
+                trail: SectionTrail | None = None, furniture: Furniture | None = None) -> tuple[ChunkPiece, ...]:
     """Cut one page's runs (`geometry`, measured on the page text `text`) into boxed pieces in
-    reading order (see `pdf_elements`).
+    reading order (see `pdf_elements`), its furniture left out (see `pdf_furniture`).
 
-    `trail` carries the open sections from the pages before (a fresh one when None).
+    `trail` carries the open sections from the pages before (a fresh one when None);
+    `furniture` is what the document's pages repeat (page numbers alone when None).
     """
-    blocks = layout(list(geometry.runs))
+    runs, named = (furniture or Furniture()).split(geometry)
+    blocks = layout(runs)
     if not blocks:
         return ()
     size = geometry.display_size
@@ -79,7 +87,8 @@ def text_pieces(geometry: PageGeometry, text: str, output: PageOutput, settings:
         if bbox is None or not (cut.piece.text or "").strip():
             continue
         start, end = span if (span and same_text) else (None, None)
-        pieces.append(replace(cut.piece, bbox=bbox, bbox_reason=None, start=start, end=end))
+        metadata = {**cut.piece.metadata, **named} if named else cut.piece.metadata
+        pieces.append(replace(cut.piece, bbox=bbox, bbox_reason=None, start=start, end=end, metadata=metadata))
     return tuple(pieces)
 
 
@@ -139,6 +148,8 @@ class PdfChunker:
             return  # the reader already said why; nothing here to cut
         dpi = self.dpi or chunk_dpi()
         trail = SectionTrail()  # sections run on from page to page
+        # learned from the pages the reader kept geometry for (all but the longest documents')
+        furniture = Furniture.learn((n, page.geometry) for n, page in enumerate(read, 1) if page.geometry is not None)
         document: "pypdfium2.PdfDocument | None" = None  # opened only for pages the reader kept no geometry for
         try:
             for output in wanted:
@@ -146,7 +157,7 @@ class PdfChunker:
                     continue
                 kept = read[output.page - 1]
                 if output.status == "ok" and kept.geometry is not None:
-                    pieces = text_pieces(kept.geometry, kept.output.text, output, self.settings, trail)
+                    pieces = text_pieces(kept.geometry, kept.output.text, output, self.settings, trail, furniture)
                     if pieces:
                         yield PageChunks(output.page, pieces)
                     continue
@@ -161,7 +172,7 @@ class PdfChunker:
                     continue  # a page PDFium cannot load cannot be rasterised either: no chunk
                 try:
                     if output.status == "ok":
-                        pieces = text_pieces(*measured(page), output, self.settings, trail)
+                        pieces = text_pieces(*measured(page), output, self.settings, trail, furniture)
                     else:
                         try:
                             pieces = (ChunkPiece(image=render_png(page, dpi), bbox=(0.0, 0.0, 1.0, 1.0), metadata={"dpi": dpi}),)
