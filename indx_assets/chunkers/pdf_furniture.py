@@ -33,7 +33,8 @@ MIN_PAGES = 3
 #: The most pages from one occurrence of a running line to the next (2: left and right pages).
 MAX_STRIDE = 2
 
-_PAGE_NUMBER = re.compile(r"[\W_]*(?:page\s+)?(?:\d{1,4}|[ivxlc]{1,7})(?:\s*(?:of|/)\s*\d{1,4})?[\W_]*", re.IGNORECASE)
+_ROMAN = r"(?=[ivxlc])c{0,3}(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"  # i to cccxcix: "xiv", not "civil"
+_PAGE_NUMBER = re.compile(rf"[\W_]*(?:page\s+)?(?:\d{{1,4}}|{_ROMAN})(?:\s*(?:of|/)\s*\d{{1,4}})?[\W_]*", re.IGNORECASE)
 _NUMBER = re.compile(r"\d+")
 
 BandLine = tuple[str, VisualLine]  # ("header" | "footer", the line)
