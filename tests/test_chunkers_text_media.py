@@ -177,6 +177,12 @@ def test_long_lines_are_paragraphs_but_hard_wrapped_prose_is_one(chunker) -> Non
     wrapped = "\n".join(re.findall(r".{1,70}(?:\s|$)", " ".join(lines)))
     (claim,) = cut.chunk(wrapped.encode(), media, (PageOutput(1, wrapped),))
     assert len(claim.pieces) > 1 and all(p.text.endswith(".") for p in claim.pieces)
+    # so is prose wrapped wider than an editor would (text dumped from a PDF) where a sentence
+    # runs on into a line that starts in lower case
+    wide = "\n".join(re.findall(r".{1,120}(?:\s(?=[a-z])|$)", " ".join(lines).lower()))
+    assert max(map(len, wide.splitlines())) > 100
+    (claim,) = cut.chunk(wide.encode(), media, (PageOutput(1, wide),))
+    assert len(claim.pieces) > 1 and all(p.text.endswith(".") for p in claim.pieces)
 
 
 def test_a_long_paragraph_fills_the_chunk_of_the_line_before_it_with_whole_sentences() -> None:

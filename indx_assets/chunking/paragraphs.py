@@ -7,10 +7,13 @@ mid-sentence) but wrong for text that writes one paragraph, message or heading p
 no blank line between them (Wikipedia dumps, chat logs, exported notes): there a whole
 article is one "paragraph", and it is cut wherever the size limit lands instead of between
 its paragraphs. The rule: a line break is a boundary when a line next to it is longer than
-`WRAP_WIDTH` characters, which no hard-wrapped line is; runs of short lines (hard-wrapped
-prose, table rows, an author list) stay together.
+`WRAP_WIDTH` characters, which few hard-wrapped lines are; runs of short lines (hard-wrapped
+prose, table rows, an author list) stay together. A sentence that runs on is never cut: a
+line that ends without a sentence end followed by one that starts in lower case is the same
+paragraph, however long (text dumped from PDFs wraps at 90 to 130 characters).
 """
 
+import re
 from collections.abc import Sequence
 
 #: Longer than any hard-wrapped line (editors wrap at 72-80, some at 100).
@@ -22,9 +25,18 @@ def line_runs(lines: Sequence[str]) -> list[tuple[int, int]]:
     runs: list[tuple[int, int]] = []
     start = 0
     for i in range(1, len(lines)):
-        if len(lines[i - 1].strip()) > WRAP_WIDTH or len(lines[i].strip()) > WRAP_WIDTH:
+        if (len(lines[i - 1].strip()) > WRAP_WIDTH or len(lines[i].strip()) > WRAP_WIDTH) and not _runs_on(lines[i - 1], lines[i]):
             runs.append((start, i))
             start = i
     if lines:
         runs.append((start, len(lines)))
     return runs
+
+
+_ENDS_SENTENCE = re.compile(r"[.!?:;。！？…]['\"”’)\]]*\s*$")
+
+
+def _runs_on(line: str, after: str) -> bool:
+    """Whether a sentence runs on from `line` into `after` (no sentence end, then lower case)."""
+    head = after.lstrip()[:1]
+    return bool(head) and head.islower() and _ENDS_SENTENCE.search(line) is None
