@@ -26,7 +26,7 @@ from typing import Any
 import dagster as dg
 
 from indx_assets.chain import ChainConfig, load_chain
-from indx_assets.embedder import MiniLMEmbedder
+from indx_assets.embedder import MiniLMEmbedder, piece_vectors
 from indx_assets.encode import encode_bytes, to_document
 from indx_assets.runner import materialize_partitions, open_instance, sync_partitions
 from indx_assets.settings import Settings
@@ -68,11 +68,15 @@ def direct_work(paths: list[Path], embedder: MiniLMEmbedder, chain_config: str =
     """Read, chunk and embed every document with no orchestration or storage."""
     chain = load_chain(ChainConfig.parse(chain_config))
     started = time.perf_counter()
-    texts = []
+    texts: list[str] = []
+    holders: list[int | None] = []
     for path in paths:
         document = to_document(encode_bytes(path.read_bytes(), source_id=path.name, chain=chain))
-        texts.extend(c.content for c in document.chunks if c.content)
-    embedder.embed_texts(texts)
+        chunks = [c for c in document.chunks if c.content]
+        position = {c.id: len(texts) + i for i, c in enumerate(chunks)}
+        texts.extend(c.content for c in chunks)
+        holders.extend(position.get(c.metadata.get("chunk_id", "")) for c in chunks)
+    piece_vectors(embedder.embed_texts, texts, holders)  # what the embed stage embeds: each text once
     return time.perf_counter() - started, len(texts)
 
 

@@ -72,13 +72,25 @@ def _locate(mapped: MappedChunk, paged: bool, starts: dict[int, int]) -> tuple[s
     return char_locator(start, end), start, end
 
 
+def _holds(chunk: DocumentChunk | None, page: int, start: int | None, end: int | None) -> bool:
+    """Whether `chunk` is on `page` and its span encloses `start`-`end`."""
+    return (chunk is not None and chunk.page == page and None not in (start, end, chunk.start_offset, chunk.end_offset)
+            and chunk.start_offset <= start and end <= chunk.end_offset)  # type: ignore[operator]
+
+
 def to_document(encoded: Encoded) -> Document:
-    """The `Document` for an encoded source: content, chunks with derived ids, read status."""
+    """The `Document` for an encoded source: content, chunks with derived ids, read status.
+
+    A `sentence` piece is a sentence of the chunk it follows (the port's rule): where that
+    chunk's span encloses it, the sentence's metadata names it as `chunk_id`, the link search
+    and embedding follow from a sentence to its chunk.
+    """
     read = encoded.read
     paged = not is_text_type(read.media_type)
     starts = _page_starts(read)
     chunks: list[DocumentChunk] = []
     seen: set[str] = set()
+    holder: DocumentChunk | None = None  # the last chunk that is not a sentence
     for mapped in encoded.chunk_map.chunks:
         piece = mapped.piece
         locator, start, end = _locate(mapped, paged, starts)
@@ -86,6 +98,9 @@ def to_document(encoded: Encoded) -> Document:
         if locator in seen:  # two pieces cut the same span: fall back to the unique position
             locator = typed_locator(piece.chunk_type or "content", position_locator(mapped.page, mapped.index))
         seen.add(locator)
+        metadata = piece.metadata
+        if piece.chunk_type == "sentence" and _holds(holder, mapped.page, start, end):
+            metadata = {**metadata, "chunk_id": holder.id}  # type: ignore[union-attr]
         chunks.append(
             DocumentChunk(
                 source_id=encoded.source_id,
@@ -99,9 +114,11 @@ def to_document(encoded: Encoded) -> Document:
                 start_offset=start,
                 end_offset=end,
                 image=piece.image,
-                metadata=piece.metadata,
+                metadata=metadata,
             )
         )
+        if piece.chunk_type != "sentence":
+            holder = chunks[-1]
     metadata = {
         "media_type": read.media_type,
         "status": read.status,

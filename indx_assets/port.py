@@ -122,7 +122,9 @@ class ChunkPiece:
     Exactly one of `text` / `image` (PNG or other raster bytes), and exactly one of a
     normalised `bbox` / a `bbox_reason` saying why there is none. Optional extras:
     `chunk_type` (defaults to `content` for text, `image` for images), character offsets
-    `start`/`end` into the page's text where the piece is a slice of it, and metadata.
+    `start`/`end` into the page's text where the piece is a slice of it, and metadata. A
+    `sentence` piece is a sentence of the piece before it that is not a sentence, and lies
+    within its span.
     """
 
     text: str | None = None

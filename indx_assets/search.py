@@ -51,23 +51,18 @@ def search_table(lancedb: LanceDBResource, query: str, vector: Any, *, k: int = 
 
 
 def _chunks_of(lancedb: LanceDBResource, matches: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`matches` with each sentence replaced by its chunk (the earliest chunk of its page whose
-    span encloses it; see `indx_assets.chunking.pieces.sentence_pieces`) and repeats dropped.
-    A sentence whose chunk is not in the table stays a hit of its own."""
-    spans = [(m["source_id"], m["page"], m["start_offset"], m["end_offset"]) for m in matches
-             if m["chunk_type"] == "sentence" and m["start_offset"] is not None]
-    holders: dict[tuple[str, int | None], list[dict[str, Any]]] = defaultdict(list)
-    for row in lancedb.chunks_enclosing(spans):
-        holders[(row["source_id"], row["page"])].append(row)
+    """`matches` with each sentence replaced by its chunk (the `chunk_id` of its metadata; see
+    `indx_assets.encode.to_document`) and repeats dropped. A sentence whose chunk is not in the
+    table stays a hit of its own."""
+    links = {m["id"]: _metadata(m).get("chunk_id") for m in matches if m["chunk_type"] == "sentence"}
+    holders = {row["id"]: row for row in lancedb.rows_by_id([link for link in links.values() if link])}
     hits: dict[str, dict[str, Any]] = {}
     for match in matches:
         hit, sentence = match, None
-        if match["chunk_type"] == "sentence":
-            holding = [row for row in holders.get((match["source_id"], match["page"]), [])
-                       if row["start_offset"] <= match["start_offset"] and row["end_offset"] >= match["end_offset"]]
-            if holding:
-                sentence = {field: match[field] for field in ("id", "locator", "text")}
-                hit = {**min(holding, key=lambda row: row["start_offset"]), "score": match["score"]}
+        holder = holders.get(links.get(match["id"]) or "")
+        if holder is not None:
+            sentence = {field: match[field] for field in ("id", "locator", "text")}
+            hit = {**holder, "score": match["score"]}
         if hit["id"] not in hits:
             hits[hit["id"]] = {**hit, "sentence": sentence}
     return list(hits.values())

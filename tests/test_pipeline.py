@@ -12,12 +12,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
+import numpy as np
 import pytest
 from dagster._utils.test.data_versions import get_stale_status_resolver
 
 from chunker_dists import install
 from indx_assets.assets.ingest import ASSET_KEYS, CHUNK_EMBEDDINGS, CHUNK_MAP, CHUNKS_TABLE, PAGE_OUTPUTS, SOURCE_DOCUMENTS
 from indx_assets.definitions import build_definitions, build_resources
+from indx_assets.embedder import MiniLMEmbedder
 from indx_assets.runner import materialize_partitions, sync_partitions
 from indx_assets.search import search_chunks
 from indx_assets.settings import Settings
@@ -218,9 +220,21 @@ def test_with_sentences_a_hit_is_the_chunk_holding_the_sentence_that_matched(ins
     settings = replace(settings, chain_config=json.dumps({"options": {n: options for n in ("markdown", "html", "text")}}))
     ingest(instance, settings)
     table = build_resources(settings)["lancedb"].table()  # type: ignore[attr-defined]
-    rows = table.to_arrow().select(["id", "source_id", "chunk_type", "locator", "text", "start_offset", "end_offset", "vector"]).to_pylist()
+    rows = table.to_arrow().select(["id", "source_id", "chunk_type", "locator", "text", "start_offset", "end_offset", "vector",
+                                    "metadata"]).to_pylist()
     sentences = [r for r in rows if r["chunk_type"] == "sentence"]
     assert sentences and all(r["locator"].startswith("sentence:char:") and r["vector"] is not None for r in sentences)
+    # each sentence names its chunk, which holds it; that chunk's vector is its sentences' centroid
+    by_id = {r["id"]: r for r in rows}
+    members: dict[str, list[dict]] = {}
+    for sentence in sentences:
+        chunk = by_id[json.loads(sentence["metadata"])["chunk_id"]]
+        assert chunk["chunk_type"] == "content" and chunk["source_id"] == sentence["source_id"]
+        assert chunk["start_offset"] <= sentence["start_offset"] and sentence["end_offset"] <= chunk["end_offset"]
+        members.setdefault(chunk["id"], []).append(sentence)
+    for chunk_id, own in members.items():
+        centroid = np.sum([s["vector"] for s in own], axis=0)
+        assert np.allclose(by_id[chunk_id]["vector"], centroid / np.linalg.norm(centroid), atol=1e-5)
 
     # one sentence of a many-sentence chunk: the hit is that chunk, found by the sentence
     query = "every write creates a new data fragment"
@@ -243,8 +257,11 @@ def test_with_sentences_a_hit_is_the_chunk_holding_the_sentence_that_matched(ins
 
     # switched off again, the sentences leave the table and the chunks stay as they were
     ingest(instance, replace(settings, chain_config=""))
-    after = build_resources(settings)["lancedb"].table().to_arrow().select(["id"]).to_pylist()  # type: ignore[attr-defined]
+    after = build_resources(settings)["lancedb"].table().to_arrow().select(["id", "text", "vector"]).to_pylist()  # type: ignore[attr-defined]
     assert sorted(r["id"] for r in after) == sorted(r["id"] for r in rows if r["chunk_type"] != "sentence")
+    # ... and those that were centroids are embedded as themselves again
+    own_vectors = MiniLMEmbedder().embed_texts([r["text"] for r in after if r["id"] in members])
+    assert np.allclose([r["vector"] for r in after if r["id"] in members], own_vectors, atol=1e-4)
 
 
 CONCURRENT_UPSERT = """

@@ -95,13 +95,20 @@ def test_sentences_must_be_a_boolean() -> None:
         MarkdownProvider().with_options(sentences="yes")
 
 
-def test_sentence_locators_are_typed_and_unique_in_the_document() -> None:
+def test_sentence_locators_are_typed_and_unique_and_name_their_chunk() -> None:
     chain = load_chain(ChainConfig.parse(json.dumps({"options": {"markdown": {"sentences": True}}})))
     document = to_document(encode_bytes(MARKDOWN.encode(), source_id="guide.md", chain=chain))
     sentences = [c for c in document.chunks if c.chunk_type == "sentence"]
     assert sentences and all(c.locator == f"sentence:char:{c.start_offset}-{c.end_offset}" for c in sentences)
     assert all(document.content[c.start_offset : c.end_offset] == c.content for c in sentences)
     assert len({c.locator for c in document.chunks}) == len(document.chunks)
+    # each names the chunk it follows, the earliest that holds it
+    ids = {c.id: c for c in document.chunks}
+    for sentence in sentences:
+        chunk = ids[sentence.metadata["chunk_id"]]
+        holders = [c for c in document.chunks if c.chunk_type != "sentence"
+                   and c.start_offset <= sentence.start_offset and sentence.end_offset <= c.end_offset]
+        assert chunk is min(holders, key=lambda c: c.start_offset)
 
 
 @pytest.mark.slow

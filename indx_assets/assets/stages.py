@@ -6,6 +6,7 @@ returns the data version (a hash of what it wrote) and the metadata a person wan
 
 import base64
 import hashlib
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ import pyarrow as pa
 
 from indx_assets.chain import Chain
 from indx_assets.document import Document
-from indx_assets.embedder import MiniLMEmbedder
+from indx_assets.embedder import MiniLMEmbedder, piece_vectors
 from indx_assets.encode import Encoded, to_document
 from indx_assets.executor import ChunkMap, run_chain
 from indx_assets.media import detect_media_type
@@ -148,6 +149,7 @@ def embed_chunks(
 ) -> dict[str, StageOutput]:
     """Embed the text chunks of several sources in one batched pass.
 
+    A chunk cut into sentences gets the centroid of its sentences' vectors (`piece_vectors`).
     Image chunks are stored but get no vector unless the embedder declares the image modality.
     The data version is derived from the chunk map's version and the model's, which together
     decide the vectors (hashing floats would make version noise of batch composition).
@@ -155,15 +157,19 @@ def embed_chunks(
     tables = {sid: storage.read(CHUNK_MAP, sid) for sid in source_ids}
     texts: list[str] = []
     owners: list[tuple[str, str]] = []
+    holders: list[str | None] = []  # the chunk id a sentence belongs to
     skipped: Counter[str] = Counter()
     for sid, table in tables.items():
-        for row in table.select(["id", "text", "chunk_type"]).to_pylist():
+        for row in table.select(["id", "text", "chunk_type", "metadata"]).to_pylist():
             if row["text"]:
                 texts.append(row["text"])
                 owners.append((sid, row["id"]))
+                link = json.loads(row["metadata"] or "{}").get("chunk_id") if row["chunk_type"] == "sentence" else None
+                holders.append(link)
             elif "image" not in embedder.modalities:
                 skipped[sid] += 1
-    vectors = embedder.embed_texts(texts)
+    position = {chunk_id: i for i, (_, chunk_id) in enumerate(owners)}
+    vectors = piece_vectors(embedder.embed_texts, texts, [position.get(h) if h else None for h in holders])
     per_source: dict[str, list[tuple[str, Any]]] = {sid: [] for sid in source_ids}
     for (sid, chunk_id), vector in zip(owners, vectors, strict=True):
         per_source[sid].append((chunk_id, vector))

@@ -118,18 +118,12 @@ class LanceDBResource(dg.ConfigurableResource):
         where = f"source_id IN ({', '.join(map(sql_string, source_ids))})"
         return table.search().where(where).select(list(columns)).limit(None).to_list()
 
-    def chunks_enclosing(self, spans: Sequence[tuple[str, int | None, int, int]]) -> list[dict[str, Any]]:
-        """The chunks (not sentences) whose offsets enclose any of these (source_id, page, start,
-        end) spans, in one query."""
+    def rows_by_id(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The rows with these ids (hit columns), in one query."""
         table = self.existing_table()
-        if table is None or not spans:
+        if table is None or not ids:
             return []
-        clauses = [
-            f"(source_id = {sql_string(source)} AND page {'IS NULL' if page is None else f'= {int(page)}'}"
-            f" AND start_offset <= {int(start)} AND end_offset >= {int(end)})"
-            for source, page, start, end in dict.fromkeys(spans)
-        ]
-        where = f"chunk_type <> 'sentence' AND ({' OR '.join(clauses)})"
+        where = f"id IN ({', '.join(sql_string(i) for i in dict.fromkeys(ids))})"
         return table.search().where(where).select(HIT_COLUMNS).limit(None).to_list()
 
     def search(self, query: str, *, k: int = 5, mode: SearchMode = "hybrid", vector: Any = None) -> list[dict[str, Any]]:
