@@ -82,8 +82,8 @@ def to_document(encoded: Encoded) -> Document:
     """The `Document` for an encoded source: content, chunks with derived ids, read status.
 
     A `sentence` piece is a sentence of the chunk it follows (the port's rule): where that
-    chunk's span encloses it, the sentence's metadata names it as `chunk_id`, the link search
-    and embedding follow from a sentence to its chunk.
+    chunk's span encloses it, the sentence's metadata names it as `chunk_id`, the link by which
+    search and embedding go from a sentence to its chunk.
     """
     read = encoded.read
     paged = not is_text_type(read.media_type)
