@@ -19,7 +19,8 @@ texts no earlier run has embedded. With `--search hybrid` (or `fts`) the pool is
 project's own LanceDB search instead; the published rows are cosine-only, so those rows are held
 against the baselines recomputed with the same ranking. A configuration that cuts sentence
 pieces (the chunkers' `sentences` option) is ranked by that search too, where a sentence hit
-stands for the chunk that holds it, so what is scored is still chunks.
+stands for the chunk that holds it, so what is scored is still chunks; its vectors are the
+pipeline's (`piece_vectors`: each sentence embedded, a chunk with sentences given their centroid).
 """
 
 import argparse
