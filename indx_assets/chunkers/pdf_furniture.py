@@ -56,12 +56,14 @@ def _key(band: str, line: VisualLine, height: float) -> Key:
 
 def _runs_on(pages: list[int], need: int) -> bool:
     """Whether `pages` (ascending) hold `need` pages each at most `MAX_STRIDE` after the last."""
+    if need <= 1:
+        return bool(pages)
     streak = 1
     for before, page in zip(pages, pages[1:]):
         streak = streak + 1 if page - before <= MAX_STRIDE else 1
         if streak >= need:
             return True
-    return need <= 1 and bool(pages)
+    return False
 
 
 @dataclass(frozen=True)
