@@ -206,3 +206,13 @@ def test_a_lone_page_keeps_its_top_line_and_loses_its_page_number(tmp_path: Path
     assert fx.REPORT_HEADER in everything  # once is not running
     assert "Page 1 of 1" not in everything and pieces[0].metadata["page_footer"] == ["Page 1 of 1"]
     assert "page_header" not in pieces[0].metadata
+
+
+def test_a_page_of_nothing_but_furniture_is_still_the_pdf_chunkers(tmp_path: Path) -> None:
+    drawn = fx.paged_report(tmp_path / "report.pdf", pages=4, bare=(3,))
+    document = to_document(encode_file(drawn.path))
+    bare = [c for c in document.chunks if c.page == 3]
+    # its text stays its own (no fallback chunker takes the page) and nothing else is lost
+    assert bare and {c.chunker for c in bare} == {"pdf"}
+    assert "Page 3 of 4" in " ".join(c.content for c in bare)
+    assert all("Page 2 of 4" not in c.content for c in document.chunks if c.page == 2)

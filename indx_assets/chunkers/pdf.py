@@ -74,6 +74,10 @@ def text_pieces(geometry: PageGeometry, text: str, output: PageOutput, settings:
     `furniture` is what the document's pages repeat (page numbers alone when None).
     """
     runs, named = (furniture or Furniture()).split(geometry)
+    if named and not any(run.text.strip() for run in runs):
+        # a page of nothing but furniture keeps it as its text: left without pieces, the page
+        # would go to the fallback chunker, which knows no furniture at all
+        runs, named = list(geometry.runs), {}
     blocks = layout(runs)
     if not blocks:
         return ()
