@@ -9,6 +9,7 @@ from indx_assets.chain import ChainConfig, load_chain
 from indx_assets.chunkers.html import HtmlChunker
 from indx_assets.chunkers.markdown import MarkdownChunker
 from indx_assets.chunkers.text import TextChunker
+from indx_assets.chunking.elements import NarrativeText, Table
 from indx_assets.chunking.pieces import DEFAULT_MAX_TOKENS, ChunkerSettings
 from indx_assets.encode import encode_bytes
 from indx_assets.port import PageOutput
@@ -218,9 +219,7 @@ def test_a_heading_or_a_stray_sentence_does_not_stand_alone() -> None:
     assert first.endswith("thing number 6 about trams.\n\nHe left.") and second.startswith("The buses paragraph")
 
 
-def test_a_small_chunk_joins_no_table_and_crosses_no_page_it_may_not() -> None:
-    from indx_assets.chunking.elements import NarrativeText, Table
-
+def test_a_small_chunk_joins_no_table_and_no_other_page_when_pages_are_kept_apart() -> None:
     def texts(elements: list, **options: object) -> list[str]:
         settings = ChunkerSettings.from_options(max_tokens=80, new_after_n_tokens=60, **options)
         return [" ".join(chunk.text.split()) for chunk in settings.chunk(elements)]  # sentence units join by \n\n
