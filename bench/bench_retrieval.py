@@ -40,7 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from markdown_default import DEFAULT, WITH_SENTENCES  # noqa: E402
+from markdown_default import DEFAULT, WITH_SENTENCES, Sentences  # noqa: E402
 from retrieval_eval import Benchmark, Span, load_benchmark, mean_std, precision_omega, retrieval_scores  # noqa: E402
 
 from indx_assets.embedder import MiniLMEmbedder, piece_vectors  # noqa: E402
@@ -110,12 +110,12 @@ def split_document_chunking(corpora: dict[str, str], **options: object) -> Chunk
     return out
 
 
-def our_configurations(corpora: dict[str, str], tries: list[dict[str, object]]) -> dict[str, Callable[[], tuple[Chunking, Chunking]]]:
+def our_configurations(corpora: dict[str, str], tries: list[dict[str, object]]) -> dict[str, Callable[[], tuple[Chunking, Sentences]]]:
     """Our chunkings under test, by name, each as (chunks, sentence pieces): the markdown
     chunker's defaults, then each `--try`."""
     from markdown_default import markdown_default_configurations, markdown_pieces  # bench/markdown_default.py
 
-    configs: dict[str, Callable[[], tuple[Chunking, Chunking]]] = dict(markdown_default_configurations(corpora))
+    configs: dict[str, Callable[[], tuple[Chunking, Sentences]]] = dict(markdown_default_configurations(corpora))
     configs["split_document token 256 (MiniLM)"] = lambda: (
         split_document_chunking(corpora, max_chunk_size=256, compute_type="token"), {})
     for options in tries:
@@ -186,24 +186,15 @@ def chunk_scores(texts: list[str], embed: Embeddings, questions: np.ndarray, win
     return np.maximum.reduceat(sims, bounds[:-1], axis=1)
 
 
-def sentence_holders(chunking: Chunking, sentences: Chunking) -> list[int]:
-    """The pool index (chunks in `chunking` order) of each sentence's chunk: the earliest chunk
-    of its corpus whose span encloses it, which is the chunk the chunker cut it after (the
-    port's rule, by which the pipeline links them; `tests/test_sentences.py` checks the two agree)."""
+def sentence_holders(chunking: Chunking, sentences: Sentences) -> list[int]:
+    """The pool index (chunks in `chunking` order) of each sentence's chunk."""
     first, offset = {}, 0
     for cid, chunks in chunking.items():
         first[cid], offset = offset, offset + len(chunks)
-    holders = []
-    for cid, pieces in sentences.items():
-        spans = [span for span, _ in chunking[cid]]
-        at = 0  # sentences come in reading order, so their chunks do too
-        for (start, end), _ in pieces:
-            at = next(i for i in range(at, len(spans)) if spans[i][0] <= start and end <= spans[i][1])
-            holders.append(first[cid] + at)
-    return holders
+    return [first[cid] + chunk for cid, pieces in sentences.items() for _, _, chunk in pieces]
 
 
-def search_top(chunking: Chunking, sentences: Chunking, embed: Embeddings, bench: Benchmark, questions: np.ndarray,
+def search_top(chunking: Chunking, sentences: Sentences, embed: Embeddings, bench: Benchmark, questions: np.ndarray,
                mode: str) -> list[list[tuple[str, Span]]]:
     """The top K chunks of each question as `indx search --mode <mode>` finds them: the
     project's own `search_table` (a sentence hit stands for its chunk) over a LanceDB chunk
@@ -218,7 +209,7 @@ def search_top(chunking: Chunking, sentences: Chunking, embed: Embeddings, bench
 
     pooled = [("content", cid, span, text) for cid, chunks in chunking.items() for span, text in chunks]
     holders: list[int | None] = [None] * len(pooled)
-    pooled += [("sentence", cid, span, text) for cid, pieces in sentences.items() for span, text in pieces]
+    pooled += [("sentence", cid, span, text) for cid, pieces in sentences.items() for span, text, _ in pieces]
     holders += sentence_holders(chunking, sentences)
     vectors = piece_vectors(embed, [text for *_, text in pooled], holders)  # as the pipeline's embed stage
     rows = [{"id": str(i), "source_id": cid, "chunk_type": kind, "page": 1, "text": text, "start_offset": s,
@@ -235,7 +226,7 @@ def search_top(chunking: Chunking, sentences: Chunking, embed: Embeddings, bench
 
 
 def evaluate(bench: Benchmark, chunking: Chunking, embed: Embeddings, questions: np.ndarray,
-             protocol: Protocol = PUBLISHED_PROTOCOL, sentences: Chunking | None = None) -> dict[str, tuple[float, float]]:
+             protocol: Protocol = PUBLISHED_PROTOCOL, sentences: Sentences | None = None) -> dict[str, tuple[float, float]]:
     """Scores of `chunking` (with its `sentences`, each hit standing for its chunk) under `protocol`."""
     if sentences or protocol.search != "vector":
         if protocol.window:
@@ -300,7 +291,7 @@ def main() -> None:
     started = time.perf_counter()
     bench = load_benchmark(EVAL)
     ours: dict[str, Chunking] = {}
-    sentences: dict[str, Chunking] = {}  # configuration -> its sentence pieces, where it cuts them
+    sentences: dict[str, Sentences] = {}  # configuration -> its sentence pieces, where it cuts them
     tries = [json.loads(t) for t in args.tries]
     for name, make in our_configurations(bench.corpora, tries).items():
         if not selected(name, args.only):

@@ -9,33 +9,41 @@ option the chunker's sentence pieces come back beside the chunks.
 from collections.abc import Callable
 from typing import Any
 
-from indx_assets.port import PageOutput
+from indx_assets.port import PageOutput, sentence_holders
 
 Span = tuple[int, int]
 Chunks = dict[str, list[tuple[Span, str]]]
+#: corpus id -> (span, text, index of its chunk in that corpus's chunks)
+Sentences = dict[str, list[tuple[Span, str, int]]]
 #: The rows the issue's target is checked on: the default, and the same chunks found by their sentences too.
 DEFAULT = "default (markdown chunker)"
 WITH_SENTENCES = "default + sentences (chain option)"
 
 
-def markdown_pieces(corpora: dict[str, str], title_prefix: bool = False, **options: Any) -> tuple[Chunks, Chunks]:
-    """The chunks of each corpus and, with the `sentences` option, their sentence pieces."""
+def markdown_pieces(corpora: dict[str, str], title_prefix: bool = False, **options: Any) -> tuple[Chunks, Sentences]:
+    """The chunks of each corpus and, with the `sentences` option, their sentence pieces, each
+    with the index of its chunk (the port's `sentence_holders`, as the pipeline links them)."""
     from indx_assets.chunkers.markdown import MarkdownProvider
 
     provider = MarkdownProvider().with_options(**options) if options else MarkdownProvider()
     (chunker,) = provider.chunkers()
     chunks: Chunks = {}
-    sentences: Chunks = {}
+    sentences: Sentences = {}
     for cid, text in corpora.items():
         page = PageOutput(page=1, text=text, status="ok", reader="markdown")
         (claim,) = chunker.chunk(text.encode("utf-8"), "text/markdown", (page,))
         chunks[cid], sentences[cid] = [], []
-        for piece in claim.pieces:
+        at: dict[int, int] = {}  # piece index -> index in chunks[cid]
+        for index, (piece, holder) in enumerate(zip(claim.pieces, sentence_holders(claim.pieces), strict=True)):
             if piece.start is None or piece.end is None or piece.text is None:
+                continue
+            if piece.chunk_type == "sentence":  # the markdown chunker cuts them inside its chunks only
+                sentences[cid].append(((piece.start, piece.end), piece.text, at[holder]))  # type: ignore[index]
                 continue
             title = piece.metadata.get("section_title")
             body = f"{title}\n{piece.text}" if title_prefix and title and not piece.text.startswith(title) else piece.text
-            (sentences if piece.chunk_type == "sentence" else chunks)[cid].append(((piece.start, piece.end), body))
+            at[index] = len(chunks[cid])
+            chunks[cid].append(((piece.start, piece.end), body))
     return chunks, sentences
 
 
@@ -43,7 +51,7 @@ def markdown_chunks(corpora: dict[str, str], title_prefix: bool = False, **optio
     return markdown_pieces(corpora, title_prefix, **options)[0]
 
 
-def markdown_default_configurations(corpora: dict[str, str]) -> dict[str, Callable[[], tuple[Chunks, Chunks]]]:
+def markdown_default_configurations(corpora: dict[str, str]) -> dict[str, Callable[[], tuple[Chunks, Sentences]]]:
     """Name -> (chunks, sentence pieces) of our markdown chunker under chosen options."""
     return {
         DEFAULT: lambda: markdown_pieces(corpora),

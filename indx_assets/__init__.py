@@ -12,6 +12,7 @@ from indx_assets.port import (
     Line,
     PageChunks,
     PageOutput,
+    sentence_holders,
     validate_bbox,
 )
 
@@ -24,5 +25,6 @@ __all__ = [
     "Line",
     "PageChunks",
     "PageOutput",
+    "sentence_holders",
     "validate_bbox",
 ]

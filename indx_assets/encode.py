@@ -5,7 +5,9 @@ records; the CLI, the assets and the tests all go through it.
 """
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from itertools import groupby
 from pathlib import Path
 
 from indx_assets.chain import Chain, load_chain
@@ -13,6 +15,7 @@ from indx_assets.document import Document, DocumentChunk
 from indx_assets.executor import ChunkMap, MappedChunk, run_chain
 from indx_assets.identity import char_locator, position_locator, typed_locator
 from indx_assets.media import detect_media_type, is_text_type
+from indx_assets.port import sentence_holders
 from indx_assets.readers import DocumentRead, ReaderConfig, read_document
 
 log = logging.getLogger(__name__)
@@ -72,26 +75,30 @@ def _locate(mapped: MappedChunk, paged: bool, starts: dict[int, int]) -> tuple[s
     return char_locator(start, end), start, end
 
 
-def _holds(chunk: DocumentChunk | None, page: int, start: int | None, end: int | None) -> bool:
-    """Whether `chunk` is on `page` and its span encloses `start`-`end`."""
-    return (chunk is not None and chunk.page == page and None not in (start, end, chunk.start_offset, chunk.end_offset)
-            and chunk.start_offset <= start and end <= chunk.end_offset)  # type: ignore[operator]
+def _sentence_links(chunks: Sequence[MappedChunk]) -> list[int | None]:
+    """For each mapped chunk, the index in `chunks` of the chunk it is a sentence of (the
+    port's rule, `sentence_holders`, applied page by page), or None."""
+    links: list[int | None] = []
+    for _, run in groupby(range(len(chunks)), key=lambda i: chunks[i].page):
+        on_page = list(run)
+        links += [None if h is None else on_page[h] for h in sentence_holders([chunks[i].piece for i in on_page])]
+    return links
 
 
 def to_document(encoded: Encoded) -> Document:
     """The `Document` for an encoded source: content, chunks with derived ids, read status.
 
-    A `sentence` piece is a sentence of the chunk it follows (the port's rule): where that
-    chunk's span encloses it, the sentence's metadata names it as `chunk_id`, the link by which
-    search and embedding go from a sentence to its chunk.
+    A `sentence` piece's metadata names the chunk it is a sentence of (the port's rule,
+    `sentence_holders`) as `chunk_id`, the link by which search and embedding go from a
+    sentence to its chunk.
     """
     read = encoded.read
     paged = not is_text_type(read.media_type)
     starts = _page_starts(read)
     chunks: list[DocumentChunk] = []
     seen: set[str] = set()
-    holder: DocumentChunk | None = None  # the last chunk that is not a sentence
-    for mapped in encoded.chunk_map.chunks:
+    links = _sentence_links(encoded.chunk_map.chunks)
+    for mapped, link in zip(encoded.chunk_map.chunks, links, strict=True):
         piece = mapped.piece
         locator, start, end = _locate(mapped, paged, starts)
         locator = typed_locator(piece.chunk_type or "content", locator)
@@ -99,8 +106,8 @@ def to_document(encoded: Encoded) -> Document:
             locator = typed_locator(piece.chunk_type or "content", position_locator(mapped.page, mapped.index))
         seen.add(locator)
         metadata = piece.metadata
-        if piece.chunk_type == "sentence" and _holds(holder, mapped.page, start, end):
-            metadata = {**metadata, "chunk_id": holder.id}  # type: ignore[union-attr]
+        if link is not None:
+            metadata = {**metadata, "chunk_id": chunks[link].id}
         chunks.append(
             DocumentChunk(
                 source_id=encoded.source_id,
@@ -117,8 +124,6 @@ def to_document(encoded: Encoded) -> Document:
                 metadata=metadata,
             )
         )
-        if piece.chunk_type != "sentence":
-            holder = chunks[-1]
     metadata = {
         "media_type": read.media_type,
         "status": read.status,

@@ -9,7 +9,7 @@ reach the executor.
 """
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -124,7 +124,7 @@ class ChunkPiece:
     `chunk_type` (defaults to `content` for text, `image` for images), character offsets
     `start`/`end` into the page's text where the piece is a slice of it, and metadata. A
     `sentence` piece is a sentence of the piece before it that is not a sentence, and lies
-    within its span.
+    within its span (`sentence_holders`).
     """
 
     text: str | None = None
@@ -167,6 +167,27 @@ class ChunkPiece:
         if self.start is not None and not (0 <= self.start <= self.end):  # type: ignore[operator]
             raise ValueError(f"offsets must satisfy 0 <= start <= end, got {self.start}, {self.end}")
         object.__setattr__(self, "metadata", _frozen_mapping(self.metadata))
+
+
+def sentence_holders(pieces: Sequence[ChunkPiece]) -> list[int | None]:
+    """For each piece of one page, the index of the piece it is a sentence of, or None.
+
+    The rule: a `sentence` piece belongs to the last piece before it that is not a sentence,
+    where that piece's span encloses its own. Every other piece, and a sentence without such a
+    piece, belongs to none.
+    """
+    holders: list[int | None] = []
+    last: int | None = None  # the last piece that is not a sentence
+    for index, piece in enumerate(pieces):
+        if piece.chunk_type != "sentence":
+            holders.append(None)
+            last = index
+            continue
+        holder = pieces[last] if last is not None else None
+        encloses = (holder is not None and piece.start is not None and holder.start is not None
+                    and holder.start <= piece.start and piece.end <= holder.end)  # type: ignore[operator]
+        holders.append(last if encloses else None)
+    return holders
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ import math
 import pytest
 
 import indx_assets
-from indx_assets import ChunkPiece, Line, PageChunks, PageOutput, validate_bbox
+from indx_assets import ChunkPiece, Line, PageChunks, PageOutput, sentence_holders, validate_bbox
 from indx_assets.document import DocumentChunk
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16  # bytes are opaque to the port; only non-emptiness counts
@@ -34,7 +34,8 @@ INVALID_BOXES = {
 
 
 def test_a_third_party_imports_the_whole_port_from_the_top_level_package() -> None:
-    for name in ("ChunkPiece", "PageChunks", "PageOutput", "Line", "Chunker", "ChunkerProvider", "validate_bbox"):
+    for name in ("ChunkPiece", "PageChunks", "PageOutput", "Line", "Chunker", "ChunkerProvider", "validate_bbox",
+                 "sentence_holders"):
         assert name in indx_assets.__all__
         assert getattr(indx_assets, name) is not None
 
@@ -139,3 +140,22 @@ def test_page_output_is_validated() -> None:
         PageChunks(page=1, pieces=("text",))  # type: ignore[arg-type]
     lines = PageOutput(page=1, lines=[Line("a", (0, 0, 0.5, 0.1))]).lines
     assert isinstance(lines, tuple) and lines[0].bbox == (0.0, 0.0, 0.5, 0.1)
+
+
+def test_a_sentence_belongs_to_the_piece_before_it_that_encloses_it() -> None:
+    def piece(start: int, end: int, chunk_type: str = "content") -> ChunkPiece:
+        return ChunkPiece(text="x" * (end - start), bbox_reason="no_geometry", chunk_type=chunk_type, start=start, end=end)
+
+    pieces = [
+        piece(0, 5, "sentence"),  # nothing before it
+        piece(0, 100),
+        piece(0, 40, "sentence"),
+        piece(41, 100, "sentence"),
+        piece(80, 160),  # overlaps the first chunk
+        piece(90, 120, "sentence"),  # enclosed by both: it follows the second
+        piece(150, 200, "sentence"),  # runs past the chunk before it
+        piece(200, 260, "table"),
+        ChunkPiece(text="unplaced", bbox_reason="no_geometry", chunk_type="sentence"),  # no offsets
+    ]
+    assert sentence_holders(pieces) == [None, None, 1, 1, None, 4, None, None, None]
+    assert sentence_holders([]) == []
