@@ -58,8 +58,10 @@ class LanceDBResource(dg.ConfigurableResource):
             return self.db.open_table(self.table_name)
 
     def ensure_indexes(self) -> None:
-        """Full-text index on text and a scalar index on source_id, if missing (indexes cover
-        rows written since on `optimize()`; unindexed rows are still searched, just slower)."""
+        """Full-text index on text and scalar indexes on source_id and id, if missing (indexes
+        cover rows written since on `optimize()`; unindexed rows are still searched, just
+        slower). The id index serves the upsert's join on the key and search's step from a
+        sentence to its chunk."""
         from lancedb.index import FTS, BTree
 
         table = self.table()
@@ -68,8 +70,9 @@ class LanceDBResource(dg.ConfigurableResource):
             return
         if ("text",) not in present:
             table.create_index("text", config=FTS(with_position=True))
-        if ("source_id",) not in present:
-            table.create_index("source_id", config=BTree())
+        for column in ("source_id", "id"):
+            if (column,) not in present:
+                table.create_index(column, config=BTree())
 
     def upsert_source(self, source_id: str, rows: pa.Table) -> dict[str, int]:
         """Make the table hold exactly `rows` for `source_id`, in one commit."""
@@ -119,7 +122,7 @@ class LanceDBResource(dg.ConfigurableResource):
         return table.search().where(where).select(list(columns)).limit(None).to_list()
 
     def rows_by_id(self, ids: Sequence[str]) -> list[dict[str, Any]]:
-        """The rows with these ids (hit columns), in one query."""
+        """The rows with these ids (hit columns), in one query (through the scalar index on `id`)."""
         table = self.existing_table()
         if table is None or not ids:
             return []
