@@ -4,9 +4,15 @@ It reuses `html_blocks()`, the walk that produced the page text (blocks joined b
 line), so every block's offsets are known exactly: headings are `Title`s at their level,
 list items `ListItem`s, tables `Table`s (with their HTML, for row-wise splitting), `<pre>`
 blocks `CodeSnippet`s. If the blocks ever disagree with the page text the page is declined.
+
+A document converted from print (an EDGAR filing) marks its printed pages with CSS page
+breaks and prints each page's number just before the break. Such a block, a page number that
+ends a printed page, is page furniture: a `Footer`, which `page_pieces` leaves out of the
+chunks, so it neither leads into the next chunk nor stands alone as one. The page text keeps it.
 """
 
-from indx_assets.chunking.elements import CodeSnippet, Element, ListItem, NarrativeText, Table, Title
+from indx_assets.chunking.elements import CodeSnippet, Element, Footer, ListItem, NarrativeText, Table, Title
+from indx_assets.chunking.page_numbers import PAGE_NUMBER
 from indx_assets.chunking.pieces import StructuredProvider, StructuredTextChunker
 from indx_assets.port import PageOutput
 
@@ -29,13 +35,14 @@ def html_elements(html: str, page_text: str) -> list[Element] | None:
     elements: list[Element] = []
     offset = 0
     for block in blocks:
-        cls = _KINDS.get(block.kind, NarrativeText)
+        start, offset = offset, offset + len(block.text) + len(BLOCK_SEPARATOR)
+        furniture = block.kind == "text" and block.ends_page and PAGE_NUMBER.fullmatch(block.text)
+        cls = Footer if furniture else _KINDS.get(block.kind, NarrativeText)
         element = cls(block.text, text_as_html=block.html if cls is Table else None)
         if cls is Title:
             element.metadata.category_depth = block.level or 1
-        element.metadata.start, element.metadata.end = offset, offset + len(block.text)
+        element.metadata.start, element.metadata.end = start, start + len(block.text)
         elements.append(element)
-        offset += len(block.text) + len(BLOCK_SEPARATOR)
     return elements
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from indx_assets.chunkers.pdf_layout import Run, VisualLine, visual_lines
 from indx_assets.chunkers.pdf_runs import PageGeometry
+from indx_assets.chunking.page_numbers import PAGE_NUMBER
 
 #: The top and bottom bands, as a fraction of the displayed page height.
 BAND = 0.12
@@ -33,8 +34,6 @@ MIN_PAGES = 3
 #: The most pages from one occurrence of a running line to the next (2: left and right pages).
 MAX_STRIDE = 2
 
-_ROMAN = r"(?=[ivxlc])c{0,3}(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"  # i to cccxcix: "xiv", not "civil"
-_PAGE_NUMBER = re.compile(rf"[\W_]*(?:page\s+)?(?:\d{{1,4}}|{_ROMAN})(?:\s*(?:of|/)\s*\d{{1,4}})?[\W_]*", re.IGNORECASE)
 _NUMBER = re.compile(r"\d+")
 
 BandLine = tuple[str, VisualLine]  # ("header" | "footer", the line)
@@ -94,7 +93,7 @@ class Furniture:
         running = {id(line) for band, line in lines if _key(band, line, height) in self.running}
         # a page number that does not run must be the band's outermost line: digits of a
         # figure or of text set vertically in the margin are not the page's number
-        numbers = {id(line) for band, line in lines if _PAGE_NUMBER.fullmatch(line.text)
+        numbers = {id(line) for band, line in lines if PAGE_NUMBER.fullmatch(line.text)
                    and (_key(band, line, height) in self.running or _outermost(band, line, lines))}
         candidates = running | numbers
 

@@ -33,7 +33,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from indx_assets.chunking.elements import CodeSnippet, Element, ListItem, NarrativeText, Table, TableChunk, Text, Title
+from indx_assets.chunking.elements import (
+    CodeSnippet,
+    Element,
+    Footer,
+    Header,
+    ListItem,
+    NarrativeText,
+    Table,
+    TableChunk,
+    Text,
+    Title,
+)
 from indx_assets.chunking.measure import WORD
 from indx_assets.chunking.text_splitter import SENTENCE_END
 from indx_assets.port import ChunkPiece, PageChunks, PageOutput
@@ -395,7 +406,14 @@ def sentence_pieces(text: str, chunk: ChunkPiece, elements: Sequence[Element], a
 
 def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSettings) -> tuple[ChunkPiece, ...]:
     """Chunk one page's `elements` and turn the chunks into pieces with spans into `text`, each
-    chunk followed by its sentences when `settings.sentences`."""
+    chunk followed by its sentences when `settings.sentences`.
+
+    `Header` and `Footer` elements are page furniture (a printed page's number, a running
+    title): they are left out of the chunks, and a chunk whose span runs over one keeps its
+    own text rather than the page's slice, so the furniture is not read back into it.
+    """
+    furniture = [(e.metadata.start, e.metadata.end) for e in elements if isinstance(e, (Header, Footer))]
+    elements = [e for e in elements if not isinstance(e, (Header, Footer))]
     sections = assign_sections(elements)
     finder = _SpanFinder(text)
     pieces: list[ChunkPiece] = []
@@ -406,7 +424,7 @@ def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSetting
         span = finder.span(chunk)
         md = chunk.metadata
         body = chunk.text
-        if span is not None and not md.header_prefix_len:
+        if span is not None and not md.header_prefix_len and not _runs_over(span, furniture):
             verbatim = text[span[0] : span[1]]
             if verbatim != body and verbatim.strip() and settings.fits(verbatim):
                 body = verbatim  # the page's own text, whitespace and all, when it fits the limit
@@ -442,6 +460,10 @@ def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSetting
 
 def _json_safe(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metadata.items() if v is not None}
+
+
+def _runs_over(span: tuple[int, int], furniture: Sequence[tuple[int | None, int | None]]) -> bool:
+    return any(start is not None and end is not None and span[0] < end and start < span[1] for start, end in furniture)
 
 
 class StructuredTextChunker:

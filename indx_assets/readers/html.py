@@ -8,7 +8,7 @@ the text the reader reported. Scripts, styles, templates and hidden nodes are dr
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -29,17 +29,22 @@ _BLOCKS = frozenset(
 )
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+#: CSS that starts a printed page before or after an element (filings converted from print set it).
+_BREAK_BEFORE = re.compile(r"(?:page-)?break-before\s*:\s*(?:always|page|left|right)", re.I)
+_BREAK_AFTER = re.compile(r"(?:page-)?break-after\s*:\s*(?:always|page|left|right)", re.I)
 _SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
 class HtmlBlock:
-    """One block of visible text. `kind`: title, text, list_item, table or code."""
+    """One block of visible text. `kind`: title, text, list_item, table or code. `ends_page`:
+    the document's CSS starts a printed page after it."""
 
     kind: str
     text: str
     level: int = 0
     html: str | None = None
+    ends_page: bool = False
 
 
 def _hidden(node: LexborNode) -> bool:
@@ -115,6 +120,8 @@ def _table_block(table: LexborNode) -> HtmlBlock | None:
 
 #: What a walk leaves on its stack after an element's children: the kind of block it closes.
 _Close = tuple[str, int]
+#: ... and, after that, where the element's CSS starts a printed page.
+_END_PAGE = "end page"
 
 
 class _Walker:
@@ -128,22 +135,37 @@ class _Walker:
         if text:
             self.blocks.append(HtmlBlock(kind, text, level))
 
+    def end_page(self) -> None:
+        self.flush()
+        if self.blocks and not self.blocks[-1].ends_page:
+            self.blocks[-1] = replace(self.blocks[-1], ends_page=True)
+
     def walk(self, root: LexborNode) -> None:
         """Visit the tree under `root` in document order, with an explicit stack (no recursion)."""
-        stack: list[LexborNode | _Close] = list(reversed(list(_children(root))))
+        stack: list[LexborNode | _Close | str] = list(reversed(list(_children(root))))
         while stack:
             item = stack.pop()
             if isinstance(item, tuple):
                 self.flush(*item)
                 continue
+            if isinstance(item, str):
+                self.end_page()
+                continue
             tag = item.tag
             if tag == "-text":
                 self.inline.append(item.text_content or "")
-            elif tag == "br":
-                self.inline.append(" ")
-            elif tag in _SKIPPED or _hidden(item):
                 continue
-            elif tag == "table":
+            if tag == "br":
+                self.inline.append(" ")
+                continue
+            if tag in _SKIPPED or _hidden(item):
+                continue
+            style = item.attributes.get("style") or ""
+            if _BREAK_BEFORE.search(style):
+                self.end_page()
+            if _BREAK_AFTER.search(style):
+                stack.append(_END_PAGE)  # popped after the element's children and its close
+            if tag == "table":
                 self.flush()
                 block = _table_block(item)
                 if block:
@@ -175,6 +197,8 @@ def html_blocks(html: str) -> tuple[HtmlBlock, ...]:
         return ()
     walker = _Walker()
     walker.walk(root)
+    if any(block.ends_page for block in walker.blocks):
+        walker.end_page()  # a document set in printed pages ends one where it ends
     walker.flush()
     return tuple(walker.blocks)
 
