@@ -107,11 +107,23 @@ def test_html_keeps_visible_text_once_and_only_once() -> None:
 
 
 def test_hostile_nesting_depth_does_not_break_the_html_reader() -> None:
-    html = ("<div>" * 20000 + "deep text" + "</div>" * 20000).encode()
+    html = ("<div>" * 5000 + "deep text" + "</div>" * 5000).encode()
     read = _read(html, "deep.html")
     assert (read.status, read.content) == ("ok", "deep text")
     table = ("<table><tr><td>" * 2000 + "cell" + "</td></tr></table>" * 2000).encode()
     assert _read(table, "tables.html").content == "cell"
+    # many tags, shallow: sibling blocks, and cells whose divs are never closed (each cell ends them)
+    wide = ("<div>x</div>" * 20_000 + "<table><tr>" + "<td><div>y" * 20_000 + "</table>").encode()
+    assert _read(wide, "wide.html").status == "ok"
+
+
+@pytest.mark.parametrize("html", ["<div>" * 100_000, "<ul><li>" * 100_000, "<table><tr><td>" + "<section>" * 100_000])
+def test_html_nested_past_the_parsers_quadratic_cost_is_refused_with_the_reason(html: str) -> None:
+    # every block start tag makes the parser search the open elements: 100,000 nested divs
+    # would take half a minute to parse; they are refused before parsing instead
+    read = _read((html + "deep text").encode(), "deep.html")
+    assert read.status == "failed" and read.content == ""
+    assert "nests block elements 100,000 deep" in read.reason and "at most 10,000" in read.reason
 
 
 def test_a_pdf_named_txt_is_detected_as_pdf_and_never_read_as_text() -> None:

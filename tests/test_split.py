@@ -226,6 +226,7 @@ def test_ids_are_deterministic_and_depend_on_the_input() -> None:
         ("text", {"content_type": "pdf"}, "content_type"),
         ("text", {"compute_type": "words"}, "compute_type"),
         ("<html><script>x()</script></html>", {"content_type": "html"}, "no visible text"),
+        ("<div>" * 20_000 + "deep", {"content_type": "html"}, "nests block elements 20,000 deep"),
     ],
 )
 def test_bad_input_raises_a_split_error_naming_the_problem(content: str | bytes, options: dict[str, Any], names: str) -> None:

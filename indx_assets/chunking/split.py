@@ -356,11 +356,12 @@ def _to_source(offset: int, anchors: list[tuple[int, int, int]], placeholder_end
 
 def _html_working_text(html: str) -> tuple[str, list[_Rich]]:
     """Visible text of the HTML (the reader's blocks), with images, tables, code lifted."""
-    from selectolax.lexbor import LexborHTMLParser
+    from indx_assets.readers.html import BLOCK_SEPARATOR, HtmlTooDeep, html_blocks, parse_html
 
-    from indx_assets.readers.html import BLOCK_SEPARATOR, html_blocks
-
-    tree = LexborHTMLParser(html)
+    try:
+        tree = parse_html(html)
+    except HtmlTooDeep as exc:
+        raise SplitError(f"document.content: {exc}") from None
     rich: list[_Rich] = []
     for n, img in enumerate(tree.css("img")):
         pid = f"image_{n}"
