@@ -112,6 +112,10 @@ def test_bad_pages_are_declined_not_raised(chunker) -> None:
     # html: blocks that disagree with the page text (someone else's reader) are declined
     if isinstance(chunker, HtmlChunker):
         assert chunker.chunk(b"<p>one</p>", media, (PageOutput(1, "two"),)) == ()
+    # markdown: raw HTML nested too deep to parse in reasonable time declines the page
+    if isinstance(chunker, MarkdownChunker):
+        deep = "# Notes\n\n" + "<div>\n" * 20_000 + "text\n"
+        assert chunker.chunk(deep.encode(), media, (PageOutput(1, deep),)) == ()
 
 
 _WORD = re.compile(r"\S+")

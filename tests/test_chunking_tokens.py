@@ -1,6 +1,7 @@
 """Token limits: counted with the caller's tokenizer, never exceeded, fast paths exact."""
 
 import math
+import random
 
 import pytest
 
@@ -85,3 +86,33 @@ def test_a_big_table_splits_by_rows_in_tokens(minilm) -> None:
     assert len(chunks) > 3
     assert all(minilm.count(c.text) <= 50 for c in chunks)
     assert all(c.text.startswith("City Service city") for c in chunks)
+
+
+class MeteredCounter:
+    """The MiniLM tokenizer, adding up how many characters it is asked to count."""
+
+    whitespace_additive = True
+
+    def __init__(self) -> None:
+        self.inner, self.chars = minilm_tokenizer(), 0
+
+    def count(self, text: str) -> int:
+        self.chars += len(text)
+        return self.inner.count(text)
+
+    def count_batch(self, texts: list[str]) -> list[int]:
+        self.chars += sum(map(len, texts))
+        return self.inner.count_batch(texts)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_long_run_without_spaces_is_cut_measuring_text_in_proportion_to_its_length(minilm, seed: int) -> None:
+    # symbols, each a token, and no word boundary to cut at: each chunk is cut between
+    # characters, and each cut must measure text in proportion to the limit, not the whole
+    # rest of the run (which made a 100 kB run of symbols take 15 s to chunk)
+    text = "".join(random.Random(seed).choices("<>*#[](){}!?", k=50_000))
+    metered = MeteredCounter()
+    chunks = chunk_elements([NarrativeText(text)], max_tokens=254, tokenizer=metered)
+    assert "".join(c.text for c in chunks) == text
+    assert all(minilm.count(c.text) <= 254 for c in chunks) and len(chunks) > 50
+    assert metered.chars < 40 * len(text), metered.chars / len(text)  # before: 115 times

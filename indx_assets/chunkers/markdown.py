@@ -7,15 +7,19 @@ line range) gives its offsets: headings are `Title`s at their level, paragraphs
 see `indx_assets.chunking.paragraphs`), fenced and indented code `CodeSnippet`s, tables
 `Table`s (cells `|`-separated per line, with the rendered HTML for row-wise splitting), and
 raw HTML blocks are read with the HTML reader's own block walk. A block's text is its inline
-source (markers such as `#`, `>` or `-` gone, inline markup kept).
+source (markers such as `#`, `>` or `-` gone, inline markup kept). A page whose raw HTML
+nests too deep to parse (`readers.html.MAX_BLOCK_DEPTH`) is declined, for the fallback to cut.
 """
 
+import logging
 from typing import Any
 
 from indx_assets.chunking.elements import CodeSnippet, Element, ListItem, NarrativeText, Table, Title
 from indx_assets.chunking.paragraphs import line_runs
 from indx_assets.chunking.pieces import StructuredProvider, StructuredTextChunker
 from indx_assets.port import PageOutput
+
+log = logging.getLogger(__name__)
 
 
 class _Lines:
@@ -122,7 +126,13 @@ class MarkdownChunker(StructuredTextChunker):
     media_types = frozenset({"text/markdown"})
 
     def page_elements(self, content: bytes, page: PageOutput) -> list[Element] | None:
-        return markdown_elements(page.text)
+        from indx_assets.readers.html import HtmlTooDeep
+
+        try:
+            return markdown_elements(page.text)
+        except HtmlTooDeep as exc:
+            log.warning("markdown page %d declined: its raw HTML %s", page.page, exc)
+            return None
 
 
 class MarkdownProvider(StructuredProvider):

@@ -149,7 +149,12 @@ class TextSplitter:
         m = self.measure
         if m.unit == "characters":
             return max(1, self.maxlen)
-        lo, hi = 1, len(s)
+        # what fits is short: bound it by doubling from the limit before bisecting, so a cut
+        # measures text in proportion to the limit, not to the rest of a 100 kB run of symbols
+        lo, bound = 1, max(1, self.maxlen)
+        while bound < len(s) and m.size(s[:bound]) <= self.maxlen:
+            lo, bound = bound, bound * 2
+        hi = min(bound, len(s))
         while lo < hi:
             mid = (lo + hi + 1) // 2
             if m.size(s[:mid]) <= self.maxlen:
