@@ -8,6 +8,7 @@ import pytest
 from indx_assets.chunking import CodeSnippet, NarrativeText, Table, Text, Title, chunk_by_title, chunk_elements
 from indx_assets.chunking.measure import TokenMeasure, whitespace_additive
 from indx_assets.tokenizer import minilm_tokenizer
+from metered import MeteredCounter
 
 PROSE = (
     "Well, Prince, so Genoa and Lucca are now just family estates of the Buonapartes. "
@@ -86,23 +87,6 @@ def test_a_big_table_splits_by_rows_in_tokens(minilm) -> None:
     assert len(chunks) > 3
     assert all(minilm.count(c.text) <= 50 for c in chunks)
     assert all(c.text.startswith("City Service city") for c in chunks)
-
-
-class MeteredCounter:
-    """The MiniLM tokenizer, adding up how many characters it is asked to count."""
-
-    whitespace_additive = True
-
-    def __init__(self) -> None:
-        self.inner, self.chars = minilm_tokenizer(), 0
-
-    def count(self, text: str) -> int:
-        self.chars += len(text)
-        return self.inner.count(text)
-
-    def count_batch(self, texts: list[str]) -> list[int]:
-        self.chars += sum(map(len, texts))
-        return self.inner.count_batch(texts)
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -42,6 +42,7 @@ import uuid
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any, Literal
 
 from indx_assets.chunking.text_splitter import CITATION
@@ -182,24 +183,33 @@ class _Tree:
         return nid
 
     def groups(self, units: list[Span]) -> Iterator[tuple[Span, int | None]]:
-        """Greedy merge of neighbouring units; yields (span, size if it fits else None)."""
+        """Greedy merge of neighbouring units; yields (span, size if it fits else None).
+
+        Each group is the longest run from its first unit whose text fits. The sum of the
+        parts' sizes is a lower bound of the merged size for both measures (whitespace gaps
+        cost characters, never fewer tokens), so it caps the run; the real size is then
+        bisected within that cap, a few measures a group instead of one per unit added.
+        """
         sizes = [self.measure(self.text[s:e]) for s, e in units]
+        running = list(accumulate(sizes, initial=0))  # running[k]: the sum of sizes[:k]
         i = 0
         while i < len(units):
             if sizes[i] > self.limit:
                 yield units[i], None
                 i += 1
                 continue
-            j, size, total = i + 1, sizes[i], sizes[i]
-            # The sum of the parts is a cheap lower bound of the merged size for both measures
-            # (whitespace gaps cost characters, never fewer tokens); confirm on the real text.
-            while j < len(units) and total + sizes[j] <= self.limit:
-                merged = self.measure(self.text[units[i][0] : units[j][1]])
-                if merged > self.limit:
-                    break
-                size, total, j = merged, total + sizes[j], j + 1
-            yield (units[i][0], units[j - 1][1]), size
-            i = j
+            # units[i:lo] fit; no run past hi can (the sizes of its parts alone pass the limit)
+            lo, hi = i + 1, bisect_right(running, running[i] + self.limit) - 1
+            size = sizes[i]
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                merged = self.measure(self.text[units[i][0] : units[mid - 1][1]])
+                if merged <= self.limit:
+                    lo, size = mid, merged
+                else:
+                    hi = mid - 1
+            yield (units[i][0], units[lo - 1][1]), size
+            i = lo
 
     def split(self, span: Span, parent: str, path: str, level: int) -> None:
         """Children of the node `parent` covering `span`, split at `_LEVELS[level]` or finer."""
