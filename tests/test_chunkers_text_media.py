@@ -1,5 +1,7 @@
 """The `markdown`, `html` and `text` chunkers: real entry points, real corpus files, spans."""
 
+import base64
+import random
 import re
 from pathlib import Path
 
@@ -290,3 +292,21 @@ def test_the_page_numbers_of_html_printed_in_pages_are_left_out_of_its_chunks() 
     (spanning,) = [p for p in claim.pieces if p.start < text.index("\n\n1\n\n") < p.end]
     assert spanning.text == "The clause1 paragraph says thing number 0 about clause1.\n\n" \
                             "The clause2 paragraph says thing number 0 about clause2."
+
+
+def test_inline_image_data_in_markdown_is_elided_from_chunks_and_sentences() -> None:
+    # notebooks and some editors export images inline: 80 kB of base64 that is not text
+    payload = base64.b64encode(random.Random(0).randbytes(60_000)).decode()
+    text = ("# Figure\n\nThe diagram below shows the flow.\n\n![flow](data:image/png;base64," + payload
+            + ")\n\nAfter the figure, more text follows. The [raw data](data:text/csv," + "a%2Cb%0A1%2C2" * 8 + ") is attached.\n")
+    settings = ChunkerSettings.from_options(sentences=True)
+    (claim,) = MarkdownChunker(settings).chunk(text.encode(), "text/markdown", (PageOutput(1, text),))
+    chunks = [p for p in claim.pieces if p.chunk_type == "content"]
+    assert [c.text for c in chunks] == [
+        "Figure\n\nThe diagram below shows the flow.\n\n![flow](data:image/png;base64,…)\n\n"
+        "After the figure, more text follows. The [raw data](data:text/csv,…) is attached."
+    ]
+    assert chunks[0].start == 2 and chunks[0].end == len(text) - 1  # its span still covers the page
+    sentences = [p.text for p in claim.pieces if p.chunk_type == "sentence"]
+    assert "The diagram below shows the flow." in sentences and "After the figure, more text follows." in sentences
+    assert not [s for s in sentences if "base64," in s or "%2C" in s]

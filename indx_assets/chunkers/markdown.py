@@ -7,19 +7,30 @@ line range) gives its offsets: headings are `Title`s at their level, paragraphs
 see `indx_assets.chunking.paragraphs`), fenced and indented code `CodeSnippet`s, tables
 `Table`s (cells `|`-separated per line, with the rendered HTML for row-wise splitting), and
 raw HTML blocks are read with the HTML reader's own block walk. A block's text is its inline
-source (markers such as `#`, `>` or `-` gone, inline markup kept). A page whose raw HTML
-nests too deep to parse (`readers.html.MAX_BLOCK_DEPTH`) is declined, for the fallback to cut.
+source (markers such as `#`, `>` or `-` gone, inline markup kept), except that an image or
+link whose target is inline data (`data:image/png;base64,...`, as notebooks and some editors
+export them) keeps only the data's type: its payload is not text, and would fill hundreds of
+chunks. A page whose raw HTML nests too deep to parse (`readers.html.MAX_BLOCK_DEPTH`) is
+declined, for the fallback to cut.
 """
 
 import logging
+import re
 from typing import Any
 
 from indx_assets.chunking.elements import CodeSnippet, Element, ListItem, NarrativeText, Table, Title
 from indx_assets.chunking.paragraphs import line_runs
-from indx_assets.chunking.pieces import StructuredProvider, StructuredTextChunker
+from indx_assets.chunking.pieces import Span, StructuredProvider, StructuredTextChunker
 from indx_assets.port import PageOutput
 
 log = logging.getLogger(__name__)
+#: An inline-data URI's payload (what follows its media type and parameters), long enough not to be prose.
+_DATA_PAYLOAD = re.compile(r"(\bdata:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+(?:=[\w.+-]+)?)*,)[\w+/=%-]{64,}")
+
+
+def _readable(text: str) -> str:
+    """`text` with every inline-data payload elided (see the module docstring)."""
+    return _DATA_PAYLOAD.sub(r"\1…", text) if "data:" in text else text
 
 
 class _Lines:
@@ -61,7 +72,7 @@ def _table(tokens: list[Any], i: int, md: Any) -> tuple[Table, int]:
         if token.type == "tr_open":
             rows.append([])
         elif token.type == "inline" and rows:
-            rows[-1].append(" ".join(token.content.split()))
+            rows[-1].append(" ".join(_readable(token.content).split()))
         j += 1
     text = "\n".join(" | ".join(cells) for cells in rows if any(cells))
     html = md.renderer.render(tokens[i : j + 1], md.options, {})
@@ -88,16 +99,16 @@ def markdown_elements(text: str) -> list[Element]:
         elif kind in ("bullet_list_close", "ordered_list_close"):
             list_depth -= 1
         elif kind == "heading_open":
-            title = Title(tokens[i + 1].content)
+            title = Title(_readable(tokens[i + 1].content))
             title.metadata.category_depth = int(token.tag[1:])
             elements.append(_place(title, lines.span(token.map)))
             i += 2
         elif kind == "paragraph_open":
             cls = ListItem if list_depth else NarrativeText
-            content = tokens[i + 1].content.split("\n")
+            content = _readable(tokens[i + 1].content).split("\n")
             first, last = token.map or (0, 0)
             if len(content) != last - first:  # no line-for-line source map: keep it whole
-                elements.append(_place(cls(tokens[i + 1].content), lines.span(token.map)))
+                elements.append(_place(cls("\n".join(content)), lines.span(token.map)))
             else:
                 for a, b in line_runs(content):
                     elements.append(_place(cls("\n".join(content[a:b])), lines.span([first + a, first + b])))
@@ -124,6 +135,10 @@ def markdown_elements(text: str) -> list[Element]:
 
 class MarkdownChunker(StructuredTextChunker):
     media_types = frozenset({"text/markdown"})
+
+    def left_out(self, page_text: str) -> list[Span]:
+        """The inline-data payloads, which the elements elide (see the module docstring)."""
+        return [(m.end(1), m.end()) for m in _DATA_PAYLOAD.finditer(page_text)] if "data:" in page_text else []
 
     def page_elements(self, content: bytes, page: PageOutput) -> list[Element] | None:
         from indx_assets.readers.html import HtmlTooDeep

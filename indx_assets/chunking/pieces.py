@@ -57,6 +57,8 @@ DEFAULT_MAX_TOKENS = 254
 #: 150 rather than 160 since small chunks join their neighbours: the mean chunk stays ~151 cl100k tokens
 DEFAULT_NEW_AFTER_N_TOKENS = 150
 STRATEGIES = ("by_title", "basic")
+#: A stretch of a page's text: start and end offsets.
+Span = tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -374,9 +376,11 @@ class _SpanFinder:
         return start, end  # type: ignore[return-value]
 
 
-def sentence_pieces(text: str, chunk: ChunkPiece, elements: Sequence[Element], after: int) -> list[ChunkPiece]:
+def sentence_pieces(text: str, chunk: ChunkPiece, elements: Sequence[Element], after: int,
+                    left_out: Sequence[Span] = ()) -> list[ChunkPiece]:
     """The sentences of a prose chunk, as `sentence` pieces: exact slices of the page `text`
-    with their offsets and the chunk's section metadata.
+    with their offsets and the chunk's section metadata. A slice that runs over text the
+    chunker `left_out` of its chunks is no sentence piece (it would bring that text back).
 
     Sentences are found within each of the chunk's elements (a heading, a paragraph, a list
     item), so a sentence never runs from one into the next, while a hard-wrapped paragraph's
@@ -401,18 +405,21 @@ def sentence_pieces(text: str, chunk: ChunkPiece, elements: Sequence[Element], a
         return []
     metadata = {k: v for k, v in chunk.metadata.items() if k.startswith(("section", "parent_section"))}
     return [ChunkPiece(text=text[s:e], bbox_reason="no_geometry", chunk_type="sentence", start=s, end=e, metadata=metadata)
-            for s, e in spans]
+            for s, e in spans if not _runs_over((s, e), left_out)]
 
 
-def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSettings) -> tuple[ChunkPiece, ...]:
+def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSettings,
+                left_out: Sequence[Span] = ()) -> tuple[ChunkPiece, ...]:
     """Chunk one page's `elements` and turn the chunks into pieces with spans into `text`, each
     chunk followed by its sentences when `settings.sentences`.
 
-    `Header` and `Footer` elements are page furniture (a printed page's number, a running
-    title): they are left out of the chunks, and a chunk whose span runs over one keeps its
-    own text rather than the page's slice, so the furniture is not read back into it.
+    Text the chunker left out of its elements (`left_out`: spans of `text`, such as inline
+    image data) stays out of the pieces: a chunk whose span runs over some keeps its own text
+    rather than the page's slice, and no sentence piece holds any. `Header` and `Footer`
+    elements are page furniture (a printed page's number, a running title), left out alike.
     """
-    furniture = [(e.metadata.start, e.metadata.end) for e in elements if isinstance(e, (Header, Footer))]
+    left_out = [*left_out, *((e.metadata.start, e.metadata.end) for e in elements
+                             if isinstance(e, (Header, Footer)) and e.metadata.start is not None)]
     elements = [e for e in elements if not isinstance(e, (Header, Footer))]
     sections = assign_sections(elements)
     finder = _SpanFinder(text)
@@ -424,7 +431,7 @@ def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSetting
         span = finder.span(chunk)
         md = chunk.metadata
         body = chunk.text
-        if span is not None and not md.header_prefix_len and not _runs_over(span, furniture):
+        if span is not None and not md.header_prefix_len and not _runs_over(span, left_out):
             verbatim = text[span[0] : span[1]]
             if verbatim != body and verbatim.strip() and settings.fits(verbatim):
                 body = verbatim  # the page's own text, whitespace and all, when it fits the limit
@@ -452,7 +459,7 @@ def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSetting
         )
         pieces.append(piece)
         if settings.sentences:
-            pieces.extend(sentence_pieces(text, piece, md.orig_elements or (), covered))
+            pieces.extend(sentence_pieces(text, piece, md.orig_elements or (), covered, left_out))
         if span is not None:
             covered = max(covered, span[1])
     return tuple(pieces)
@@ -462,8 +469,8 @@ def _json_safe(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metadata.items() if v is not None}
 
 
-def _runs_over(span: tuple[int, int], furniture: Sequence[tuple[int | None, int | None]]) -> bool:
-    return any(start is not None and end is not None and span[0] < end and start < span[1] for start, end in furniture)
+def _runs_over(span: Span, left_out: Sequence[Span]) -> bool:
+    return any(span[0] < end and start < span[1] for start, end in left_out)
 
 
 class StructuredTextChunker:
@@ -482,6 +489,10 @@ class StructuredTextChunker:
     def page_elements(self, content: bytes, page: PageOutput) -> list[Element] | None:
         raise NotImplementedError
 
+    def left_out(self, page_text: str) -> list[Span]:
+        """Spans of the page text its elements leave out, to keep out of the pieces (none)."""
+        return []
+
     def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
         if media_type not in self.media_types:
             return ()
@@ -492,7 +503,7 @@ class StructuredTextChunker:
             elements = self.page_elements(content, page)
             if not elements:
                 continue
-            pieces = page_pieces(page.text, elements, self.settings)
+            pieces = page_pieces(page.text, elements, self.settings, self.left_out(page.text))
             if pieces:
                 claims.append(PageChunks(page.page, pieces))
         return tuple(claims)
