@@ -173,8 +173,8 @@ def sentence_holders(pieces: Sequence[ChunkPiece]) -> list[int | None]:
     """For each piece of one page, the index of the piece it is a sentence of, or None.
 
     The rule: a `sentence` piece belongs to the last piece before it that is not a sentence,
-    where that piece's span encloses its own. Every other piece, and a sentence without such a
-    piece, belongs to none.
+    unless both have offsets and that piece's span does not enclose its own. Every other
+    piece, and a sentence without such a piece, belongs to none.
     """
     holders: list[int | None] = []
     last: int | None = None  # the last piece that is not a sentence
@@ -184,9 +184,9 @@ def sentence_holders(pieces: Sequence[ChunkPiece]) -> list[int | None]:
             last = index
             continue
         holder = pieces[last] if last is not None else None
-        encloses = (holder is not None and piece.start is not None and holder.start is not None
-                    and holder.start <= piece.start and piece.end <= holder.end)  # type: ignore[operator]
-        holders.append(last if encloses else None)
+        outside = (holder is not None and piece.start is not None and holder.start is not None
+                   and not (holder.start <= piece.start and piece.end <= holder.end))  # type: ignore[operator]
+        holders.append(None if holder is None or outside else last)
     return holders
 
 

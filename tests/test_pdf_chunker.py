@@ -1,6 +1,7 @@
 """The `pdf` chunker on PDFs the project generates, compared with what the generator drew."""
 
 import io
+import json
 import re
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import pytest
 from fixtures import make_pdfs as fx
 from PIL import Image
 
-from indx_assets.chain import load_chain
+from indx_assets.chain import ChainConfig, load_chain
 from indx_assets.chunkers.pdf import PdfChunker, PdfProvider
 from indx_assets.encode import encode_file, to_document
 from indx_assets.port import ChunkPiece, Line, PageOutput
@@ -216,3 +217,29 @@ def test_a_page_of_nothing_but_furniture_is_still_the_pdf_chunkers(tmp_path: Pat
     assert bare and {c.chunker for c in bare} == {"pdf"}
     assert "Page 3 of 4" in " ".join(c.content for c in bare)
     assert all("Page 2 of 4" not in c.content for c in document.chunks if c.page == 2)
+
+
+def test_pdf_sentences_keep_the_chunks_as_they_were_and_lie_inside_them(tmp_path: Path) -> None:
+    # the `sentences` option reaches the pdf chunker through the shared chunking options
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample" / "handbooks" / "harbour-pilot.pdf"
+    for path in (sample, fx.two_column(tmp_path / "columns.pdf").path):
+        plain = to_document(encode_file(path))
+        chain = load_chain(ChainConfig.parse(json.dumps({"options": {"pdf": {"sentences": True}}})))
+        encoded = encode_file(path, chain=chain)
+        document = to_document(encoded)
+        chunks = [c for c in document.chunks if c.chunk_type != "sentence"]
+        sentences = [c for c in document.chunks if c.chunk_type == "sentence"]
+        # the chunks are the same, offsets and boxes included (sentence pieces used to take the offsets away)
+        assert [(c.content, c.bbox, c.start_offset) for c in chunks] == [(c.content, c.bbox, c.start_offset) for c in plain.chunks]
+        assert sentences
+        pages = {p.page: p.text for p in encoded.read.pages}
+        by_id = {c.id: c for c in chunks}
+        for sentence in sentences:
+            chunk = by_id[sentence.metadata["chunk_id"]]
+            assert chunk.page == sentence.page and _flat(sentence.content) in _flat(chunk.content)
+            assert sentence.bbox is not None and _contains(chunk.bbox, sentence.bbox)
+            if chunk.start_offset is not None:  # a chunk the reader's text holds in one stretch
+                assert chunk.start_offset <= sentence.start_offset < sentence.end_offset <= chunk.end_offset
+                assert _flat(pages[sentence.page][sentence.start_offset : sentence.end_offset]) == _flat(sentence.content)
+    # the two columns interleave in the reader's text, so their chunks have no offsets: order links
+    assert any(by_id[s.metadata["chunk_id"]].start_offset is None for s in sentences)

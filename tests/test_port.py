@@ -155,7 +155,9 @@ def test_a_sentence_belongs_to_the_piece_before_it_that_encloses_it() -> None:
         piece(90, 120, "sentence"),  # enclosed by both: it follows the second
         piece(150, 200, "sentence"),  # runs past the chunk before it
         piece(200, 260, "table"),
-        ChunkPiece(text="unplaced", bbox_reason="no_geometry", chunk_type="sentence"),  # no offsets
+        ChunkPiece(text="unplaced", bbox_reason="no_geometry", chunk_type="sentence"),  # nothing to check: order decides
+        ChunkPiece(text="a chunk", bbox=(0.1, 0.1, 0.9, 0.5)),
+        piece(0, 5, "sentence"),
     ]
-    assert sentence_holders(pieces) == [None, None, 1, 1, None, 4, None, None, None]
+    assert sentence_holders(pieces) == [None, None, 1, 1, None, 4, None, None, 7, None, 9]
     assert sentence_holders([]) == []

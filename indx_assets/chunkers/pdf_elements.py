@@ -274,8 +274,11 @@ def _table_text(layout: PageLayout, piece: ChunkPiece, settings: ChunkerSettings
 def reader_offsets(cuts: Sequence[Cut]) -> list[tuple[int, int] | None]:
     """Each cut's [min, max) span in the reader's page text, kept only if no other cut reaches
     into it and the piece is a slice of it (a repeated table header is not). A line split
-    between two cuts gives each the characters it holds, so both keep their offsets."""
+    between two cuts gives each the characters it holds, so both keep their offsets. Sentence
+    pieces lie inside their chunk by design: they are checked against each other only, and
+    chunks against chunks."""
     spans = [[run for line in cut.lines for run in line.reader_spans(*cut.span)] for cut in cuts]
+    sentence = [cut.piece.chunk_type == "sentence" for cut in cuts]
     owner = sorted((s, e, k) for k, runs in enumerate(spans) for s, e in runs)
     result: list[tuple[int, int] | None] = []
     for k, runs in enumerate(spans):
@@ -283,7 +286,7 @@ def reader_offsets(cuts: Sequence[Cut]) -> list[tuple[int, int] | None]:
             result.append(None)
             continue
         lo, hi = min(s for s, _ in runs), max(e for _, e in runs)
-        intruder = any(other != k and s < hi and e > lo for s, e, other in owner)
+        intruder = any(other != k and sentence[other] == sentence[k] and s < hi and e > lo for s, e, other in owner)
         result.append(None if intruder else (lo, hi))
     return result
 
