@@ -124,7 +124,7 @@ class ChunkPiece:
     `chunk_type` (defaults to `content` for text, `image` for images), character offsets
     `start`/`end` into the page's text where the piece is a slice of it, and metadata. A
     `sentence` piece is a sentence of the piece before it that is not a sentence, and lies
-    within its span (`sentence_holders`).
+    within its span where both have offsets (`sentence_holders`).
     """
 
     text: str | None = None
