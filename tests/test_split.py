@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from indx_assets.chunking.split import SplitError, split_document
+from indx_assets.chunking.split import SplitError, sentence_spans, split_document
 from indx_assets.tokenizer import minilm_tokenizer
 from metered import MeteredCounter
 
@@ -112,6 +112,13 @@ def test_ascii_sentence_ends_need_whitespace_and_closing_quotes_stay() -> None:
     text = 'Pi is 3.14 here. See example.com now! He said "stop." Then left'
     result = split_document(text, max_chunk_size=20, compute_type="character")
     assert [c["content"] for c in result["chunks"]] == ["Pi is 3.14 here.", "See example.com now!", 'He said "stop."', "Then left"]
+
+
+def test_ascii_bang_and_question_end_a_sentence_before_whitespace_or_cjk_text_only() -> None:
+    # a Markdown image's "![alt](...)" is no sentence end; "!" in Chinese text without a space is
+    text = "See ![flow](http://x/y.png) here. Really?! Yes. 好!我们走吧?你呢。"
+    assert [text[s:e] for s, e in sentence_spans(text, (0, len(text)))] == [
+        "See ![flow](http://x/y.png) here.", "Really?!", "Yes.", "好!", "我们走吧?", "你呢。"]
 
 
 def test_a_reference_marker_stays_with_the_sentence_it_follows() -> None:

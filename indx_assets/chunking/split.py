@@ -78,11 +78,14 @@ class SplitError(ValueError):
 # they end (they are matched before `g`).
 _PARAGRAPH_GAP = re.compile(r"(?P<g>\n[ \t\r\f\v]*\n\s*)")
 _LINE_GAP = re.compile(r"(?P<g>\s*\n\s*)")
-# A sentence ends at a CJK terminator, or at an ASCII one followed by whitespace (so "3.14" and
-# "example.com" stay whole); closing quotes and brackets, and reference markers ("[7]"), stay
+# A sentence ends at a CJK terminator, at an ASCII "!" or "?" that CJK text follows, or at an
+# ASCII terminator followed by whitespace (so "3.14", "example.com" and a Markdown image's
+# "![alt](...)" stay whole); closing quotes and brackets, and reference markers ("[7]"), stay
 # with the sentence they close.
 _CLOSERS = re.escape("\"'”’」』）)】》]")
-_SENTENCE_GAP = re.compile(rf"[。！？!?…．]+[{_CLOSERS}]*(?:{CITATION}[{_CLOSERS}]*)*(?P<g>\s*)"
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
+_SENTENCE_GAP = re.compile(rf"[。！？…．]+[{_CLOSERS}]*(?:{CITATION}[{_CLOSERS}]*)*(?P<g>\s*)"
+                           rf"|[!?]+[{_CLOSERS}]*(?:{CITATION}[{_CLOSERS}]*)*(?P<g3>\s*)(?=[{_CJK}])"
                            rf"|[.!?]+[{_CLOSERS}]*(?:{CITATION}[{_CLOSERS}]*)*(?P<g2>\s+)")
 _SUBSENTENCE_GAP = re.compile(rf"[，、；：][{_CLOSERS}]*(?P<g>\s*)|[,;:][{_CLOSERS}]*(?P<g2>\s+)")
 _WORD_GAP = re.compile(r"(?P<g>\s+)")
@@ -104,7 +107,7 @@ def _units(text: str, span: Span, gap: re.Pattern[str]) -> list[Span]:
     out: list[Span] = []
     pos = start
     for m in gap.finditer(text, start, end):
-        name = "g" if m.group("g") is not None else "g2"
+        name = m.lastgroup or "g"  # each branch's gap group is its last group: the branch that matched
         out.append((pos, m.start(name)))
         pos = m.end(name)
     out.append((pos, end))
