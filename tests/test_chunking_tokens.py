@@ -100,3 +100,17 @@ def test_a_long_run_without_spaces_is_cut_measuring_text_in_proportion_to_its_le
     assert "".join(c.text for c in chunks) == text
     assert all(minilm.count(c.text) <= 254 for c in chunks) and len(chunks) > 50
     assert metered.chars < 40 * len(text), metered.chars / len(text)  # before: 115 times
+
+
+def test_words_the_vocabulary_cannot_spell_count_by_their_length(minilm) -> None:
+    # to MiniLM a word it cannot spell is one [UNK] token however long: Thai written without
+    # spaces, a DNA sequence. Counted so, 34 kB of Thai made two chunks of 22 and 12 kB
+    phrase = "ประเทศไทยมีประวัติศาสตร์ยาวนานและวัฒนธรรมที่หลากหลาย"
+    assert minilm.tokenizer.encode(phrase, add_special_tokens=False).tokens == ["[UNK]"]
+    assert minilm.count(phrase) == math.ceil(len(phrase) / 4)
+    assert minilm.count(f"{phrase} {phrase} plain words") == 2 * minilm.count(phrase) + minilm.count("plain words")
+    assert whitespace_additive(minilm)
+    for text, joint in ((f"{phrase} " * 300, " "), ("ACGT" * 5000, "")):  # cut between words; between characters
+        chunks = chunk_elements([NarrativeText(text)], max_tokens=254, tokenizer=minilm)
+        assert joint.join(c.text for c in chunks) == text.strip()
+        assert len(chunks) > 10 and max(len(c.text) for c in chunks) <= 254 * 4
