@@ -73,7 +73,7 @@ class MiniLMEmbedder:
 
     @property
     def tokenizer(self) -> HFTokenCounter:
-        """The model's own tokenizer, for counting tokens as the model will see them."""
+        """The model's own tokenizer, for sizing chunks in its tokens (see `HFTokenCounter`)."""
         return minilm_tokenizer()
 
     def embed_texts(self, texts: list[str]) -> "np.ndarray":

