@@ -1,0 +1,105 @@
+"""The word-fidelity measure (`indx_assets.fidelity`): what counts as a word, and what a page's
+chunks are charged with (foreign, notation, lost, duplicated)."""
+
+from typing import Any
+
+from indx_assets.document import DocumentChunk
+from indx_assets.fidelity import measure, measure_page, words
+from indx_assets.port import PageOutput
+
+
+def chunk(text: str, locator: str = "page:1/chunk:0", chunk_type: str = "content", page: int = 1,
+          **metadata: Any) -> DocumentChunk:
+    return DocumentChunk(source_id="doc", locator=locator, content=text, chunk_type=chunk_type, page=page,
+                         metadata=metadata)
+
+
+def test_a_word_is_a_token_without_its_punctuation_and_soft_hyphens():
+    assert words("“Hello,” she said — (twice)…") == ["Hello", "she", "said", "twice"]
+    assert words("im\ufffeportant and co\u00adoperate") == ["important", "and", "cooperate"]
+    # hyphenated across a line end: one word; a hyphen within a line stays
+    assert words("exer-\ncises well-known state-of-the-\r\nart") == ["exercises", "well-known", "state-of-the-art"]
+
+
+def test_faithful_chunks_pass_whatever_their_order_and_whitespace():
+    text = "Title line\r\nFirst paragraph, with words.\r\n\r\nSecond   one: the end."
+    result = measure_page(1, text, [chunk("Second one: the end.", "page:1/chunk:0"),
+                                    chunk("Title line First paragraph, with words.", "page:1/chunk:1")])
+    assert (result.words, result.foreign, result.lost, result.duplicated) == (10, 0, 0, 0)
+    assert result.passes and result.examples == ()
+
+
+def test_words_run_together_and_fragments_are_foreign_with_their_chunk():
+    text = "Repeat the exercises\nhas been said by Sanni in 2020."
+    result = measure_page(1, text, [chunk("Repeat the exerciseshas been said by", "page:1:char:0-37"),
+                                    chunk("Sa", "page:1/chunk:1"), chunk("ni in 2020.", "page:1/chunk:2")])
+    assert result.foreign == 3 and not result.passes
+    foreign = {e.word: e.locator for e in result.examples if e.kind == "foreign"}
+    assert foreign == {"exerciseshas": "page:1:char:0-37", "Sa": "page:1/chunk:1", "ni": "page:1/chunk:2"}
+    lost = {e.word: (e.locator, e.context) for e in result.examples if e.kind == "lost"}
+    assert set(lost) == {"exercises", "has", "Sanni"}
+    assert lost["Sanni"][0] == "page:1:char:38-43" and "said by Sanni in" in lost["Sanni"][1]
+
+
+def test_a_number_that_lost_a_digit_is_foreign_not_notation():
+    text = "Rate 0.0003 24.0910 2.8163"
+    result = measure_page(1, text, [chunk("Rate 0.0003 2"), chunk("4.0910 .8163")])
+    assert result.notation == 0
+    assert {e.word for e in result.examples if e.kind == "foreign"} == {"2", "4.0910", "8163"}
+    assert {e.word for e in result.examples if e.kind == "lost"} == {"24.0910", "2.8163"}
+
+
+def test_a_footnote_mark_run_into_its_word_is_notation_not_foreign():
+    # PDFium puts a raised mark on a line of its own
+    text = "Zejiang Shen\r\n1\r\n, Ruochen Zhang\r\n2\r\n, Allen Institute"
+    result = measure_page(1, text, [chunk("Zejiang Shen1, Ruochen Zhang2, Allen Institute")])
+    assert (result.foreign, result.notation, result.lost) == (0, 2, 0) and result.passes
+    assert [e.word for e in result.examples if e.kind == "notation"] == ["Shen1", "Zhang2"]
+    # and a subscript cut off its formula
+    assert measure_page(1, "H2SO4 and x2", [chunk("H2SO4 and x 2")]).notation == 2
+
+
+def test_a_word_run_into_the_number_that_starts_the_next_line_is_foreign():
+    text = "26 Board of Directors\r\n28 Value-creation Model"
+    result = measure_page(1, text, [chunk("26 Board of Directors28 Value-creation Model")])
+    assert result.foreign == 1 and result.notation == 0
+
+
+def test_named_furniture_is_not_lost_and_a_page_keeps_99_percent():
+    body = " ".join(f"w{i}" for i in range(300))
+    text = f"Running Title\n{body}\n454"
+    named = {"page_header": ["Running Title"], "page_footer": ["454"]}
+    assert measure_page(1, text, [chunk(body, **named)]).lost == 0
+    unnamed = measure_page(1, text, [chunk(body)])
+    assert unnamed.lost == 3 and unnamed.kept == 300 / 303 and unnamed.passes  # 99.0 %
+    dropped = measure_page(1, text, [chunk(body.replace("w7 ", ""))])
+    assert dropped.lost == 4 and not dropped.passes
+    assert [e.word for e in dropped.examples if e.kind == "lost"] == ["Running", "Title", "w7"]
+
+
+def test_duplicated_text_counts_unless_the_chain_asked_for_overlap():
+    text = "one two three four five six seven eight"
+    first, second = chunk("one two three four five", "page:1:char:0-23"), "four five six seven eight"
+    assert measure_page(1, text, [first, chunk(second, "page:1:char:14-40")]).duplicated == 2
+    asked = measure_page(1, text, [first, chunk(second, "page:1:char:14-40", overlap=9)])
+    assert asked.duplicated == 0 and asked.lost == 0 and asked.passes
+    # sentence pieces repeat their chunk by design; image pieces have no words
+    sentences = [first, chunk("one two three", "sentence:char:0-13", chunk_type="sentence"),
+                 chunk("six seven eight", "page:1:char:24-40")]
+    assert measure_page(1, text, sentences).duplicated == 0
+
+
+def test_a_line_end_hyphenation_may_be_kept_or_joined_by_the_chunk():
+    text = "the exer-\ncises were well-\nknown"
+    for rendering in ("the exercises were well-known", "the exer- cises were well- known", "the exer-\ncises were well-\nknown"):
+        result = measure_page(1, text, [chunk(rendering)])
+        assert (result.foreign, result.lost) == (0, 0), rendering
+
+
+def test_a_document_fails_when_a_page_does_and_names_it():
+    pages = (PageOutput(1, "alpha beta"), PageOutput(2, "gamma delta"), PageOutput(3, status="unreadable"))
+    result = measure("doc", pages, [chunk("alpha beta"), chunk("gamma", "page:2/chunk:0", page=2)])
+    assert [p.page for p in result.pages] == [1, 2] and result.failing_pages == [2] and not result.passes
+    assert result.totals() == {"words": 4, "foreign": 0, "notation": 0, "lost": 1, "duplicated": 0}
+    # a page no chunker claimed lost every word
+    assert measure("doc", pages, []).totals()["lost"] == 4
