@@ -12,7 +12,7 @@ columns a question needs are read; images and vectors stay on disk except their 
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -21,7 +21,10 @@ import pyarrow.dataset as ds
 from upath import UPath
 
 from indx_assets.assets import stages
-from indx_assets.resources.storage import FILE_NAME
+from indx_assets.fidelity import DocumentFidelity, measure
+from indx_assets.port import PageOutput
+from indx_assets.resources.storage import FILE_NAME, StorageResource
+from indx_assets.schema import FIDELITY_KEY, chunks_from_table
 
 PERCENTILES = (0.5, 0.9, 0.99)
 
@@ -77,7 +80,8 @@ def table_counts(table_data: ds.Dataset, sources: Sequence[str] | None = None) -
 
 def ingest_summary(storage_root: str, sources: Sequence[str]) -> dict[str, Any]:
     """What an ingest of `sources` left behind: documents by status (with each failed one's
-    reason), pages by status, chunks by chunker and type, vectors written."""
+    reason), pages by status, chunks by chunker and type, vectors written, and the documents
+    whose chunks fall below the word-fidelity thresholds (`fidelity`), with their records."""
     documents: Counter[str] = Counter()
     problems: dict[str, str] = {}
     pages: dict[str, int] = {}
@@ -90,6 +94,15 @@ def ingest_summary(storage_root: str, sources: Sequence[str]) -> dict[str, Any]:
             if record["status"] != "ok" and record.get("reason"):
                 problems[ds.get_partition_keys(fragment.partition_expression)["source"]] = record["reason"]
         pages = _counts(page_data.to_table(columns=["status"], filter=_of_sources(sources)), "status")
+    below: dict[str, dict[str, Any]] = {}
+    chunk_data = dataset(storage_root, stages.CHUNK_MAP)
+    if chunk_data is not None:
+        # each chunk map's footer holds its document's fidelity record (`schema.with_fidelity`)
+        for fragment in chunk_data.get_fragments(filter=_of_sources(sources)):
+            raw = (fragment.physical_schema.metadata or {}).get(FIDELITY_KEY)
+            record = json.loads(raw) if raw else None
+            if record is not None and not record["passes"]:
+                below[ds.get_partition_keys(fragment.partition_expression)["source"]] = record
     if sum(documents.values()) < len(sources):
         documents["not ingested"] = len(sources) - sum(documents.values())
     table_data = dataset(storage_root, stages.CHUNKS_TABLE)
@@ -105,6 +118,7 @@ def ingest_summary(storage_root: str, sources: Sequence[str]) -> dict[str, Any]:
         "vectors": counts["vectors"],
         "unembedded_chunks": sum(counts["unembedded_by_type"].values()),
         "problems": problems,
+        "below_fidelity": below,
     }
 
 
@@ -148,3 +162,22 @@ def corpus_stats(storage_root: str) -> dict[str, Any]:
         "unembedded_chunks": sum(unembedded.values()),
         "unembedded_chunks_by_type": unembedded,
     }
+
+
+def stored_fidelity(storage_root: str, sources: Sequence[str] | None = None) -> Iterator[DocumentFidelity]:
+    """The word fidelity (`fidelity.measure`) of every stored document (or of `sources`): its
+    stored page outputs against its stored chunk map, one source at a time. A document without
+    a chunk map has none of its words in chunks."""
+    page_data = dataset(storage_root, stages.PAGE_OUTPUTS)
+    if page_data is None:
+        return
+    storage = StorageResource(root=storage_root)
+    for fragment in sorted(page_data.get_fragments(filter=_of_sources(sources)), key=lambda f: f.path):
+        source_id = ds.get_partition_keys(fragment.partition_expression)["source"]
+        pages = [PageOutput(page=r["page"], text=r["text"], status=r["status"])
+                 for r in fragment.to_table(columns=["page", "text", "status"]).to_pylist()]
+        try:
+            chunks = chunks_from_table(storage.read(stages.CHUNK_MAP, source_id))
+        except FileNotFoundError:
+            chunks = ()
+        yield measure(source_id, pages, chunks)

@@ -204,6 +204,16 @@ class DocumentFidelity:
                 "pages": [p.to_json() for p in self.pages]}
 
 
+def summary(document: DocumentFidelity) -> dict[str, Any]:
+    """A document's verdict in brief (what the chunk map records and `indx ingest` reports):
+    its counts, whether it passes, the pages below the thresholds and the first examples of
+    what put them there."""
+    failing = [p for p in document.pages if not p.passes]
+    examples = [e.to_json() | {"page": p.page} for p in failing for e in p.examples if e.kind in ("foreign", "lost")]
+    return {"passes": document.passes, **document.totals(), "pages": len(document.pages),
+            "pages_below": [p.page for p in failing], "examples": examples[:EXAMPLES_PER_KIND]}
+
+
 def totals(documents: Iterable[DocumentFidelity]) -> dict[str, int]:
     """Counts summed over `documents`, with how many documents and pages fall below the thresholds."""
     documents = list(documents)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from indx_assets.document import Document
+from indx_assets.document import Document, DocumentChunk
 from indx_assets.port import Line, PageOutput
 from indx_assets.readers import DocumentRead
 
@@ -134,6 +134,32 @@ def chunks_table(document: Document) -> pa.Table:
         for c in document.chunks
     ]
     return pa.Table.from_pylist(rows, schema=CHUNKS)
+
+
+#: The chunk map's schema metadata key for its document's word fidelity (`fidelity.summary`).
+FIDELITY_KEY = b"indx.fidelity"
+
+
+def with_fidelity(table: pa.Table, record: dict[str, Any]) -> pa.Table:
+    """`table` (a chunk map) with its document's fidelity record in its schema metadata, where a
+    reader of the file's footer finds it without reading a row (`digest` leaves it out: the
+    record follows from the rows)."""
+    return table.replace_schema_metadata({**(table.schema.metadata or {}), FIDELITY_KEY: _json(record)})
+
+
+def chunks_from_table(table: pa.Table) -> tuple[DocumentChunk, ...]:
+    """The chunks of one source's chunk map, in chunk order: the inverse of `chunks_table`
+    for what identifies and holds a chunk (image bytes and vectors are not read back)."""
+    columns = ["source_id", "locator", "chunk_type", "page", "bbox", "bbox_reason", "chunker", "text",
+               "start_offset", "end_offset", "metadata"]
+    return tuple(
+        DocumentChunk(source_id=row["source_id"], locator=row["locator"], content=row["text"] or "",
+                      chunk_type=row["chunk_type"], page=row["page"],
+                      bbox=tuple(row["bbox"]) if row["bbox"] is not None else None,  # type: ignore[arg-type]
+                      bbox_reason=row["bbox_reason"], chunker=row["chunker"], start_offset=row["start_offset"],
+                      end_offset=row["end_offset"], metadata=json.loads(row["metadata"] or "{}"))
+        for row in table.select(columns).to_pylist()
+    )
 
 
 def digest(table: pa.Table) -> str:

@@ -20,6 +20,7 @@ from indx_assets.document import Document
 from indx_assets.embedder import MiniLMEmbedder, piece_vectors
 from indx_assets.encode import Encoded, to_document
 from indx_assets.executor import ChunkMap, run_chain
+from indx_assets.fidelity import measure, summary as fidelity_summary
 from indx_assets.media import detect_media_type
 from indx_assets.readers import ReaderConfig, read_document
 from indx_assets.resources.lancedb import LanceDBResource
@@ -32,6 +33,7 @@ from indx_assets.schema import (
     digest,
     pages_table,
     read_from_pages,
+    with_fidelity,
 )
 
 SOURCE_DOCUMENTS = "source_documents"
@@ -125,7 +127,8 @@ def first_page_picture(content: bytes, encoded: Encoded, document: Document) -> 
 def cut_chunks(source_id: str, storage: StorageResource, chain: Chain) -> StageOutput:
     content, encoded = encode_stored(source_id, storage, chain)
     document = to_document(encoded)
-    table = chunks_table(document)
+    fidelity = fidelity_summary(measure(source_id, encoded.read.pages, document.chunks))
+    table = with_fidelity(chunks_table(document), fidelity)
     storage.write(CHUNK_MAP, source_id, table)
     metadata: dict[str, Any] = {
         "chunks": table.num_rows,
@@ -133,6 +136,7 @@ def cut_chunks(source_id: str, storage: StorageResource, chain: Chain) -> StageO
         "chunks_by_type": dict(Counter(c.chunk_type for c in document.chunks)),
         "pages_without_chunks": list(encoded.chunk_map.unclaimed_pages),
         "chain": chain.fingerprint,
+        "fidelity": fidelity,
     }
     if not chain.links:
         metadata["warning"] = "no chunker is installed (entry-point group indx.chunkers is empty): nothing was chunked"

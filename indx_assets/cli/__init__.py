@@ -12,7 +12,7 @@ app = typer.Typer(
 )
 
 #: Modules that register commands on `app`; imported only when the command line runs.
-COMMAND_MODULES = ("chunk", "split", "ingest", "search", "show", "status", "backfill", "restore", "stats")
+COMMAND_MODULES = ("chunk", "split", "ingest", "search", "show", "status", "backfill", "restore", "stats", "verify")
 
 
 @app.callback()

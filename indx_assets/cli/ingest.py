@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from indx_assets.cli import app
@@ -81,6 +82,12 @@ def _print_summary(summary: dict, console: Console) -> None:
     console.print(f"vectors:   {summary['vectors']} ({summary['unembedded_chunks']} image chunks unembedded)")
     for source_id, reason in summary["problems"].items():
         console.print(f"[yellow]{source_id}: {reason}[/]")
+    for source_id, record in summary["below_fidelity"].items():
+        example = next(iter(record["examples"]), None)
+        said = f"; e.g. {example['kind']} {example['word']!r} at {example['locator']}" if example else ""
+        console.print(f"[yellow]{escape(source_id)}: chunks below the word-fidelity thresholds on page(s) "
+                      f"{', '.join(map(str, record['pages_below'][:10]))} ({record['foreign']} foreign, "
+                      f"{record['lost']} lost words{escape(said)}); `indx verify` says more[/]")
     runs = f"{summary['runs']} run(s), {summary['materializations']} materializations"
     if summary["failed_runs"]:
         runs += f", [red]{len(summary['failed_runs'])} failed: {', '.join(summary['failed_runs'])}[/]"
