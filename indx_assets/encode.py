@@ -13,6 +13,7 @@ from pathlib import Path
 from indx_assets.chain import Chain, load_chain
 from indx_assets.document import Document, DocumentChunk
 from indx_assets.executor import ChunkMap, MappedChunk, run_chain
+from indx_assets.fidelity import UNSTRUCTURED_KEY
 from indx_assets.identity import char_locator, position_locator, typed_locator
 from indx_assets.media import detect_media_type, is_text_type
 from indx_assets.port import sentence_holders
@@ -124,12 +125,21 @@ def to_document(encoded: Encoded) -> Document:
                 metadata=metadata,
             )
         )
+    # a chunker that kept text its parser gave up on as plain text says why on its pieces;
+    # the page's record repeats it, so the reason is seen without reading the chunks
+    unstructured: dict[int, list[str]] = {}
+    for mapped in encoded.chunk_map.chunks:
+        reason = mapped.piece.metadata.get(UNSTRUCTURED_KEY)
+        if reason and reason not in unstructured.setdefault(mapped.page, []):
+            unstructured[mapped.page].append(reason)
     metadata = {
         "media_type": read.media_type,
         "status": read.status,
         "reason": read.reason,
         "pages": [
-            {"page": p.page, "status": p.status, "reader": p.reader, "reason": p.reason} for p in read.pages
+            {"page": p.page, "status": p.status, "reader": p.reader, "reason": p.reason,
+             **({UNSTRUCTURED_KEY: "; ".join(unstructured[p.page])} if p.page in unstructured else {})}
+            for p in read.pages
         ],
         "unclaimed_pages": list(encoded.chunk_map.unclaimed_pages),
         "failed_chunkers": list(encoded.chunk_map.failed_chunkers),

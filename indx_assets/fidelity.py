@@ -50,6 +50,8 @@ EXCLUDED_TYPES = frozenset({"sentence", "image"})
 FURNITURE_KEYS = ("page_header", "page_footer")
 #: Piece metadata: how many characters at its start repeat the piece before (the chain's `overlap`).
 OVERLAP_KEY = "overlap"
+#: Piece metadata: why its text is plain text a parser did not structure (the page's record repeats it).
+UNSTRUCTURED_KEY = "unstructured"
 #: The most words an overlap is looked for at a piece's start.
 MAX_OVERLAP_WORDS = 400
 

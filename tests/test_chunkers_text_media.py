@@ -310,3 +310,38 @@ def test_inline_image_data_in_markdown_is_elided_from_chunks_and_sentences() -> 
     sentences = [p.text for p in claim.pieces if p.chunk_type == "sentence"]
     assert "The diagram below shows the flow." in sentences and "After the figure, more text follows." in sentences
     assert not [s for s in sentences if "base64," in s or "%2C" in s]
+
+
+SECTIONS = ("\n\n# Pilotage\n\nThe harbour pilot boards at the fairway buoy.\n\n"
+            "## The bar\n\nDeep-draught ships cross the bar at high water only.\n")
+
+
+@pytest.mark.parametrize("nested", [
+    "\n".join("  " * i + f"- level {i} item" for i in range(10)),  # a list 10 deep
+    "\n".join("> " * (i + 1) + f"quote {i}" for i in range(20)),  # a blockquote 20 deep
+    "\n".join("  " * i + f"- level {i} item" for i in range(30)),  # far past the limit
+], ids=["list-10", "quote-20", "list-30"])
+def test_text_past_the_markdown_parsers_nesting_limit_reaches_chunks_as_plain_text(nested: str) -> None:
+    from indx_assets.document import Document
+    from indx_assets.encode import to_document
+    from indx_assets.fidelity import measure
+
+    text = nested + SECTIONS
+    encoded = encode_bytes(text.encode(), source_id="deep.md", chain=load_chain(ChainConfig(order=("markdown",))))
+    document: Document = to_document(encoded)
+    assert {c.chunker for c in document.chunks} == {"markdown"}
+    assert any("cross the bar at high water only" in c.content for c in document.chunks)
+    result = measure("deep.md", encoded.read.pages, document.chunks)
+    assert result.totals()["lost"] == 0 and result.totals()["foreign"] == 0 and result.passes
+    # the page's record says why part of it is plain text
+    (page,) = document.metadata["pages"]
+    assert "nested deeper than the Markdown parser's limit of 20 levels" in page["unstructured"]
+
+
+def test_markdown_nested_within_the_limit_keeps_its_structure_and_no_reason() -> None:
+    from indx_assets.encode import to_document
+
+    text = "\n".join("  " * i + f"- level {i} item" for i in range(9)) + SECTIONS
+    document = to_document(encode_bytes(text.encode(), source_id="nine.md", chain=load_chain(ChainConfig(order=("markdown",)))))
+    assert "unstructured" not in document.metadata["pages"][0]
+    assert {"ListItem", "Title"} <= {t for c in document.chunks for t in c.metadata["element_types"]}

@@ -79,8 +79,50 @@ def _table(tokens: list[Any], i: int, md: Any) -> tuple[Table, int]:
     return Table(text, text_as_html=html), j
 
 
+#: Block tokens that hold text themselves (a container's source map spans its children).
+_LEAVES = frozenset({"paragraph_open", "heading_open", "fence", "code_block", "html_block", "table_open", "hr"})
+
+
+def _unstructured(text: str, tokens: list[Any], lines: _Lines, max_nesting: int) -> list[Element]:
+    """The text no leaf block covers, as plain-text elements (`text_elements`) with offsets.
+
+    markdown-it skips everything after a block nested `max_nesting` levels deep (a list nested
+    10 deep, a blockquote 20 deep) and a link reference definition leaves no token: that text
+    still belongs in chunks. What the parser skipped says so in `unstructured`.
+    """
+    from indx_assets.chunkers.text import text_elements
+
+    covered = bytearray(len(lines.starts))
+    for token in tokens:
+        if token.type in _LEAVES and token.map:
+            first, last = token.map
+            covered[first:last] = b"\x01" * (last - first)
+    deep = next((t.map[0] for t in tokens if t.nesting == 1 and t.level >= max_nesting - 1 and t.map), None)
+    out: list[Element] = []
+    line = 0
+    while line < len(covered):
+        if covered[line]:
+            line += 1
+            continue
+        first = line
+        while line < len(covered) and not covered[line]:
+            line += 1
+        span = lines.span([first, line])
+        if span is None or span[0] >= span[1]:
+            continue
+        reason = (f"nested deeper than the Markdown parser's limit of {max_nesting} levels; kept as plain text"
+                  if deep is not None and first >= deep else None)
+        for element in text_elements(text[span[0] : span[1]]):
+            element.metadata.start += span[0]  # type: ignore[operator]
+            element.metadata.end += span[0]  # type: ignore[operator]
+            element.metadata.unstructured = reason
+            out.append(element)
+    return out
+
+
 def markdown_elements(text: str) -> list[Element]:
-    """Elements of a Markdown text, each with `start`/`end` offsets into it."""
+    """Elements of a Markdown text, each with `start`/`end` offsets into it, in text order;
+    text the parser gives no block to is plain text (`_unstructured`)."""
     from markdown_it import MarkdownIt
 
     from indx_assets.readers.html import html_blocks
@@ -130,7 +172,11 @@ def markdown_elements(text: str) -> list[Element]:
                     element.metadata.category_depth = block.level or 1
                 elements.append(_place(element, span))
         i += 1
-    return elements
+    extra = _unstructured(text, tokens, lines, md.options["maxNesting"])
+    if not extra:
+        return elements
+    # sorted by start (stable): the span search walks the page forward
+    return sorted(elements + extra, key=lambda e: e.metadata.start if e.metadata.start is not None else -1)
 
 
 class MarkdownChunker(StructuredTextChunker):

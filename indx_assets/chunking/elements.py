@@ -33,6 +33,7 @@ _METADATA_FIELDS = (
     "num_carried_over_header_rows",
     "overlap_prefix_len",
     "header_prefix_len",
+    "unstructured",
 )
 
 
@@ -44,7 +45,8 @@ class ElementMetadata:
     `category_depth` (heading level), `element_id`/`parent_id`, `start`/`end` (offsets of an
     element in its source text), `table_id`/`chunk_index`/`num_carried_over_header_rows` (table
     pieces), `overlap_prefix_len`/`header_prefix_len` (characters at the start of a chunk's
-    text repeated from the previous chunk or from the table header).
+    text repeated from the previous chunk or from the table header), `unstructured` (why the
+    element is plain text its format's parser did not structure).
     """
 
     FIELDS: tuple[str, ...] = _METADATA_FIELDS
@@ -66,6 +68,7 @@ class ElementMetadata:
     num_carried_over_header_rows: int | None = None
     overlap_prefix_len: int | None = None
     header_prefix_len: int | None = None
+    unstructured: str | None = None
 
     def __init__(self, **fields: Any) -> None:
         unknown = fields.keys() - set(_METADATA_FIELDS)

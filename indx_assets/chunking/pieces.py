@@ -47,6 +47,7 @@ from indx_assets.chunking.elements import (
 )
 from indx_assets.chunking.measure import WORD
 from indx_assets.chunking.text_splitter import SENTENCE_END
+from indx_assets.fidelity import OVERLAP_KEY, UNSTRUCTURED_KEY
 from indx_assets.port import ChunkPiece, PageChunks, PageOutput
 
 if TYPE_CHECKING:
@@ -445,6 +446,11 @@ def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSetting
         }
         if md.is_continuation:
             metadata["is_continuation"] = True
+        if md.overlap_prefix_len:
+            metadata[OVERLAP_KEY] = md.overlap_prefix_len  # repeated on purpose: not duplication
+        unstructured = sorted({e.metadata.unstructured for e in md.orig_elements or () if e.metadata.unstructured})
+        if unstructured:
+            metadata[UNSTRUCTURED_KEY] = "; ".join(unstructured)
         if md.table_id is not None:
             metadata["table_part"] = md.chunk_index
         if md.text_as_html and isinstance(chunk, (Table, TableChunk)):

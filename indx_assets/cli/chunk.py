@@ -13,6 +13,7 @@ from indx_assets.chain import CHAIN_ENV, ENTRY_POINT_GROUP, Chain, load_chain
 from indx_assets.cli import app
 from indx_assets.document import Document, document_to_json
 from indx_assets.encode import encode_file, to_document
+from indx_assets.fidelity import UNSTRUCTURED_KEY
 
 
 def _excerpt(text: str, width: int = 60) -> str:
@@ -31,6 +32,8 @@ def _print_document(document: Document, chain: Chain, console: Console) -> None:
     for page in meta["pages"]:
         reason = f" ({escape(page['reason'])})" if page["reason"] else ""
         console.print(f"  page {page['page']}: {page['status']} by {escape(page['reader'])}{reason}")
+        if page.get(UNSTRUCTURED_KEY):
+            console.print(f"    [yellow]part of its text is unstructured: {escape(page[UNSTRUCTURED_KEY])}[/]")
     if not chain.links:
         if chain.config.disabled:
             console.print(
