@@ -50,6 +50,27 @@ BODIES: dict[str, str] = {
             for o in outputs
         )
     """,
+    # claims plain-text pages, dropping the fifth word of each: a chunker that loses text
+    "drops_a_word": """
+        if media_type != "text/plain":
+            return ()
+        return tuple(
+            PageChunks(o.page, (ChunkPiece(text=" ".join(w for i, w in enumerate(o.text.split()) if i != 4),
+                                           bbox_reason="no_geometry"),))
+            for o in outputs if o.readable and o.text.strip()
+        )
+    """,
+    # claims plain-text pages, running the second and third words together: a chunker that mangles text
+    "glues_two_words": """
+        if media_type != "text/plain":
+            return ()
+        def glued(words):
+            return " ".join([words[0], words[1] + words[2], *words[3:]])
+        return tuple(
+            PageChunks(o.page, (ChunkPiece(text=glued(o.text.split()), bbox_reason="no_geometry"),))
+            for o in outputs if o.readable and len(o.text.split()) > 3
+        )
+    """,
     # claims every page with text only, whatever the reader said
     "text_only": """
         return tuple(PageChunks(o.page, (ChunkPiece(text="{tag} text", bbox_reason="no_geometry"),)) for o in outputs)
