@@ -30,6 +30,7 @@ A page passes when none of its chunk words is foreign (notation aside) and at le
 `MIN_KEPT` of its words are in its chunks or furniture; a document passes when every page does.
 """
 
+import functools
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,9 +59,11 @@ MAX_OVERLAP_WORDS = 400
 _EDGES = regex.compile(r"^[\p{P}\p{S}]+|[\p{P}\p{S}]+$")
 _SOFT_HYPHENS = "\u00ad\ufffe"
 _NO_SOFT_HYPHENS = str.maketrans("", "", _SOFT_HYPHENS)
-_HARD_HYPHENS = ("-", "\u2010")
+#: A hyphen after a letter or digit ends the token (a double hyphen is a dash: "exposed--").
+_HYPHENATED = regex.compile(r"[\p{L}\p{N}][-\u2010]$")
 _SCRIPT_MARK = regex.compile(r"\d{1,3}|\p{L}|[\u00b2\u00b3\u00b9\u2070-\u209f]+")
 _HAS_LETTER = regex.compile(r"\p{L}")
+_KEEPS_HYPHEN = regex.compile(r"[-\d]")
 
 #: A token: its word, the number of its line, and how it ends (`_SOFT`, `_HARD` hyphen, or 0).
 Token = tuple[str, int, int]
@@ -73,20 +76,29 @@ def tokens(text: str) -> list[Token]:
     for number, line in enumerate(text.splitlines()):
         for raw in line.split():
             soft = _SOFT_HYPHENS[0] in raw or _SOFT_HYPHENS[1] in raw
-            word = _EDGES.sub("", raw.translate(_NO_SOFT_HYPHENS) if soft else raw)
+            bare = raw.translate(_NO_SOFT_HYPHENS) if soft else raw
+            # most tokens are a bare word: the regex only for those with something at an edge
+            word = bare if bare[:1].isalnum() and bare[-1:].isalnum() else _EDGES.sub("", bare)
             if word:
-                ends = _SOFT if soft and raw.endswith(tuple(_SOFT_HYPHENS)) else _HARD if raw.endswith(_HARD_HYPHENS) else 0
+                ends = (_SOFT if soft and raw.endswith(tuple(_SOFT_HYPHENS))
+                        else _HARD if raw[-1] in "-\u2010" and _HYPHENATED.search(raw) else 0)
                 out.append((word, number, ends))
     return out
 
 
+@functools.lru_cache(maxsize=65536)
 def _is_mark(word: str) -> bool:
     return _SCRIPT_MARK.fullmatch(word) is not None
 
 
+@functools.lru_cache(maxsize=65536)
+def _has_letter(word: str) -> bool:
+    return _HAS_LETTER.search(word) is not None
+
+
 def _glues(a: str, b: str) -> bool:
     """Whether `a` followed by `b` is a word and its sub/superscript mark (see the module docstring)."""
-    return bool((_is_mark(b) and _HAS_LETTER.search(a)) or (_is_mark(a) and len(b) > 1 and _HAS_LETTER.search(b)))
+    return (_is_mark(b) and _has_letter(a)) or (_is_mark(a) and len(b) > 1 and _has_letter(b))
 
 
 @dataclass
@@ -110,18 +122,22 @@ class _Page:
                 # a word hyphenated across a line end: one word, with or without its hyphen
                 following = found[i + 1][0]
                 joined, hyphenated = word + following, f"{word}-{following}"
-                # a compound keeps its hyphen ("state-of-the-" "art"), a word does not ("exer-" "cises")
-                key = hyphenated if ends == _HARD and "-" in word else joined
+                # a compound or a code keeps its hyphen ("state-of-the-" "art", "ISBN 0-" "7472-7857-1"),
+                # a word does not ("exer-" "cises"); a spelling the page already has keeps its word,
+                # so both spellings count as one word however the page spells it elsewhere
+                keeps = ends == _HARD and _KEEPS_HYPHEN.search(joined) is not None
+                key = (page.spellings.get(hyphenated) if ends == _HARD else None) or page.spellings.get(joined) \
+                    or (hyphenated if keeps else joined)
                 page.spellings.setdefault(joined, key)
                 if ends == _HARD:
                     page.spellings.setdefault(hyphenated, key)
                 i += 2
             else:
-                key = word
-                page.spellings.setdefault(key, key)
+                key = page.spellings.setdefault(word, word)
                 i += 1
             page.keys.append(key)
             lines.append(line)
+
         def alone(j: int) -> bool:  # the only word of its line
             return (j == 0 or lines[j - 1] != lines[j]) and (j + 1 == len(lines) or lines[j + 1] != lines[j])
 
@@ -295,9 +311,10 @@ def measure_page(number: int, text: str, chunks: Sequence[ChunkText]) -> PageFid
             following = spelled[i + 1] if i + 1 < len(spelled) else None
             key = spellings.get(word)
             if chunk_tokens[i][2] and following is not None:
-                # hyphenated across a line end, or kept hyphenated where the page joined the lines
+                # hyphenated across a line end as on the page, or where the page joined the lines
                 joined = spellings.get(word + following) or spellings.get(f"{word}-{following}")
-                if joined is not None and (key is None or spellings.get(following) is None):
+                if joined is not None and (chunk_tokens[i + 1][1] != chunk_tokens[i][1]
+                                           or key is None or spellings.get(following) is None):
                     found[joined] += 1
                     i += 2
                     continue

@@ -103,3 +103,12 @@ def test_a_document_fails_when_a_page_does_and_names_it():
     assert result.totals() == {"words": 4, "foreign": 0, "notation": 0, "lost": 1, "duplicated": 0}
     # a page no chunker claimed lost every word
     assert measure("doc", pages, []).totals()["lost"] == 4
+
+
+def test_a_dash_at_a_line_end_joins_nothing_and_one_word_spelled_two_ways_counts_once():
+    assert words("very much exposed--\nand she") == ["very", "much", "exposed", "and", "she"]
+    # the ISBN broken at a line end is the same word as the one written whole
+    text = "ISBN 0-7472-7857-1 and again ISBN 0-\n7472-7857-1; the exer-\ncises and exercises"
+    for rendering in (text, text.replace("-\n", "-"), text.replace("0-\n", "0-").replace("exer-\ncises", "exercises")):
+        result = measure_page(1, text, [chunk(rendering)])
+        assert (result.foreign, result.lost, result.duplicated) == (0, 0, 0), rendering
