@@ -111,16 +111,28 @@ class _Page:
     glued: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, text: str) -> "_Page":
+    def of(cls, text: str, furniture: frozenset[str] = frozenset()) -> "_Page":
+        """The words of a page's `text`; a line that is one of its `furniture` lines (a page
+        number between the halves of a hyphenated word) does not keep the halves apart."""
         page = cls()
         found = tokens(text)
+        if furniture:
+            apart = {n for n, line in enumerate(text.splitlines()) if " ".join(line.split()) in furniture}
         lines: list[int] = []
+        pending: list[tuple[str, int]] = []  # furniture words passed over by a join, still to count
         i = 0
         while i < len(found):
             word, line, ends = found[i]
-            if ends and i + 1 < len(found) and found[i + 1][1] != line:
+            k = i + 1
+            if ends and furniture:
+                while k < len(found) and found[k][1] in apart and found[k][1] != line:
+                    k += 1
+            if ends and k < len(found) and found[k][1] != line:
                 # a word hyphenated across a line end: one word, with or without its hyphen
-                following = found[i + 1][0]
+                pending = [(w, n) for w, n, _ in found[i + 1 : k]]
+                found_k = found[k]
+                i = k - 1
+                following = found_k[0]
                 joined, hyphenated = word + following, f"{word}-{following}"
                 # a compound or a code keeps its hyphen ("state-of-the-" "art", "ISBN 0-" "7472-7857-1"),
                 # a word does not ("exer-" "cises"); a spelling the page already has keeps its word,
@@ -137,6 +149,10 @@ class _Page:
                 i += 1
             page.keys.append(key)
             lines.append(line)
+            for passed, passed_line in pending:
+                page.keys.append(page.spellings.setdefault(passed, passed))
+                lines.append(passed_line)
+            pending = []
 
         def alone(j: int) -> bool:  # the only word of its line
             return (j == 0 or lines[j - 1] != lines[j]) and (j + 1 == len(lines) or lines[j + 1] != lines[j])
@@ -290,46 +306,50 @@ KINDS = ("foreign", "lost", "duplicated", "notation")
 
 def measure_page(number: int, text: str, chunks: Sequence[ChunkText]) -> PageFidelity:
     """The measure of page `number` (its reader's `text`) against its chunks, in chunk order."""
-    page = _Page.of(text)
+    furniture = {line for chunk in chunks for key in FURNITURE_KEYS for line in chunk.metadata.get(key) or ()}
+    page = _Page.of(text, frozenset(" ".join(line.split()) for line in furniture))
     spellings = page.spellings
+    # the counted chunks' words as one stream; a chunk boundary counts as a line end, so a word
+    # the page hyphenates across a line end may end one chunk and start the next
+    stream: list[tuple[str, int, int, int]] = []  # word, line, how it ends, chunk index
+    counted = [c for c in chunks if c.chunk_type not in EXCLUDED_TYPES and c.content]
+    previous: list[str] = []
+    line_base = 0
+    for index, chunk in enumerate(counted):
+        chunk_tokens = tokens(chunk.content)
+        spelled = [t[0] for t in chunk_tokens]
+        skip = _overlap_words(previous, spelled) if chunk.metadata.get(OVERLAP_KEY) else 0
+        previous = spelled
+        stream.extend((word, line_base + line, ends, index) for word, line, ends in chunk_tokens[skip:])
+        line_base += (chunk_tokens[-1][1] + 1) if chunk_tokens else 0
     found: Counter[str] = Counter()
     findings = _Findings()
-    furniture: set[str] = set()
-    previous: list[str] = []
-    for chunk in chunks:
-        for key in FURNITURE_KEYS:
-            furniture.update(chunk.metadata.get(key) or ())
-        if chunk.chunk_type in EXCLUDED_TYPES or not chunk.content:
-            continue
-        body = chunk.content
-        chunk_tokens = tokens(body)
-        spelled = [t[0] for t in chunk_tokens]
-        i = _overlap_words(previous, spelled) if chunk.metadata.get(OVERLAP_KEY) else 0
-        previous = spelled
-        while i < len(spelled):
-            word = spelled[i]
-            following = spelled[i + 1] if i + 1 < len(spelled) else None
-            key = spellings.get(word)
-            if chunk_tokens[i][2] and following is not None:
-                # hyphenated across a line end as on the page, or where the page joined the lines
-                joined = spellings.get(word + following) or spellings.get(f"{word}-{following}")
-                if joined is not None and (chunk_tokens[i + 1][1] != chunk_tokens[i][1]
-                                           or key is None or spellings.get(following) is None):
-                    found[joined] += 1
-                    i += 2
-                    continue
-            if key is not None:
-                found[key] += 1
-            elif word in page.glued:
-                found.update(page.glued[word])
-                findings.add("notation", word, body, chunk.locator)
-            elif following is not None and _glues(word, following) and spellings.get(word + following):
-                found[spellings[word + following]] += 1
-                findings.add("notation", f"{word} {following}", body, chunk.locator, n=2)
-                i += 1
-            else:
-                findings.add("foreign", word, body, chunk.locator)
+    i = 0
+    while i < len(stream):
+        word, line, ends, index = stream[i]
+        following = stream[i + 1][0] if i + 1 < len(stream) else None
+        body, locator = counted[index].content, counted[index].locator
+        key = spellings.get(word)
+        if ends and following is not None:
+            # hyphenated across a line end as on the page, or where the page joined the lines
+            joined = spellings.get(word + following) or spellings.get(f"{word}-{following}")
+            if joined is not None and (stream[i + 1][1] != line or key is None or spellings.get(following) is None):
+                found[joined] += 1
+                i += 2
+                continue
+        if key is not None:
+            found[key] += 1
+        elif word in page.glued:
+            found.update(page.glued[word])
+            findings.add("notation", word, body, locator)
+        elif following is not None and stream[i + 1][3] == index and _glues(word, following) \
+                and spellings.get(word + following):
+            found[spellings[word + following]] += 1
+            findings.add("notation", f"{word} {following}", body, locator, n=2)
             i += 1
+        else:
+            findings.add("foreign", word, body, locator)
+        i += 1
     expected = Counter(page.keys)
     held = Counter(spellings.get(w, w) for line in furniture for w in words(line))
     for key, count in expected.items():

@@ -292,6 +292,15 @@ def test_the_page_numbers_of_html_printed_in_pages_are_left_out_of_its_chunks() 
     (spanning,) = [p for p in claim.pieces if p.start < text.index("\n\n1\n\n") < p.end]
     assert spanning.text == "The clause1 paragraph says thing number 0 about clause1.\n\n" \
                             "The clause2 paragraph says thing number 0 about clause2."
+    # left out, but named as the page's furniture: no word of the page is lost
+    from indx_assets.document import DocumentChunk
+    from indx_assets.fidelity import measure_page
+
+    chunks = [DocumentChunk("printed.html", f"page:1/chunk:{i}", p.text or "", p.chunk_type or "content", 1,
+                            metadata=p.metadata) for i, p in enumerate(claim.pieces)]
+    assert sorted(n for c in chunks for n in c.metadata.get("page_footer", [])) == ["- 2 -", "1", "iv"]
+    result = measure_page(1, text, chunks)
+    assert (result.foreign, result.lost) == (0, 0)
 
 
 def test_inline_image_data_in_markdown_is_elided_from_chunks_and_sentences() -> None:

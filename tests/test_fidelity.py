@@ -112,3 +112,13 @@ def test_a_dash_at_a_line_end_joins_nothing_and_one_word_spelled_two_ways_counts
     for rendering in (text, text.replace("-\n", "-"), text.replace("0-\n", "0-").replace("exer-\ncises", "exercises")):
         result = measure_page(1, text, [chunk(rendering)])
         assert (result.foreign, result.lost, result.duplicated) == (0, 0, 0), rendering
+
+
+def test_a_word_hyphenated_across_a_printed_page_break_may_end_one_chunk_and_start_the_next():
+    text = "table game content on touch-\n\n5\n\nscreen video devices"
+    chunks = [chunk("table game content on touch-", page_footer=["5"]), chunk("screen video devices", "page:1/chunk:1")]
+    result = measure_page(1, text, chunks)
+    assert (result.foreign, result.lost, result.duplicated) == (0, 0, 0)
+    # but a word cut where the page does not break it is two foreign fragments
+    cut = measure_page(1, text, [chunk("table game content on touch-scr", page_footer=["5"]), chunk("een video devices")])
+    assert cut.foreign == 2

@@ -419,8 +419,8 @@ def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSetting
     rather than the page's slice, and no sentence piece holds any. `Header` and `Footer`
     elements are page furniture (a printed page's number, a running title), left out alike.
     """
-    left_out = [*left_out, *((e.metadata.start, e.metadata.end) for e in elements
-                             if isinstance(e, (Header, Footer)) and e.metadata.start is not None)]
+    furniture = [e for e in elements if isinstance(e, (Header, Footer))]
+    left_out = [*left_out, *((e.metadata.start, e.metadata.end) for e in furniture if e.metadata.start is not None)]
     elements = [e for e in elements if not isinstance(e, (Header, Footer))]
     sections = assign_sections(elements)
     finder = _SpanFinder(text)
@@ -468,7 +468,23 @@ def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSetting
             pieces.extend(sentence_pieces(text, piece, md.orig_elements or (), covered, left_out))
         if span is not None:
             covered = max(covered, span[1])
-    return tuple(pieces)
+    return _name_furniture(pieces, furniture)
+
+
+def _name_furniture(pieces: list[ChunkPiece], furniture: Sequence[Element]) -> tuple[ChunkPiece, ...]:
+    """`pieces` with each furniture element named (`page_header` / `page_footer`, as the `pdf`
+    chunker names its page's) on the last piece that starts before it, else on the first:
+    left out of the chunks, its words are still accounted for."""
+    if not furniture or not pieces:
+        return tuple(pieces)
+    named: dict[int, dict[str, list[str]]] = {}
+    for element in furniture:
+        at = element.metadata.start
+        holder = max((i for i, p in enumerate(pieces) if p.chunk_type != "sentence" and p.start is not None
+                      and at is not None and p.start <= at), default=0)
+        key = "page_header" if isinstance(element, Header) else "page_footer"
+        named.setdefault(holder, {}).setdefault(key, []).append(element.text)
+    return tuple(replace(p, metadata={**p.metadata, **named[i]}) if i in named else p for i, p in enumerate(pieces))
 
 
 def _json_safe(metadata: Mapping[str, Any]) -> dict[str, Any]:
