@@ -21,10 +21,13 @@ reader's text of that page (for a PDF, PDFium's text layer; for Markdown, the so
   multisets per page (chunks may reorder a page's text, as columns and tables do): a page
   holding "the" 40 times whose chunks hold it 38 times lost two.
 - A word is *duplicated* when the page's chunks hold it more often than the page does, except
-  the overlap the chain asked for: a piece whose metadata says `overlap` (the characters its
+  the repetition the chain asked for: a piece whose metadata says `overlap` (the characters its
   chunker repeated from the piece before) starts with words that end the piece before it, and
-  those are not counted. `sentence` pieces (which repeat their chunk by design) and image
-  pieces are never counted at all.
+  one that says `repeated_header` starts with that many characters of its table's header
+  rows; those words are not counted. `sentence` pieces (which repeat their chunk by design)
+  and image pieces are never counted at all.
+- The payload of inline data (a `data:` URI's base64), which chunkers leave out of their
+  chunks, is no word (`indx_assets.chunking.inline_data`).
 
 A page passes when none of its chunk words is foreign (notation aside) and at least
 `MIN_KEPT` of its words are in its chunks or furniture; a document passes when every page does.
@@ -38,6 +41,7 @@ from typing import Any, Protocol
 
 import regex
 
+from indx_assets.chunking.inline_data import elide_inline_data
 from indx_assets.identity import char_locator
 from indx_assets.port import PageOutput
 
@@ -51,6 +55,8 @@ EXCLUDED_TYPES = frozenset({"sentence", "image"})
 FURNITURE_KEYS = ("page_header", "page_footer")
 #: Piece metadata: how many characters at its start repeat the piece before (the chain's `overlap`).
 OVERLAP_KEY = "overlap"
+#: Piece metadata: how many characters at its start repeat its table's header rows (`repeat_table_headers`).
+HEADER_KEY = "repeated_header"
 #: Piece metadata: why its text is plain text a parser did not structure (the page's record repeats it).
 UNSTRUCTURED_KEY = "unstructured"
 #: The most words an overlap is looked for at a piece's start.
@@ -307,7 +313,7 @@ KINDS = ("foreign", "lost", "duplicated", "notation")
 def measure_page(number: int, text: str, chunks: Sequence[ChunkText]) -> PageFidelity:
     """The measure of page `number` (its reader's `text`) against its chunks, in chunk order."""
     furniture = {line for chunk in chunks for key in FURNITURE_KEYS for line in chunk.metadata.get(key) or ()}
-    page = _Page.of(text, frozenset(" ".join(line.split()) for line in furniture))
+    page = _Page.of(elide_inline_data(text), frozenset(" ".join(line.split()) for line in furniture))
     spellings = page.spellings
     # the counted chunks' words as one stream; a chunk boundary counts as a line end, so a word
     # the page hyphenates across a line end may end one chunk and start the next
@@ -316,9 +322,11 @@ def measure_page(number: int, text: str, chunks: Sequence[ChunkText]) -> PageFid
     previous: list[str] = []
     line_base = 0
     for index, chunk in enumerate(counted):
-        chunk_tokens = tokens(chunk.content)
+        chunk_tokens = tokens(elide_inline_data(chunk.content))
         spelled = [t[0] for t in chunk_tokens]
         skip = _overlap_words(previous, spelled) if chunk.metadata.get(OVERLAP_KEY) else 0
+        if chunk.metadata.get(HEADER_KEY):
+            skip = max(skip, len(tokens(chunk.content[: chunk.metadata[HEADER_KEY]])))
         previous = spelled
         stream.extend((word, line_base + line, ends, index) for word, line, ends in chunk_tokens[skip:])
         line_base += (chunk_tokens[-1][1] + 1) if chunk_tokens else 0

@@ -1,12 +1,13 @@
 """Shared test fixtures: where the third-party corpus and eval data live (read in place)."""
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
+from indx_assets.encode import Encoded
 from indx_assets.runner import EVENT_LOG_STORAGE
 from indx_assets.settings import Settings
 
@@ -22,6 +23,25 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is not present")
     return CORPUS
+
+
+@pytest.fixture(scope="session")
+def cut_corpus_file(corpus: Path) -> Callable[[Path], Encoded]:
+    """A corpus file read and cut with the default chain, once per session however many tests
+    look at it (the corpus-wide tests share the cost of cutting it)."""
+    from indx_assets.chain import ChainConfig, load_chain
+    from indx_assets.encode import encode_bytes
+
+    chain = load_chain(ChainConfig())
+    cache: dict[Path, Encoded] = {}
+
+    def cut(path: Path) -> Encoded:
+        if path not in cache:
+            cache[path] = encode_bytes(path.read_bytes(), source_id=str(path.relative_to(corpus)), name=path.name,
+                                       chain=chain)
+        return cache[path]
+
+    return cut
 
 
 @pytest.fixture(scope="session")

@@ -60,7 +60,7 @@ def test_markdown_structure_becomes_typed_chunks_with_a_section_tree() -> None:
     assert MARKDOWN[table.start : table.end] == "City | Trams |\n| --- | --- |\n| Zurich | 270"
     assert all(p.text == MARKDOWN[p.start : p.end] for p in pieces)
     code = pieces[types.index("code")]
-    assert code.text == 'print("hello")' and MARKDOWN[code.start : code.end] == 'print("hello")'
+    assert code.text == '```python\nprint("hello")\n```' == MARKDOWN[code.start : code.end]  # its language is a word
     depots = next(p for p in pieces if "Oerlikon" in p.text)
     assert depots.metadata["section_path"] == ["Trams", "Fleet", "Depots"]
     fleet = pieces[types.index("table")].metadata
@@ -114,24 +114,29 @@ def test_bad_pages_are_declined_not_raised(chunker) -> None:
     # html: blocks that disagree with the page text (someone else's reader) are declined
     if isinstance(chunker, HtmlChunker):
         assert chunker.chunk(b"<p>one</p>", media, (PageOutput(1, "two"),)) == ()
-    # markdown: raw HTML nested too deep to parse in reasonable time declines the page
+    # markdown: raw HTML is its source, never parsed, so nesting 20,000 deep is only text
     if isinstance(chunker, MarkdownChunker):
+        from indx_assets.document import DocumentChunk
+        from indx_assets.fidelity import measure_page
+
         deep = "# Notes\n\n" + "<div>\n" * 20_000 + "text\n"
-        assert chunker.chunk(deep.encode(), media, (PageOutput(1, deep),)) == ()
+        (claim,) = chunker.chunk(deep.encode(), media, (PageOutput(1, deep),))
+        chunks = [DocumentChunk("deep.md", f"page:1/chunk:{i}", p.text or "", page=1)
+                  for i, p in enumerate(claim.pieces)]
+        assert measure_page(1, deep, chunks).passes
 
 
 _WORD = re.compile(r"\S+")
 
 
 @pytest.mark.slow
-def test_every_corpus_text_file_is_chunked_within_the_limit_in_order(corpus: Path) -> None:
+def test_every_corpus_text_file_is_chunked_within_the_limit_in_order(corpus: Path, cut_corpus_file) -> None:
     files = corpus_files(corpus)
     assert files, "no markdown/html/text files in the corpus"
     tok = minilm_tokenizer()
-    chain = load_chain(ChainConfig())
     left_out: dict[str, int] = {}
     for path in files:
-        encoded = encode_bytes(path.read_bytes(), source_id=path.name, name=path.name, chain=chain)
+        encoded = cut_corpus_file(path)
         expected = SUFFIXES[path.suffix.lower()]
         by_page = {p.page: p.text for p in encoded.read.pages}
         chunks = encoded.chunk_map.chunks
@@ -354,3 +359,27 @@ def test_markdown_nested_within_the_limit_keeps_its_structure_and_no_reason() ->
     document = to_document(encode_bytes(text.encode(), source_id="nine.md", chain=load_chain(ChainConfig(order=("markdown",)))))
     assert "unstructured" not in document.metadata["pages"][0]
     assert {"ListItem", "Title"} <= {t for c in document.chunks for t in c.metadata["element_types"]}
+
+
+def test_every_word_of_markdown_source_reaches_its_chunks() -> None:
+    from indx_assets.document import DocumentChunk
+    from indx_assets.fidelity import measure_page
+
+    payload = base64.b64encode(random.Random(1).randbytes(300)).decode()
+    rows = "\n".join(f"| [Site {i}](https://example.org/{i}) | the site number {i} |" for i in range(40))
+    text = (
+        '<h3 align="center">\n  <img src="https://example.org/logo.png" height="200">\n</h3>\n\n'
+        f'<p>Open-Source Tools</p> <img src="https://img.example/badge.svg?logo=data:image/svg+xml;base64,{payload}" />\n\n'
+        "## Steps\n\n"
+        + "".join(f"{i}. Step number {i} says what to do before the next step, at some length.\n" for i in range(1, 30))
+        + "\n```html\n<!DOCTYPE html>\n```\n\n"
+        f"| Section | Description |\n|-|-|\n{rows}\n\n"
+        "See [the guide][guide].\n\n[guide]: https://example.org/guide\n"
+    )
+    settings = ChunkerSettings.from_options(max_tokens=60, new_after_n_tokens=40)
+    (claim,) = MarkdownChunker(settings).chunk(text.encode(), "text/markdown", (PageOutput(1, text),))
+    chunks = [DocumentChunk("page.md", f"page:1/chunk:{i}", p.text or "", p.chunk_type or "content", 1,
+                            metadata=p.metadata) for i, p in enumerate(claim.pieces)]
+    assert sum(c.chunk_type == "table" for c in chunks) > 2  # the table was split by rows, its header repeated
+    result = measure_page(1, text, chunks)
+    assert (result.foreign, result.lost, result.duplicated) == (0, 0, 0), result.examples

@@ -4,34 +4,23 @@
 The page text of a Markdown source is the source itself, so each block's source map (its
 line range) gives its offsets: headings are `Title`s at their level, paragraphs
 `NarrativeText` (`ListItem` inside a list; a paragraph of long lines one element per line,
-see `indx_assets.chunking.paragraphs`), fenced and indented code `CodeSnippet`s, tables
-`Table`s (cells `|`-separated per line, with the rendered HTML for row-wise splitting), and
-raw HTML blocks are read with the HTML reader's own block walk. A block's text is its inline
-source (markers such as `#`, `>` or `-` gone, inline markup kept), except that an image or
-link whose target is inline data (`data:image/png;base64,...`, as notebooks and some editors
-export them) keeps only the data's type: its payload is not text, and would fill hundreds of
-chunks. A page whose raw HTML nests too deep to parse (`readers.html.MAX_BLOCK_DEPTH`) is
-declined, for the fallback to cut.
+see `indx_assets.chunking.paragraphs`), fenced code (with its fences and info string) and
+indented code `CodeSnippet`s, tables `Table`s (cells `|`-separated per line, with an HTML
+table of the cells' source for row-wise splitting), and raw HTML blocks `NarrativeText` of
+their source, tags and all (they are words of the page). A block's text is its inline source
+(markers such as `#`, `>` or `-` gone, inline markup kept), except that inline data
+(`data:image/png;base64,...`, see `indx_assets.chunking.inline_data`) keeps only the data's
+type: its payload is not text, and would fill hundreds of chunks. Text the parser gives no
+block to (past its nesting limit, link reference definitions) is cut as plain text.
 """
 
-import logging
-import re
 from typing import Any
 
 from indx_assets.chunking.elements import CodeSnippet, Element, ListItem, NarrativeText, Table, Title
+from indx_assets.chunking.inline_data import elide_inline_data, inline_data_spans
 from indx_assets.chunking.paragraphs import line_runs
 from indx_assets.chunking.pieces import Span, StructuredProvider, StructuredTextChunker
 from indx_assets.port import PageOutput
-
-log = logging.getLogger(__name__)
-#: An inline-data URI's payload (what follows its media type and parameters), long enough not to be prose.
-_DATA_PAYLOAD = re.compile(r"(\bdata:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+(?:=[\w.+-]+)?)*,)[\w+/=%-]{64,}")
-
-
-def _readable(text: str) -> str:
-    """`text` with every inline-data payload elided (see the module docstring)."""
-    return _DATA_PAYLOAD.sub(r"\1…", text) if "data:" in text else text
-
 
 class _Lines:
     """Character offsets of a text's lines, for markdown-it's line-based source maps."""
@@ -63,19 +52,27 @@ def _place(element: Element, span: tuple[int, int] | None) -> Element:
     return element
 
 
-def _table(tokens: list[Any], i: int, md: Any) -> tuple[Table, int]:
-    """The table opening at `tokens[i]` and the index of its closing token."""
-    rows: list[list[str]] = []
+def _table(tokens: list[Any], i: int) -> tuple[Table, int]:
+    """The table opening at `tokens[i]` and the index of its closing token. Its HTML, by which
+    a long table is split into rows, holds each cell's source ("[site](https://...)", not
+    the link's text alone): the rows of a split table keep the page's words."""
+    import html as html_lib
+
+    rows: list[list[tuple[str, str]]] = []  # (tag, source) of each cell
     j = i
     while tokens[j].type != "table_close":
         token = tokens[j]
         if token.type == "tr_open":
             rows.append([])
-        elif token.type == "inline" and rows:
-            rows[-1].append(" ".join(_readable(token.content).split()))
+        elif token.type in ("th_open", "td_open") and rows:
+            rows[-1].append((token.tag, ""))
+        elif token.type == "inline" and rows and rows[-1]:
+            rows[-1][-1] = (rows[-1][-1][0], " ".join(elide_inline_data(token.content).split()))
         j += 1
-    text = "\n".join(" | ".join(cells) for cells in rows if any(cells))
-    html = md.renderer.render(tokens[i : j + 1], md.options, {})
+    text = "\n".join(" | ".join(cell for _, cell in cells) for cells in rows if any(cell for _, cell in cells))
+    html = "<table>" + "".join(
+        "<tr>" + "".join(f"<{tag}>{html_lib.escape(cell)}</{tag}>" for tag, cell in cells) + "</tr>" for cells in rows
+    ) + "</table>"
     return Table(text, text_as_html=html), j
 
 
@@ -125,13 +122,12 @@ def markdown_elements(text: str) -> list[Element]:
     text the parser gives no block to is plain text (`_unstructured`)."""
     from markdown_it import MarkdownIt
 
-    from indx_assets.readers.html import html_blocks
-
     md = MarkdownIt("commonmark", {"html": True}).enable("table")
     tokens = md.parse(text)
     lines = _Lines(text)
     elements: list[Element] = []
     list_depth = 0
+    marker: str | None = None  # the number of the ordered list item whose first paragraph is next
     i = 0
     while i < len(tokens):
         token = tokens[i]
@@ -140,14 +136,18 @@ def markdown_elements(text: str) -> list[Element]:
             list_depth += 1
         elif kind in ("bullet_list_close", "ordered_list_close"):
             list_depth -= 1
+        elif kind == "list_item_open" and token.info:
+            marker = f"{token.info}{token.markup}"  # an ordered item's number is a word of the page
         elif kind == "heading_open":
-            title = Title(_readable(tokens[i + 1].content))
+            title = Title(elide_inline_data(tokens[i + 1].content))
             title.metadata.category_depth = int(token.tag[1:])
             elements.append(_place(title, lines.span(token.map)))
             i += 2
         elif kind == "paragraph_open":
             cls = ListItem if list_depth else NarrativeText
-            content = _readable(tokens[i + 1].content).split("\n")
+            content = elide_inline_data(tokens[i + 1].content).split("\n")
+            if marker is not None:
+                content[0], marker = f"{marker} {content[0]}", None
             first, last = token.map or (0, 0)
             if len(content) != last - first:  # no line-for-line source map: keep it whole
                 elements.append(_place(cls("\n".join(content)), lines.span(token.map)))
@@ -155,22 +155,20 @@ def markdown_elements(text: str) -> list[Element]:
                 for a, b in line_runs(content):
                     elements.append(_place(cls("\n".join(content[a:b])), lines.span([first + a, first + b])))
             i += 2
-        elif kind in ("fence", "code_block"):
+        elif kind == "fence":  # its fences and info string too ("```html"): words of the page
+            span = lines.span(token.map)
+            code = text[span[0] : span[1]] if span else token.content
+            elements.append(_place(CodeSnippet(elide_inline_data(code)), span))
+        elif kind == "code_block":
             elements.append(_place(CodeSnippet(token.content), lines.span(token.map)))
         elif kind == "table_open":
-            table, i = _table(tokens, i, md)
+            table, i = _table(tokens, i)
             elements.append(_place(table, lines.span(token.map)))
-        elif kind == "html_block":
+        elif kind == "html_block":  # its source, tags and all: they are words of the page
             span = lines.span(token.map)
-            for block in html_blocks(token.content):
-                cls = {"title": Title, "list_item": ListItem, "code": CodeSnippet}.get(block.kind, NarrativeText)
-                if block.kind == "table":
-                    element: Element = Table(block.text, text_as_html=block.html)
-                else:
-                    element = cls(block.text)
-                if cls is Title:
-                    element.metadata.category_depth = block.level or 1
-                elements.append(_place(element, span))
+            source = text[span[0] : span[1]] if span else token.content
+            if source.strip():
+                elements.append(_place(NarrativeText(elide_inline_data(source)), span))
         i += 1
     extra = _unstructured(text, tokens, lines, md.options["maxNesting"])
     if not extra:
@@ -184,16 +182,10 @@ class MarkdownChunker(StructuredTextChunker):
 
     def left_out(self, page_text: str) -> list[Span]:
         """The inline-data payloads, which the elements elide (see the module docstring)."""
-        return [(m.end(1), m.end()) for m in _DATA_PAYLOAD.finditer(page_text)] if "data:" in page_text else []
+        return inline_data_spans(page_text)
 
     def page_elements(self, content: bytes, page: PageOutput) -> list[Element] | None:
-        from indx_assets.readers.html import HtmlTooDeep
-
-        try:
-            return markdown_elements(page.text)
-        except HtmlTooDeep as exc:
-            log.warning("markdown page %d declined: its raw HTML %s", page.page, exc)
-            return None
+        return markdown_elements(page.text)
 
 
 class MarkdownProvider(StructuredProvider):

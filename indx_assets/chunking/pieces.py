@@ -20,10 +20,11 @@ What the `markdown`, `html` and `text` chunkers share (each only maps its format
   or `>`), so a span runs from a chunk's first word to its last: the smallest slice of the
   page that holds all of it. Text a chunk repeats is not searched again: the span starts at
   the first word of the overlap it repeats, and a table's repeated header is left out. The
-  piece's text is then that very slice of the page whenever the slice is within the limit
-  (so `text == page[start:end]`); otherwise (a slice grown past the limit by markup or
-  whitespace, a table piece with a repeated header) it keeps the chunker's text and the span
-  still says which part of the page it covers.
+  piece's text is then that very slice of the page whenever the slice holds every word of the
+  chunk and is within the limit (so `text == page[start:end]`); otherwise (a word the chunker
+  wrote, such as elided inline data, a slice grown past the limit by markup or whitespace, a
+  table piece with a repeated header) it keeps the chunker's text and the span still says
+  which part of the page it covers.
 - `sentence_pieces` (chain option `sentences`): each prose chunk's sentences as pieces of
   their own, so a short query can find the sentence that answers it and search can hand back
   the chunk that holds it.
@@ -47,7 +48,7 @@ from indx_assets.chunking.elements import (
 )
 from indx_assets.chunking.measure import WORD
 from indx_assets.chunking.text_splitter import SENTENCE_END
-from indx_assets.fidelity import OVERLAP_KEY, UNSTRUCTURED_KEY
+from indx_assets.fidelity import HEADER_KEY, OVERLAP_KEY, UNSTRUCTURED_KEY
 from indx_assets.port import ChunkPiece, PageChunks, PageOutput
 
 if TYPE_CHECKING:
@@ -347,6 +348,8 @@ class _SpanFinder:
         self.text = text
         self.cursor = 0
         self.previous_starts: list[int] = []
+        #: whether the last span holds every word of its chunk, so the slice can stand for it
+        self.whole = True
 
     def span(self, chunk: Element) -> tuple[int, int] | None:
         md = chunk.metadata
@@ -360,9 +363,11 @@ class _SpanFinder:
         found: list[int] = []
         end = None
         find = self.text.find
+        self.whole = True
         for word in WORD.findall(body):
             at = find(word, cursor, limit)
             if at < 0:
+                self.whole = False
                 continue  # text the chunker wrote (markup gone, entities decoded): not a slice
             found.append(at)
             cursor = end = at + len(word)
@@ -432,7 +437,7 @@ def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSetting
         span = finder.span(chunk)
         md = chunk.metadata
         body = chunk.text
-        if span is not None and not md.header_prefix_len and not _runs_over(span, left_out):
+        if span is not None and finder.whole and not md.header_prefix_len and not _runs_over(span, left_out):
             verbatim = text[span[0] : span[1]]
             if verbatim != body and verbatim.strip() and settings.fits(verbatim):
                 body = verbatim  # the page's own text, whitespace and all, when it fits the limit
@@ -446,8 +451,10 @@ def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSetting
         }
         if md.is_continuation:
             metadata["is_continuation"] = True
-        if md.overlap_prefix_len:
-            metadata[OVERLAP_KEY] = md.overlap_prefix_len  # repeated on purpose: not duplication
+        if md.overlap_prefix_len:  # repeated on purpose: not duplication
+            metadata[OVERLAP_KEY] = md.overlap_prefix_len
+        if md.header_prefix_len and body == chunk.text:
+            metadata[HEADER_KEY] = md.header_prefix_len
         unstructured = sorted({e.metadata.unstructured for e in md.orig_elements or () if e.metadata.unstructured})
         if unstructured:
             metadata[UNSTRUCTURED_KEY] = "; ".join(unstructured)
