@@ -20,7 +20,8 @@ from indx_assets.document import Document
 from indx_assets.embedder import MiniLMEmbedder, piece_vectors
 from indx_assets.encode import Encoded, to_document
 from indx_assets.executor import ChunkMap, run_chain
-from indx_assets.fidelity import measure, summary as fidelity_summary
+from indx_assets.fidelity import UNSTRUCTURED_KEY, measure
+from indx_assets.fidelity import summary as fidelity_summary
 from indx_assets.media import detect_media_type
 from indx_assets.readers import ReaderConfig, read_document
 from indx_assets.resources.lancedb import LanceDBResource
@@ -140,6 +141,9 @@ def cut_chunks(source_id: str, storage: StorageResource, chain: Chain) -> StageO
     }
     if not chain.links:
         metadata["warning"] = "no chunker is installed (entry-point group indx.chunkers is empty): nothing was chunked"
+    unstructured = {str(p["page"]): p[UNSTRUCTURED_KEY] for p in document.metadata["pages"] if p.get(UNSTRUCTURED_KEY)}
+    if unstructured:  # text a parser gave up on, kept as plain text: why, page by page
+        metadata["unstructured_pages"] = unstructured
     if encoded.chunk_map.failed_chunkers:
         metadata["failed_chunkers"] = list(encoded.chunk_map.failed_chunkers)
     picture = first_page_picture(content, encoded, document)
