@@ -9,7 +9,7 @@ thresholds, 0 otherwise.
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -19,27 +19,28 @@ from rich.table import Table
 from indx_assets.cli import app
 from indx_assets.fidelity import MIN_KEPT, DocumentFidelity, totals
 
+if TYPE_CHECKING:
+    from indx_assets.chain import Chain
 
-def _cut(paths: list[Path]) -> Iterator[DocumentFidelity]:
-    """Each file under `paths`, read and cut with the installed chain, measured. A file's
-    source id is its path relative to the folder it was found under (its name when given itself)."""
-    from indx_assets.chain import load_chain
+
+def _cut(paths: list[Path], chain: "Chain") -> Iterator[DocumentFidelity]:
+    """Each file under `paths`, read and cut with `chain`, measured. A file's source id is its
+    path relative to the folder it was found under (its name when given itself)."""
     from indx_assets.encode import encode_bytes, to_document
     from indx_assets.fidelity import measure
     from indx_assets.resources.corpus import CorpusResource
 
-    chain = load_chain()
     for source_id, path in CorpusResource(roots=[str(p) for p in paths]).iter_sources():
         encoded = encode_bytes(path.read_bytes(), source_id=source_id, name=path.name, chain=chain)
         yield measure(source_id, encoded.read.pages, to_document(encoded).chunks)
 
 
 def _print(documents: list[DocumentFidelity], console: Console) -> None:
-    table = Table(show_edge=False)
-    table.add_column("document", overflow="fold", min_width=24)
-    for column in ("pages", "words", "foreign", "notation", "lost", "duplicated"):
-        table.add_column(column, justify="right")
-    table.add_column("verdict", overflow="fold")
+    table = Table(show_edge=False, caption="sub/sup: sub/superscript notation (not foreign); dup.: duplicated")
+    table.add_column("document", overflow="fold", min_width=16, ratio=3)
+    for column in ("pages", "words", "foreign", "sub/sup", "lost", "dup."):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("verdict", overflow="fold", ratio=2)
     for d in documents:
         t = d.totals()
         verdict = "ok" if d.passes else f"[red]below on page(s) {', '.join(map(str, d.failing_pages[:10]))}" + (
@@ -68,11 +69,14 @@ def verify(
 ) -> None:
     """Check that every chunk word is a word of its page and every page word is in a chunk."""
     if paths:
+        from indx_assets.chain import load_chain
+
         try:
-            documents = list(_cut(paths))
+            chain = load_chain()
         except ValueError as exc:  # the chain config is wrong: say which, without a traceback
             typer.echo(f"Error: the chunker chain cannot be built: {exc}", err=True)
             raise typer.Exit(2) from None
+        documents = list(_cut(paths, chain))
     else:
         from indx_assets.analytics import stored_fidelity
         from indx_assets.settings import Settings
