@@ -383,3 +383,20 @@ def test_every_word_of_markdown_source_reaches_its_chunks() -> None:
     assert sum(c.chunk_type == "table" for c in chunks) > 2  # the table was split by rows, its header repeated
     result = measure_page(1, text, chunks)
     assert (result.foreign, result.lost, result.duplicated) == (0, 0, 0), result.examples
+
+
+def test_the_overlap_the_chain_asks_for_is_named_and_not_counted_as_duplication() -> None:
+    from indx_assets.document import DocumentChunk
+    from indx_assets.fidelity import measure_page
+
+    text = " ".join(f"word{i}" for i in range(200)) + "\n"
+    settings = ChunkerSettings.from_options(max_characters=200, overlap=40)
+    (claim,) = TextChunker(settings).chunk(text.encode(), "text/plain", (PageOutput(1, text),))
+    assert len(claim.pieces) > 5 and all(p.metadata.get("overlap") for p in claim.pieces[1:])
+    chunks = [DocumentChunk("w.txt", f"page:1/chunk:{i}", p.text or "", page=1, metadata=p.metadata)
+              for i, p in enumerate(claim.pieces)]
+    result = measure_page(1, text, chunks)
+    assert (result.foreign, result.lost, result.duplicated) == (0, 0, 0)
+    # the same repetition, not asked for, is duplication
+    unasked = [DocumentChunk("w.txt", c.locator, c.content, page=1) for c in chunks]
+    assert measure_page(1, text, unasked).duplicated > 30
