@@ -5,6 +5,13 @@ page text, see `indx_assets.readers.pdf.load_pdf`), so a page is loaded once for
 chunking; the chunker calls it itself only for pages the reader did not keep runs for.
 
 Boxes are in displayed points: crop box and `/Rotate` applied, top-left origin (`PageFrame`).
+
+Offsets: a run's `start`/`end` index the page text (`get_text_range()`, the reader's text),
+while PDFium's box calls take indices into its own character list. The two differ on pages
+where PDFium leaves characters of its list out of the text (control glyphs such as U+0003 in
+a table's numbers): every index after such a character is shifted, and boxes read with text
+offsets belong to the characters beside them (a run "Sa" | "ni" for "Sanni", "4.0910" for
+"24.0910"). `CharIndex` translates text offsets to character indices.
 """
 
 import re
@@ -100,7 +107,38 @@ def _loose_box(textpage: "pypdfium2.PdfTextPage", index: int, frame: PageFrame, 
     return frame.to_display(rect.left, rect.bottom, rect.right, rect.top)
 
 
-def _char_runs(textpage: "pypdfium2.PdfTextPage", text: str, start: int, end: int, frame: PageFrame) -> list[Run]:
+class CharIndex:
+    """Page-text offsets to PDFium character indices, for one text page.
+
+    Most pages map one to one: PDFium's text index of the last character is the last character
+    index, and the mapping is strictly increasing, so every offset maps to itself and nothing
+    more is asked of PDFium. Other pages get the full table (one call per character).
+    """
+
+    __slots__ = ("table",)
+
+    def __init__(self, textpage: "pypdfium2.PdfTextPage", text: str):
+        raw = _raw()
+        n = len(text)
+        count = raw.FPDFText_CountChars(textpage)
+        identity = n == 0 or (count == n and raw.FPDFText_GetCharIndexFromTextIndex(textpage, n - 1) == n - 1)
+        to_char = raw.FPDFText_GetCharIndexFromTextIndex
+        self.table: list[int] | None = None if identity else [to_char(textpage, i) for i in range(n)]
+
+    def __call__(self, offset: int) -> int:
+        """The character index of text offset `offset` (-1 for a character PDFium's list lacks)."""
+        return offset if self.table is None else self.table[offset]
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The character index of `start` and the count of characters up to text offset `end`
+        (text characters PDFium's list lacks skipped at either end; a count of 0 if all are)."""
+        if self.table is None:
+            return start, end - start
+        held = [c for c in self.table[start:end] if c >= 0]
+        return (held[0], held[-1] - held[0] + 1) if held else (0, 0)
+
+
+def _char_runs(textpage: "pypdfium2.PdfTextPage", text: str, start: int, end: int, frame: PageFrame, index: CharIndex) -> list[Run]:
     """Runs of one PDFium line cut glyph by glyph (used only for lines with a gap inside)."""
     import pypdfium2.raw as raw
 
@@ -116,9 +154,9 @@ def _char_runs(textpage: "pypdfium2.PdfTextPage", text: str, start: int, end: in
             cur.clear()
 
     for i in range(start, end):
-        if text[i].isspace():
+        if text[i].isspace() or index(i) < 0:
             continue
-        box = _loose_box(textpage, i, frame, rect)
+        box = _loose_box(textpage, index(i), frame, rect)
         if box is None:
             continue
         if cur and _breaks(cur[-1][1], box):
@@ -140,6 +178,7 @@ def page_runs(page: "pypdfium2.PdfPage", textpage: "pypdfium2.PdfTextPage", text
 
     raw = _raw()
     frame = PageFrame.of(page)
+    index = CharIndex(textpage, text)
     to_display = frame.to_display
     rect = raw.FS_RECTF()
     # PDFium's calls straight, with reused out-parameters: the helpers allocate per rectangle
@@ -150,7 +189,8 @@ def page_runs(page: "pypdfium2.PdfPage", textpage: "pypdfium2.PdfTextPage", text
         start, end = match.span()
         if not text[start:end].strip():
             continue
-        count = count_rects(textpage, start, end - start)
+        first_char, char_count = index.span(start, end)
+        count = count_rects(textpage, first_char, char_count)
         if count < 0:
             raise PdfiumError("Failed to count rectangles.")
         rects = []
@@ -166,11 +206,11 @@ def page_runs(page: "pypdfium2.PdfPage", textpage: "pypdfium2.PdfTextPage", text
             xs0, ys0, xs1, ys1 = zip(*rects)
             line_runs = [Run(text[start:end], min(xs0), min(ys0), max(xs1), max(ys1), start, end)]
         else:
-            line_runs = _char_runs(textpage, text, start, end, frame)
+            line_runs = _char_runs(textpage, text, start, end, frame, index)
         for run in line_runs:
             span = text[run.start : run.end]
             lead = len(span) - len(span.lstrip())  # (lstrip strips exactly what isspace() calls space)
-            first = run.start + lead if lead < len(span) else run.start
+            first = index(run.start + lead if lead < len(span) else run.start)
             loose = _loose_box(textpage, first, frame, rect)
             if loose is not None:  # the font's full height, whatever glyphs the run holds
                 run.y0, run.y1 = min(run.y0, loose[1]), max(run.y1, loose[3])
