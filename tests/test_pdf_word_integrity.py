@@ -51,3 +51,30 @@ def test_layout_parser_keeps_initial_letters_and_the_text_between_chunks(corpus:
         assert phrase in " ".join(text.split())
         assert phrase in joined
     assert not {"rown", "niversity", "arvard"} & set(_words(joined))
+
+
+@pytest.mark.parametrize(("name", "page", "glued", "phrases"), [
+    # a poster's slanted lines overlap in height: read as one row, they ran together
+    ("failure-after-repair.pdf", 37, {"exerciseshas", "thatmore", "timesRepeat", "earsLift", "slowlybegin"},
+     ["Arm exercises will also move any fluid that has collected", "Lift your shoulder slowly up towards your ears"]),
+    # stacked lines joined through a taller figure in the next column
+    ("reliance.pdf", 2, {"croreEXPORTS", "Ambanicontribute", "chapterand", "growthOne"},
+     ["which has no final chapter and one which is continually", "EXPORTS"]),
+])
+def test_lines_of_a_page_are_not_glued_into_one(corpus: Path, name: str, page: int, glued: set[str], phrases: list[str]) -> None:
+    text, pieces = _pieces(corpus, name, page)
+    chunk_words = {w for p in pieces for w in _words(p.text or "")}
+    assert not glued & chunk_words
+    page_words = set(_words(text))
+    assert glued.isdisjoint(page_words)
+    joined = " ".join(" ".join((p.text or "").split()) for p in pieces)
+    for phrase in phrases:
+        assert phrase in joined
+
+
+def test_a_word_broken_across_letter_spaced_runs_stays_one_word(corpus: Path) -> None:
+    # the back cover's letter-spaced capitals: PDFium reads "UNDERSTANDING", the glyphs lie apart
+    text, pieces = _pieces(corpus, "failure-after-repair.pdf", 76)
+    assert "UNDERSTANDING" in text
+    chunk_words = {w for p in pieces for w in _words(p.text or "")}
+    assert "UNDERSTANDING" in chunk_words and "STAN" not in chunk_words

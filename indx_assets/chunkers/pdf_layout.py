@@ -60,10 +60,17 @@ class Run:
     end: int
     size: float = 0.0
     bold: bool = False
+    #: the page-text offset of the next visible character after the run (-1: not known)
+    next_start: int = -1
 
     @property
     def height(self) -> float:
         return self.y1 - self.y0
+
+    def spaced_before(self, run: "Run") -> bool | None:
+        """Whether the page text puts whitespace between this run and `run`, when `run` is what
+        the page text reads next (None when it is not: the text does not say)."""
+        return self.next_start > self.end if self.next_start == run.start else None
 
 
 @dataclass(slots=True)
@@ -91,12 +98,17 @@ class VisualLine:
         return self.y1 - self.y0
 
     def _segments(self) -> list[tuple[str, "Run | None"]]:
-        """The line's runs left to right, with a space (`None` run) where the page shows a gap."""
+        """The line's runs left to right, with a space (`None` run) between two runs where the
+        page text has whitespace between them when it reads them one after the other (a
+        superscript PDFium set apart, letter-spaced capitals it reads as one word), else where
+        the page shows a gap."""
         segments: list[tuple[str, Run | None]] = [(self.runs[0].text, self.runs[0])]
         for prev, run in zip(self.runs, self.runs[1:]):
-            gap = run.x0 - prev.x1
             joined = segments[-1][0].endswith(" ") or run.text.startswith(" ")
-            if gap > 0.15 * max(prev.height, run.height) and not joined:
+            spaced = prev.spaced_before(run)
+            if spaced is None:
+                spaced = run.x0 - prev.x1 > 0.15 * max(prev.height, run.height)
+            if spaced and not joined:
                 segments.append((" ", None))
             segments.append((run.text, run))
         return segments
@@ -220,16 +232,34 @@ def visual_lines(runs: list[Run]) -> list[VisualLine]:
 
 
 def _split_row(row: list[Run]) -> list[list[Run]]:
+    """One baseline row's runs as lines, left to right: a run continues the line whose last run
+    ends less than `WORD_GAP` line heights before it, shares its baseline (half the shorter
+    height) and lies beside it rather than over it (less than half the narrower width shared).
+    The row is a chain of overlaps, so it can hold two stacked lines of a paragraph
+    joined through a taller run beside them (a big figure in the next column); testing the
+    run's own neighbour keeps them apart, where one gap test for the row read them as one line
+    ("chapter" + "and one which..." as "chapterand one which...")."""
     row = sorted(row, key=lambda r: r.x0)
     groups: list[list[Run]] = [[row[0]]]
-    right = row[0].x1
+    rights = [row[0].x1]
     for run in row[1:]:
-        height = min(run.height, max(r.height for r in groups[-1]))
-        if run.x0 - right > WORD_GAP * height:
+        best, overlap = -1, 0.5
+        for k, group in enumerate(groups):
+            height = min(run.height, max(r.height for r in group))
+            if run.x0 - rights[k] > WORD_GAP * height:
+                continue
+            last = group[-1]
+            if min(run.x1, last.x1) - max(run.x0, last.x0) > 0.5 * min(run.x1 - run.x0, last.x1 - last.x0):
+                continue  # drawn over it, not beside it: the next line of slanted or stacked text
+            shared = _v_overlap(run, last)
+            if shared >= overlap:
+                best, overlap = k, shared
+        if best < 0:
             groups.append([run])
+            rights.append(run.x1)
         else:
-            groups[-1].append(run)
-        right = max(right, run.x1)
+            groups[best].append(run)
+            rights[best] = max(rights[best], run.x1)
     return groups
 
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 #: A run's rects further apart than this many line heights are separate runs (gutters, cells).
 RUN_GAP = 1.2
 _LINE = re.compile(r"[^\r\n]+")
+_VISIBLE = re.compile(r"\S")
 
 
 @dataclass(frozen=True)
@@ -70,12 +71,23 @@ class PageFrame:
         return x0 * w, y0 * h, x1 * w, y1 * h
 
 
-def _breaks(prev: tuple[float, float, float, float], cur: tuple[float, float, float, float]) -> bool:
+def _breaks(prev: tuple[float, float, float, float], cur: tuple[float, float, float, float], glyphs: bool = False) -> bool:
     """Whether `cur` (next in character order) starts a new run after `prev`: it leaves the
-    row, jumps back left, or sits more than `RUN_GAP` line heights to the right."""
+    row, jumps back left, or sits more than `RUN_GAP` line heights to the right. Between two
+    glyphs (`glyphs`), one straight above or below the other in the same column goes on:
+    text set vertically, which PDFium reads as one line (a spine's "UNDERSTANDING" is one
+    word, not thirteen). (Not between PDFium's rectangles: a line that wraps has its second
+    rectangle under the first.)"""
     height = max(prev[3] - prev[1], cur[3] - cur[1], 1e-3)
     same_row = min(prev[3], cur[3]) - max(prev[1], cur[1]) > 0
-    return not same_row or cur[0] - prev[2] > RUN_GAP * height or cur[2] < prev[0]
+    if not same_row:
+        if not glyphs:
+            return True
+        width = min(prev[2] - prev[0], cur[2] - cur[0])
+        shared = min(prev[2], cur[2]) - max(prev[0], cur[0])
+        near = min(abs(cur[1] - prev[3]), abs(prev[1] - cur[3])) < 0.5 * width
+        return not (width > 0 and shared > 0.8 * width and near)
+    return cur[0] - prev[2] > RUN_GAP * height or cur[2] < prev[0]
 
 
 def _gap_groups(rects: list[tuple[float, float, float, float]]) -> list[list[int]]:
@@ -159,7 +171,7 @@ def _char_runs(textpage: "pypdfium2.PdfTextPage", text: str, start: int, end: in
         box = _loose_box(textpage, index(i), frame, rect)
         if box is None:
             continue
-        if cur and _breaks(cur[-1][1], box):
+        if cur and _breaks(cur[-1][1], box, glyphs=True):
             close()
         cur.append((i, box))
     close()
@@ -222,6 +234,9 @@ def page_runs(page: "pypdfium2.PdfPage", textpage: "pypdfium2.PdfTextPage", text
             run.start, run.end = run.start + lead, run.end - trail
             run.text = run.text.strip().replace("\x02", "-").replace("\ufffe", "-")
             runs.append(run)
+    for run in runs:  # where the page text goes on after each run, to space runs as it does
+        following = _VISIBLE.search(text, run.end)
+        run.next_start = following.start() if following else -1
     return runs
 
 
