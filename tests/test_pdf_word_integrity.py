@@ -78,3 +78,29 @@ def test_a_word_broken_across_letter_spaced_runs_stays_one_word(corpus: Path) ->
     assert "UNDERSTANDING" in text
     chunk_words = {w for p in pieces for w in _words(p.text or "")}
     assert "UNDERSTANDING" in chunk_words and "STAN" not in chunk_words
+
+
+@pytest.mark.parametrize(("name", "page", "off_page"), [
+    ("reliance.pdf", 2, "Stakeholder Value-creation"),  # the facing page's contents, beyond the crop box
+    ("failure-after-repair.pdf", 25, "achieve a good cosmetic outcome after surgery"),  # a table across a spread
+])
+def test_text_drawn_beyond_the_page_is_kept_in_hidden_pieces(corpus: Path, name: str, page: int, off_page: str) -> None:
+    text, pieces = _pieces(corpus, name, page)
+    assert off_page in " ".join(text.split())
+    hidden = [p for p in pieces if p.bbox is None]
+    assert hidden and all(p.bbox_reason == "hidden" and p.metadata["off_page"] for p in hidden)
+    assert any(off_page in " ".join((p.text or "").split()) for p in hidden)
+    assert all(off_page not in " ".join((p.text or "").split()) for p in pieces if p.bbox is not None)
+    page_words = _words(text)
+    held = set(w for p in pieces for w in _words(p.text or "")) | {
+        w for p in pieces for line in p.metadata.get("page_footer", []) + p.metadata.get("page_header", []) for w in _words(line)}
+    assert sum(w in held for w in page_words) >= 0.99 * len(page_words)
+
+
+def test_a_glyph_pdfium_cannot_map_is_no_hyphen_inside_a_word(corpus: Path) -> None:
+    # the "ffi" ligature reads as U+FFFE in PDFium's text ("di\ufffeculties"): a hyphen only
+    # where it ends a line, a soft hyphen (in no word) inside one
+    text, pieces = _pieces(corpus, "copy-protected.pdf", 2)
+    assert "di\ufffeculties" in text
+    chunk_words = [w.replace("\u00ad", "") for p in pieces for w in _words(p.text or "")]
+    assert "diculties" in chunk_words and "di-culties" not in chunk_words

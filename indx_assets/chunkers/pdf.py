@@ -19,6 +19,10 @@ in `page_header` / `page_footer` instead of ending with the page number.
 Every text piece carries the union box of its lines, normalised to the displayed page (crop
 box and `/Rotate` applied, top-left origin), and, when its runs form one stretch of the
 reader's page text that no other piece reaches into, the character offsets of that stretch.
+Text the page's text layer holds but draws beyond the displayed page (the facing page of a
+spread, clipped by the crop box) is laid out on its own after the page's pieces: its pieces
+carry `bbox_reason` `hidden` and `off_page: true`, so every word of the page text is in a
+chunk while no box points outside the page.
 
 Sizes and sections are the structure-aware chunking library's (`indx_assets.chunking`, the
 same `ChunkerSettings` as the `markdown`, `html` and `text` chunkers; `pdf_elements` maps the
@@ -37,9 +41,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from indx_assets.chunkers.pdf_elements import SectionTrail, boxed, cut_page, page_layout, reader_offsets
+from indx_assets.chunkers.pdf_elements import Cut, SectionTrail, boxed, cut_page, page_layout, reader_offsets
 from indx_assets.chunkers.pdf_furniture import Furniture
-from indx_assets.chunkers.pdf_layout import layout
+from indx_assets.chunkers.pdf_layout import Run, layout
 from indx_assets.chunkers.pdf_runs import PageGeometry, page_geometry
 from indx_assets.chunking.pieces import ChunkerSettings
 from indx_assets.port import ChunkPiece, PageChunks, PageOutput
@@ -74,26 +78,35 @@ def text_pieces(geometry: PageGeometry, text: str, output: PageOutput, settings:
     `furniture` is what the document's pages repeat (page numbers alone when None).
     """
     runs, named = (furniture or Furniture()).split(geometry)
+    hidden = [run for run in runs if run.hidden]
+    runs = [run for run in runs if not run.hidden]
     if named and not any(run.text.strip() for run in runs):
         # a page of nothing but furniture keeps it as its text: left without pieces, the page
         # would go to the fallback chunker, which knows no furniture at all
-        runs, named = list(geometry.runs), {}
-    blocks = layout(runs)
-    if not blocks:
-        return ()
+        runs, named = [run for run in geometry.runs if not run.hidden], {}
     size = geometry.display_size
-    placed = page_layout(blocks, output.page, size)
-    cuts = cut_page(placed, settings, trail or SectionTrail())
+    cuts = _cuts(runs, output.page, size, settings, trail or SectionTrail())
+    # text drawn off the displayed page is laid out on its own, its sections its own too
+    shown = len(cuts)
+    cuts += _cuts(hidden, output.page, size, settings, SectionTrail())
     same_text = text == output.text  # offsets point into the reader's text only if it is this text
     pieces = []
-    for cut, span in zip(cuts, reader_offsets(cuts)):
-        bbox = boxed(cut, size)
-        if bbox is None or not (cut.piece.text or "").strip():
+    for k, (cut, span) in enumerate(zip(cuts, reader_offsets(cuts))):
+        bbox = boxed(cut, size) if k < shown else None
+        if (k < shown and bbox is None) or not (cut.piece.text or "").strip():
             continue
         start, end = span if (span and same_text) else (None, None)
         metadata = {**cut.piece.metadata, **named} if named else cut.piece.metadata
-        pieces.append(replace(cut.piece, bbox=bbox, bbox_reason=None, start=start, end=end, metadata=metadata))
+        if bbox is None:  # drawn beyond the page's edges: hidden where the page is shown
+            metadata = {**metadata, "off_page": True}
+        pieces.append(replace(cut.piece, bbox=bbox, bbox_reason=None if bbox else "hidden", start=start, end=end, metadata=metadata))
     return tuple(pieces)
+
+
+def _cuts(runs: list[Run], page: int, size: tuple[float, float], settings: ChunkerSettings, trail: SectionTrail) -> list[Cut]:
+    """The library's cuts of these runs' blocks (none when they make no blocks)."""
+    blocks = layout(runs)
+    return cut_page(page_layout(blocks, page, size), settings, trail) if blocks else []
 
 
 def measured(page: "pypdfium2.PdfPage") -> tuple[PageGeometry, str]:

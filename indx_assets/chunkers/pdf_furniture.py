@@ -45,7 +45,7 @@ def band_lines(geometry: PageGeometry) -> list[BandLine]:
     """The visual lines that lie wholly in the page's top or bottom band."""
     height = geometry.display_size[1]
     top, foot = BAND * height, (1 - BAND) * height
-    runs = [r for r in geometry.runs if r.y1 <= top or r.y0 >= foot]
+    runs = [r for r in geometry.runs if (r.y1 <= top or r.y0 >= foot) and not r.hidden]
     return [("header" if line.y1 <= top else "footer", line) for line in visual_lines(runs)]
 
 

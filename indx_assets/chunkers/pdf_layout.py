@@ -62,6 +62,8 @@ class Run:
     bold: bool = False
     #: the page-text offset of the next visible character after the run (-1: not known)
     next_start: int = -1
+    #: drawn outside the displayed page (its box lies beyond the page's edges)
+    hidden: bool = False
 
     @property
     def height(self) -> float:

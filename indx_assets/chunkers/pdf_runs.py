@@ -27,6 +27,16 @@ if TYPE_CHECKING:
 RUN_GAP = 1.2
 _LINE = re.compile(r"[^\r\n]+")
 _VISIBLE = re.compile(r"\S")
+_SOFT_HYPHENS = str.maketrans({"\x02": "\u00ad", "\ufffe": "\u00ad"})
+
+
+def _shown(span: str) -> str:
+    """A run's text as shown, one character per character of the page text: PDFium's U+0002
+    and U+FFFE (its soft hyphen, and a glyph it cannot map, such as an "ffi" ligature) are a
+    hyphen where they end the run (the hyphen printed at a line's end) and a soft hyphen
+    (U+00AD, not part of any word) elsewhere; "di\ufffeculties" is not "di-culties"."""
+    shown = span.strip().translate(_SOFT_HYPHENS)
+    return shown[:-1] + "-" if shown.endswith("\u00ad") else shown
 
 
 @dataclass(frozen=True)
@@ -48,8 +58,9 @@ class PageFrame:
     def display_size(self) -> tuple[float, float]:
         return (self.height, self.width) if self.rotation in (90, 270) else (self.width, self.height)
 
-    def to_display(self, l: float, b: float, r: float, t: float) -> tuple[float, float, float, float] | None:
-        """A user-space rectangle in displayed points (top-left origin), clipped; None if off the page."""
+    def to_display(self, l: float, b: float, r: float, t: float, clip: bool = True) -> tuple[float, float, float, float] | None:
+        """A user-space rectangle in displayed points (top-left origin), clipped to the page
+        (None if off it) unless not `clip`."""
         u0, u1 = (l - self.left) / self.width, (r - self.left) / self.width
         v0, v1 = (self.bottom + self.height - t) / self.height, (self.bottom + self.height - b) / self.height
         if self.rotation == 90:
@@ -60,11 +71,11 @@ class PageFrame:
             x0, x1, y0, y1 = v0, v1, 1 - u1, 1 - u0
         else:
             x0, x1, y0, y1 = u0, u1, v0, v1
-        # clip to the page; conditionals, not max/min: this runs for every rect of every page
-        x0 = 0.0 if x0 < 0.0 else x0
-        y0 = 0.0 if y0 < 0.0 else y0
-        x1 = 1.0 if x1 > 1.0 else x1
-        y1 = 1.0 if y1 > 1.0 else y1
+        if clip:  # conditionals, not max/min: this runs for every rect of every page
+            x0 = 0.0 if x0 < 0.0 else x0
+            y0 = 0.0 if y0 < 0.0 else y0
+            x1 = 1.0 if x1 > 1.0 else x1
+            y1 = 1.0 if y1 > 1.0 else y1
         if x1 <= x0 or y1 <= y0:
             return None
         w, h = (self.height, self.width) if self.rotation in (90, 270) else (self.width, self.height)
@@ -108,7 +119,7 @@ def _raw() -> Any:
     return raw
 
 
-def _loose_box(textpage: "pypdfium2.PdfTextPage", index: int, frame: PageFrame, rect: Any) -> tuple[float, float, float, float] | None:
+def _loose_box(textpage: "pypdfium2.PdfTextPage", index: int, frame: PageFrame, rect: Any, clip: bool = True) -> tuple[float, float, float, float] | None:
     """A glyph's box from the font's ascent to its descent, over its advance (displayed points).
 
     Loose boxes give every glyph of a line the same height, so line spacing can be compared
@@ -116,7 +127,7 @@ def _loose_box(textpage: "pypdfium2.PdfTextPage", index: int, frame: PageFrame, 
     """
     if not _raw().FPDFText_GetLooseCharBox(textpage, index, rect):
         return None
-    return frame.to_display(rect.left, rect.bottom, rect.right, rect.top)
+    return frame.to_display(rect.left, rect.bottom, rect.right, rect.top, clip)
 
 
 class CharIndex:
@@ -151,28 +162,34 @@ class CharIndex:
 
 
 def _char_runs(textpage: "pypdfium2.PdfTextPage", text: str, start: int, end: int, frame: PageFrame, index: CharIndex) -> list[Run]:
-    """Runs of one PDFium line cut glyph by glyph (used only for lines with a gap inside)."""
+    """Runs of one PDFium line cut glyph by glyph (used only for lines with a gap inside);
+    glyphs drawn off the displayed page make runs of their own, `hidden`."""
     import pypdfium2.raw as raw
 
     rect = raw.FS_RECTF()
     runs: list[Run] = []
     cur: list[tuple[int, tuple[float, float, float, float]]] = []
+    off_page = False
 
     def close() -> None:
         if cur:
             s, e = cur[0][0], cur[-1][0] + 1
             boxes = [box for _, box in cur]
-            runs.append(Run(text[s:e], min(x[0] for x in boxes), min(x[1] for x in boxes), max(x[2] for x in boxes), max(x[3] for x in boxes), s, e))
+            runs.append(Run(text[s:e], min(x[0] for x in boxes), min(x[1] for x in boxes), max(x[2] for x in boxes), max(x[3] for x in boxes), s, e, hidden=off_page))
             cur.clear()
 
     for i in range(start, end):
         if text[i].isspace() or index(i) < 0:
             continue
         box = _loose_box(textpage, index(i), frame, rect)
-        if box is None:
-            continue
-        if cur and _breaks(cur[-1][1], box, glyphs=True):
+        hidden = box is None
+        if hidden:
+            box = _loose_box(textpage, index(i), frame, rect, clip=False)
+            if box is None:
+                continue
+        if cur and (hidden != off_page or _breaks(cur[-1][1], box, glyphs=True)):
             close()
+        off_page = hidden
         cur.append((i, box))
     close()
     return runs
@@ -213,7 +230,18 @@ def page_runs(page: "pypdfium2.PdfPage", textpage: "pypdfium2.PdfTextPage", text
             if box is not None:
                 rects.append(box)
         if not rects:
-            continue  # text outside the crop box is not on the displayed page
+            # drawn outside the crop box (the facing page of a spread, a slug): not on the
+            # displayed page, yet in its text layer, so kept as one hidden run per line
+            hidden = [to_display(left.value, bottom.value, right.value, top.value, clip=False)
+                      for k in range(count) if get_rect(textpage, k, left, top, right, bottom)]
+            boxes = [b for b in hidden if b is not None]
+            if boxes:
+                xs0, ys0, xs1, ys1 = zip(*boxes)
+                span = text[start:end]
+                lead, trail = len(span) - len(span.lstrip()), len(span) - len(span.rstrip())
+                runs.append(Run(_shown(span), min(xs0), min(ys0), max(xs1), max(ys1),
+                                start + lead, end - trail, size=max(ys1) - min(ys0), hidden=True))
+            continue
         if len(rects) == 1 or len(_gap_groups(rects)) == 1:
             xs0, ys0, xs1, ys1 = zip(*rects)
             line_runs = [Run(text[start:end], min(xs0), min(ys0), max(xs1), max(ys1), start, end)]
@@ -232,7 +260,7 @@ def page_runs(page: "pypdfium2.PdfPage", textpage: "pypdfium2.PdfTextPage", text
             lead = len(run.text) - len(run.text.lstrip())
             trail = len(run.text) - len(run.text.rstrip())
             run.start, run.end = run.start + lead, run.end - trail
-            run.text = run.text.strip().replace("\x02", "-").replace("\ufffe", "-")
+            run.text = _shown(run.text)
             runs.append(run)
     for run in runs:  # where the page text goes on after each run, to space runs as it does
         following = _VISIBLE.search(text, run.end)
