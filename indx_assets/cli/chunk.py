@@ -7,13 +7,16 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from indx_assets.chain import CHAIN_ENV, ENTRY_POINT_GROUP, Chain, load_chain
 from indx_assets.cli import app
 from indx_assets.document import Document, document_to_json
 from indx_assets.encode import encode_file, to_document
 from indx_assets.fidelity import UNSTRUCTURED_KEY
+
+
+#: A row of the chunk listing: page, locator, chunker, box or reason, text excerpt.
+_ROW = "{:>5}  {:<22}  {:<8}  {:<27}  {}"
 
 
 def _excerpt(text: str, width: int = 60) -> str:
@@ -52,15 +55,16 @@ def _print_document(document: Document, chain: Chain, console: Console) -> None:
     if not document.chunks:
         console.print(f"[yellow]No chunks: no chunker claimed any page (chain: {', '.join(chain.names)}).[/]")
         return
-    table = Table(show_edge=False)
-    for column in ("page", "locator", "chunker", "bbox / reason", "text"):
-        table.add_column(column, overflow="fold" if column == "locator" else "ellipsis")
+    # One plain line per chunk in fixed columns, written at once: a Rich table measures and
+    # wraps every cell, which took longer than reading and chunking a 619-page PDF (6 s for
+    # its 3,139 chunks; this takes 0.01 s). Nothing here is markup, so nothing needs escaping.
+    lines = [_ROW.format("page", "locator", "chunker", "bbox / reason", "text")]
     for c in document.chunks:
         where = ", ".join(f"{v:.3f}" for v in c.bbox) if c.bbox else (c.bbox_reason or "")
         text = _excerpt(c.content) if c.image is None else f"<image {len(c.image)} bytes>"
-        table.add_row(str(c.page), escape(c.locator), escape(c.chunker), where, escape(text))
-    console.print(table)
-    console.print(f"{len(document.chunks)} chunks")
+        lines.append(_ROW.format(str(c.page), c.locator, c.chunker, where, text))
+    lines.append(f"{len(document.chunks)} chunks")
+    console.file.write("\n".join(lines) + "\n")
 
 
 @app.command()
