@@ -104,3 +104,14 @@ def test_a_glyph_pdfium_cannot_map_is_no_hyphen_inside_a_word(corpus: Path) -> N
     assert "di\ufffeculties" in text
     chunk_words = [w.replace("\u00ad", "") for p in pieces for w in _words(p.text or "")]
     assert "diculties" in chunk_words and "di-culties" not in chunk_words
+
+
+def test_a_table_in_one_column_takes_no_lines_of_the_other(corpus: Path) -> None:
+    # Table 3 sits in the right column; the left column's lines on its rows' baselines were
+    # read as cells, so "train-" ended a heading and "ing examples" began the table
+    text, pieces = _pieces(corpus, "multi-column.pdf", 6)
+    (table,) = [p for p in pieces if p.chunk_type == "table" and "Random" in (p.text or "")]
+    assert "examples" not in (table.text or "") and "BM25" in (table.text or "")
+    flat = [" ".join((p.text or "").split()) for p in pieces]
+    assert any("how many train- ing examples are needed" in f for f in flat)
+    assert any("different num- bers of training examples" in f for f in flat)

@@ -290,8 +290,46 @@ def _columns_align(a: list[VisualLine], b: list[VisualLine]) -> bool:
     return all(any(_x_overlaps(c.x0, c.x1, d.x0, d.x1) or abs(c.x0 - d.x0) < c.height for d in longer) for c in shorter)
 
 
+def gutters(rows: list[list[VisualLine]]) -> list[float]:
+    """Where the page's columns of prose part: the empty x-intervals between two long lines
+    (at least `SHORT_CELL_CHARS`, prose rather than cells) side by side on one baseline that
+    another such row leaves empty too; each gutter as its middle, left to right."""
+    spans = [(a.x1, b.x0) for row in rows for a, b in zip(row, row[1:])
+             if len(a.text) >= SHORT_CELL_CHARS and len(b.text) >= SHORT_CELL_CHARS and b.x0 > a.x1]
+    found: list[tuple[float, float]] = []
+    for k, (lo, hi) in enumerate(spans):
+        shared = [(max(lo, o_lo), min(hi, o_hi)) for j, (o_lo, o_hi) in enumerate(spans) if j != k and min(hi, o_hi) > max(lo, o_lo)]
+        if shared:
+            lo, hi = max(s[0] for s in shared), min(s[1] for s in shared)
+            if hi > lo and not any(f_lo < hi and lo < f_hi for f_lo, f_hi in found):
+                found.append((lo, hi))
+    return sorted((lo + hi) / 2 for lo, hi in found)
+
+
 def tables(lines: list[VisualLine]) -> tuple[list[Block], list[VisualLine]]:
-    """Rule 2: pick out table regions; return them and the lines that are not in one."""
+    """Rule 2: pick out table regions; return them and the lines that are not in one.
+
+    Tables are looked for within each column of prose (see `gutters`): a line of the next
+    column on a table row's baseline is no cell of it (it took the column's lines into the
+    table, a hyphenated word's halves into two chunks)."""
+    rows = _rows(lines)
+    parts = gutters(rows)
+    if not parts:
+        return _tables_in(rows, lines)
+    columns: list[list[VisualLine]] = [[] for _ in range(len(parts) + 1)]
+    for line in lines:
+        columns[sum(line.x0 > cut for cut in parts)].append(line)
+    found: list[Block] = []
+    rest: list[VisualLine] = []
+    for column in columns:
+        column_found, column_rest = _tables_in(_rows(column), column)
+        found += column_found
+        rest += column_rest
+    return found, rest
+
+
+def _tables_in(rows: list[list[VisualLine]], lines: list[VisualLine]) -> tuple[list[Block], list[VisualLine]]:
+    """Table regions among `rows` (the rows of `lines`), and the lines not in one."""
     found: list[Block] = []
     in_table: set[int] = set()
     run: list[list[VisualLine]] = []
@@ -302,7 +340,7 @@ def tables(lines: list[VisualLine]) -> tuple[list[Block], list[VisualLine]]:
             in_table.update(id(cell) for row in run for cell in row)
         run.clear()
 
-    for row in _rows(lines):
+    for row in rows:
         if not _is_table_row(row):
             close()
             continue
