@@ -278,6 +278,8 @@ def _rows(lines: list[VisualLine]) -> list[list[VisualLine]]:
 
 def _is_table_row(row: list[VisualLine]) -> bool:
     """Several pieces on one baseline that read as cells: all short for two, mostly short for more."""
+    if len(row) < 2:  # most rows: one line, no table row (and nothing to measure)
+        return False
     lengths = sorted(len(l.text) for l in row)
     if len(row) == 2:
         return lengths[1] < SHORT_CELL_CHARS
