@@ -16,6 +16,10 @@ encrypted file left out), including the 619-page rulebook. Reported: median page
 repeats and the ratios against the baselines; peak RSS growth (after imports) on the
 rulebook's first 60 pages against all 619, which is flat when memory does not grow with the
 page count. Targets (issue 5): indx ≥ 0.3× floor, ≥ 3× unstructured, memory flat.
+
+Also the command a user runs: `indx chunk` on the rulebook (reading, chunking and printing
+its chunks, process start included) against the floor on the rulebook alone, each a whole
+subprocess, median wall time over the repeats. Target (issue 15): ≥ 0.3×.
 """
 
 import argparse
@@ -143,6 +147,13 @@ def run(name: str, paths: list[Path]) -> dict[str, float] | None:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _wall(command: list[str]) -> float:
+    """Seconds `command` takes, start to exit (its output discarded)."""
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    return time.perf_counter() - start
+
+
 def _truncated(path: Path, pages: int, out: Path) -> Path:
     import pypdfium2 as pdfium
 
@@ -191,6 +202,14 @@ def main() -> None:
                 pages_seen[name] = int(result["pages"])
         print(f"  repeat {repeat + 1}: " + ", ".join(f"{c} {rates[c][-1]:.1f} p/s" for c in contenders if len(rates[c]) > repeat))
 
+    rulebook = str(CORPUS / "pdf" / RULEBOOK)
+    command = {"floor": [sys.executable, __file__, "--worker", "floor", rulebook],
+               "indx chunk": [sys.executable, "-c", "from indx_assets.cli import main; main()", "chunk", rulebook]}
+    walls: dict[str, list[float]] = {name: [] for name in command}
+    for _ in range(args.repeats):
+        for name, argv in command.items():
+            walls[name].append(_wall(argv))
+
     with tempfile.TemporaryDirectory() as tmp:
         short = _truncated(CORPUS / "pdf" / RULEBOOK, 60, Path(tmp) / "rulebook-60p.pdf")
         memory: dict[str, tuple[float, float]] = {}
@@ -211,6 +230,9 @@ def main() -> None:
         print(f"\nindx / floor        = {medians['indx'] / medians['floor']:.2f}x  (target >= 0.3x)")
         if "unstructured" in medians:
             print(f"indx / unstructured = {medians['indx'] / medians['unstructured']:.2f}x  (target >= 3x)")
+    floor_s, cli_s = statistics.median(walls["floor"]), statistics.median(walls["indx chunk"])
+    print(f"\nindx chunk {RULEBOOK}: {cli_s:.2f} s, floor {floor_s:.2f} s (median wall time of {args.repeats}, process start included)")
+    print(f"indx chunk / floor  = {floor_s / cli_s:.2f}x  (target >= 0.3x)")
 
 
 if __name__ == "__main__":
