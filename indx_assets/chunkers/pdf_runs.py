@@ -35,7 +35,10 @@ def _shown(span: str) -> str:
     and U+FFFE (its soft hyphen, and a glyph it cannot map, such as an "ffi" ligature) are a
     hyphen where they end the run (the hyphen printed at a line's end) and a soft hyphen
     (U+00AD, not part of any word) elsewhere; "di\ufffeculties" is not "di-culties"."""
-    shown = span.strip().translate(_SOFT_HYPHENS)
+    shown = span.strip()
+    if "\x02" not in shown and "\ufffe" not in shown:  # most runs: nothing to rewrite
+        return shown
+    shown = shown.translate(_SOFT_HYPHENS)
     return shown[:-1] + "-" if shown.endswith("\u00ad") else shown
 
 
