@@ -100,8 +100,15 @@ def test_legacy_ole_file_is_unsupported_not_encrypted(deck_bytes: bytes) -> None
         (fx.lying_zip, "Bad CRC"),
         (fx.entity_bomb, "declares a DTD"),
         (fx.external_entity, "declares a DTD"),
+        (lambda d: fx.entity_in(d, "utf-32"), "declares a DTD"),
+        (lambda d: fx.entity_in(d, "utf-32-be"), "declares a DTD"),
+        (lambda d: fx.entity_in(d, "utf-32-le"), "declares a DTD"),
+        (lambda d: fx.entity_in(d, "cp037"), "declares a DTD"),
+        (lambda d: fx.entity_in(d, "utf-8-sig"), "declares a DTD"),
+        (fx.corrupt_entry, "slide1.xml is corrupt"),
     ],
-    ids=["zip-bomb-64MiB", "declares-4GB", "lying-size-header", "billion-laughs", "external-entity-utf16"],
+    ids=["zip-bomb-64MiB", "declares-4GB", "lying-size-header", "billion-laughs", "external-entity-utf16",
+         "entity-utf32-bom", "entity-utf32be", "entity-utf32le", "entity-ebcdic", "entity-utf8-bom", "corrupt-entry"],
 )
 def test_hostile_files_are_refused_fast_in_bounded_memory(deck_bytes: bytes, make, reason: str) -> None:  # type: ignore[no-untyped-def]
     hostile = make(deck_bytes)

@@ -13,24 +13,44 @@ The rule: nothing reaches an XML parser until this module has
    compression methods, encrypted entries),
 3. inflated every entry itself in bounded steps, so a lying size header can never make it
    allocate more than the declared (and already capped) size, and verified each CRC,
-4. refused any XML part that declares a DTD or an entity (OOXML never needs either),
+4. refused any XML part that declares a DTD or an entity (OOXML never needs either), in
+   whatever encoding the XML spec lets the part announce (UTF-8/16/32 with or without a byte
+   order mark, EBCDIC), and any part in an encoding other than UTF-8 or UTF-16 (the only two
+   OPC allows, ECMA-376 Part 2 §8.1.4),
 and then hands the parser a fresh *stored* zip of exactly the bytes it verified, so the parser
 inflates nothing. External references (linked images, hyperlinks, external data) are never
 resolved: the parser's network access stays off and relationship targets are only data.
 """
 
+import codecs
 import io
+import re
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _READ_STEP = 1 << 20
-#: Markers of a DTD in an XML part, in the encodings XML parts may use.
-_DTD_MARKERS = tuple(
-    marker.encode(encoding)
-    for marker in ("<!DOCTYPE", "<!ENTITY")
-    for encoding in ("utf-8", "utf-16-le", "utf-16-be")
+_DTD_MARKERS = ("<!DOCTYPE", "<!ENTITY")
+#: The first bytes of an XML document and the codec family they announce (XML 1.0 Appendix F):
+#: byte order marks first, then "<?xm" as each encoding writes it.
+_ENCODING_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+    (b"<\x00\x00\x00", "utf-32-le"),
+    (b"\x00\x00\x00<", "utf-32-be"),
+    (b"<\x00?\x00", "utf-16-le"),
+    (b"\x00<\x00?", "utf-16-be"),
+    (b"\x4c\x6f\xa7\x94", "cp037"),  # "<?xm" in EBCDIC
 )
+#: Unit orders of UCS-4 Python has no codec for (2143 and 3412): refused outright.
+_ODD_UCS4 = (b"\x00\x00\x3c\x00", b"\x00\x3c\x00\x00", b"\x00\x00\xff\xfe", b"\xfe\xff\x00\x00")
+#: What OPC allows an XML part to be written in.
+_OPC_ENCODINGS = {"utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be"}
+_DECLARED_ENCODING = re.compile(r"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 
 
 @dataclass(frozen=True)
@@ -90,15 +110,37 @@ def is_encrypted_ooxml(content: bytes) -> bool:
     return status is not None and status[0] == "encrypted"
 
 
-def _declares_dtd(data: bytes) -> bool:
-    return any(marker in data for marker in _DTD_MARKERS)
+def xml_refusal(data: bytes) -> str | None:
+    """Why an XML part must not reach a parser, or None.
+
+    The part is decoded the way an XML parser would (its first bytes name the encoding
+    family; XML 1.0 Appendix F) before it is searched for a DTD or an entity declaration, so
+    the markers cannot hide in UTF-32 or EBCDIC. Any ASCII-compatible encoding keeps the
+    markers' bytes, so the UTF-8 search covers those too.
+    """
+    if data.startswith(_ODD_UCS4):
+        return "is in an unusual UCS-4 byte order"
+    family = next((codec for signature, codec in _ENCODING_SIGNATURES if data.startswith(signature)), "utf-8")
+    text = data.decode(family, errors="replace")
+    if any(marker in text for marker in _DTD_MARKERS):
+        return "declares a DTD or entities (entity expansion risk)"
+    declared = _DECLARED_ENCODING.match(text)
+    name = codecs.lookup(family).name
+    if declared:
+        try:
+            name = codecs.lookup(declared.group(1)).name
+        except LookupError:
+            return f"declares the unknown encoding {declared.group(1)!r}"
+    if name not in {codecs.lookup(e).name for e in _OPC_ENCODINGS} or family not in _OPC_ENCODINGS:
+        return f"is encoded in {declared.group(1) if declared else family} (OPC allows only UTF-8 and UTF-16)"
+    return None
 
 
 def _looks_like_xml(name: str, data: bytes) -> bool:
     if name.endswith((".xml", ".rels", ".vml")):
         return True
-    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
-    return head.startswith((b"<", b"\xff\xfe", b"\xfe\xff"))
+    head = data[:64].lstrip(b" \t\r\n")
+    return head.startswith((b"<", *_ODD_UCS4)) or any(head.startswith(sig) for sig, _ in _ENCODING_SIGNATURES)
 
 
 def _check_directory(infos: list[zipfile.ZipInfo], limits: PackageLimits) -> None:
@@ -126,11 +168,15 @@ def _check_directory(infos: list[zipfile.ZipInfo], limits: PackageLimits) -> Non
 
 
 def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
-    """The entry's bytes, read in bounded steps; zipfile stops at the declared size and checks the CRC."""
+    """The entry's bytes, read in bounded steps; zipfile stops at the declared size and checks
+    the CRC. A corrupt deflate stream is the package's fault, reported like any bad zip."""
     parts: list[bytes] = []
-    with archive.open(info) as stream:
-        while chunk := stream.read(_READ_STEP):
-            parts.append(chunk)
+    try:
+        with archive.open(info) as stream:
+            while chunk := stream.read(_READ_STEP):
+                parts.append(chunk)
+    except zlib.error as exc:
+        raise zipfile.BadZipFile(f"entry {info.filename} is corrupt ({exc})") from exc
     data = b"".join(parts)
     if len(data) != info.file_size:
         raise zipfile.BadZipFile(f"entry {info.filename} is truncated")
@@ -154,8 +200,9 @@ def verified_parts(content: bytes, limits: PackageLimits = DEFAULT_LIMITS) -> di
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError) as exc:
         raise PackageRefused("failed", f"not a readable zip package (corrupt or truncated): {exc}") from exc
     for name, data in parts.items():
-        if _looks_like_xml(name, data) and _declares_dtd(data):
-            raise PackageRefused("failed", f"refused: XML part {name} declares a DTD or entities (entity expansion risk)")
+        refusal = xml_refusal(data) if _looks_like_xml(name, data) else None
+        if refusal:
+            raise PackageRefused("failed", f"refused: XML part {name} {refusal}")
     return parts
 
 
