@@ -16,6 +16,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
+from indx_assets.code_digest import code_digest
 from indx_assets.port import Chunker, ChunkerProvider
 
 ENTRY_POINT_GROUP = "indx.chunkers"
@@ -93,6 +94,9 @@ class ChainLink:
     entry_point: str
     distribution: str
     version: str
+    #: For a built-in chunker, the digest of its code (`code_digest.code_digest`): a change
+    #: to it without a version bump still changes the chunk maps it cuts.
+    code: str = ""
 
     @property
     def rank(self) -> int:
@@ -114,13 +118,14 @@ class Chain:
 
     @property
     def fingerprint(self) -> str:
-        """A stable hash of what decides the chunk map: which chunkers, which versions, which config.
+        """A stable hash of what decides the chunk map: which chunkers, which versions, the
+        built-ins' code, which config.
 
-        It is Dagster's `code_version` for `chunk_map`: installing, upgrading or reconfiguring
-        a chunker changes it, and so marks every chunk map stale.
+        It is Dagster's `code_version` for `chunk_map`: installing, upgrading, editing or
+        reconfiguring a chunker changes it, and so marks every chunk map stale.
         """
         payload = {
-            "links": [[l.name, l.entry_point, l.distribution, l.version] for l in self.links],
+            "links": [[l.name, l.entry_point, l.distribution, l.version, *([l.code] if l.code else [])] for l in self.links],
             "config": self.config.to_json(),
         }
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
@@ -145,6 +150,14 @@ def _distribution_of(ep: EntryPoint) -> tuple[str, str]:
     if dist is None:
         return "", ""
     return dist.metadata["Name"] or "", dist.version or ""
+
+
+def _builtin_code(ep: EntryPoint, chunker: Chunker) -> str:
+    """The code digest of a built-in (or fallback) chunker; third-party chunkers answer for
+    their code with their distribution's version."""
+    if not (getattr(chunker, "builtin", False) or getattr(chunker, "fallback", False)):
+        return ""
+    return code_digest([ep.module, type(chunker).__module__])[:16]
 
 
 def _load_chunkers(ep: EntryPoint, options: Mapping[str, Any] | None) -> tuple[Chunker, ...] | None:
@@ -206,7 +219,7 @@ def load_chain(config: ChainConfig | None = None, *, eps: Sequence[EntryPoint] |
         distribution, version = _distribution_of(ep)
         for i, chunker in enumerate(chunkers):
             name = ep.name if len(chunkers) == 1 else f"{ep.name}.{getattr(chunker, 'name', i)}"
-            link = ChainLink(name, chunker, ep.value, distribution, version)
+            link = ChainLink(name, chunker, ep.value, distribution, version, _builtin_code(ep, chunker))
             # Keyed by the entry point's own name: entry-point names may contain dots too.
             ranked.append(((0, explicit[ep.name]) if ep.name in explicit else (1, link.rank), link))
     ranked.sort(key=lambda pair: pair[0])  # stable: ties keep the name order
