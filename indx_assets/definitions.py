@@ -27,12 +27,13 @@ from indx_assets.settings import Settings
 
 def build_resources(settings: Settings) -> dict[str, dg.ConfigurableResource]:
     return {
-        "corpus": CorpusResource(roots=list(settings.corpus_roots), index=str(settings.home / INDEX_FILE)),
+        "corpus": CorpusResource(roots=list(settings.corpus_roots), index=str(settings.home / INDEX_FILE),
+                                 follow_symlinks=settings.bounds.follow_symlinks, max_file_mb=settings.bounds.max_file_mb),
         "storage": StorageResource(root=settings.storage_uri),
         "chain": ChainResource(config=settings.chain_config),
         "embedder": EmbedderResource(),
         "lancedb": LanceDBResource(uri=settings.lancedb_uri),
-        "readers": ReadersResource(pdf_passwords=list(settings.pdf_passwords)),
+        "readers": ReadersResource(pdf_passwords=list(settings.pdf_passwords), max_ocr_pages=settings.bounds.max_ocr_pages),
     }
 
 

@@ -10,6 +10,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from indx_assets.bounds import Bounds
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = ROOT / "data" / "sample"
 CORPUS_FILE = "corpus.json"
@@ -23,6 +25,7 @@ class Settings:
     corpus_roots: tuple[str, ...]
     chain_config: str = ""
     pdf_passwords: tuple[str, ...] = field(default=())
+    bounds: Bounds = field(default_factory=Bounds)
 
     @property
     def dagster_home(self) -> Path:
@@ -31,7 +34,7 @@ class Settings:
     @classmethod
     def from_env(cls) -> "Settings":
         """Read the environment: INDX_HOME, INDX_STORAGE_URI, INDX_LANCEDB_URI, INDX_CORPUS,
-        INDX_CHAIN, INDX_PDF_PASSWORDS (JSON list)."""
+        INDX_CHAIN, INDX_PDF_PASSWORDS (JSON list) and the bounds (`indx_assets.bounds`)."""
         home = Path(os.environ.get("INDX_HOME", ".indx")).resolve()
         roots = os.environ.get("INDX_CORPUS")
         corpus = tuple(r for r in roots.split(os.pathsep) if r) if roots else recorded_roots(home) or (str(SAMPLE_CORPUS),)
@@ -43,6 +46,7 @@ class Settings:
             corpus_roots=corpus,
             chain_config=os.environ.get("INDX_CHAIN", ""),
             pdf_passwords=tuple(json.loads(passwords)) if passwords else (),
+            bounds=Bounds.from_env(),
         )
 
 

@@ -157,12 +157,14 @@ def _specs(code_versions: dict[dg.AssetKey, str],
 
 def build_ingest_assets(
     chain_fingerprint: str, embedder_version: str, automation: dict[dg.AssetKey, dg.AutomationCondition] | None = None,
+    readers_fingerprint: str = READERS_CODE_VERSION,
 ) -> dg.AssetsDefinition:
     """The five ingestion assets, with code versions fixed when definitions load (and, when
-    given, their automation conditions: see `automation.conditions`)."""
+    given, their automation conditions: see `automation.conditions`). `readers_fingerprint`
+    is the reading ladder's (`readers.ladder.ladder_fingerprint`)."""
     code_versions = {
         SOURCE_DOCUMENTS: SOURCE_CODE_VERSION,
-        PAGE_OUTPUTS: READERS_CODE_VERSION,
+        PAGE_OUTPUTS: readers_fingerprint,
         CHUNK_MAP: chain_fingerprint,
         CHUNK_EMBEDDINGS: embedder_version,
         CHUNKS_TABLE: TABLE_CODE_VERSION,
@@ -202,9 +204,14 @@ def build_ingest_assets(
             for pk in partitions:
                 try:
                     path = corpus.locate(pk)
-                    content = path.read_bytes()
+                    refused = corpus.refusal(path)  # a link out of its root, a file over the size bound
+                    content = b"" if refused else path.read_bytes()
                 except OSError as exc:
                     batch.fail(SOURCE_DOCUMENTS, [pk], exc)
+                    continue
+                if refused:
+                    out = stages.store_refusal(pk, path.name, path.stat().st_size, *refused, storage)
+                    sources.append(batch.event(SOURCE_DOCUMENTS, pk, out))
                     continue
                 version = stages.source_version(content)
                 if not config.force and is_fresh(own.get(pk), SOURCE_CODE_VERSION, data_version=version):

@@ -23,7 +23,7 @@ from indx_assets.executor import ChunkMap, run_chain
 from indx_assets.fidelity import UNSTRUCTURED_KEY, measure
 from indx_assets.fidelity import summary as fidelity_summary
 from indx_assets.media import detect_media_type
-from indx_assets.readers import ReaderConfig, read_document
+from indx_assets.readers import DocumentRead, ReaderConfig, read_document
 from indx_assets.resources.lancedb import LanceDBResource
 from indx_assets.resources.storage import StorageResource
 from indx_assets.schema import (
@@ -45,7 +45,7 @@ CHUNKS_TABLE = "chunks_table"
 
 SOURCE_SCHEMA = pa.schema(
     [("source_id", pa.string()), ("name", pa.string()), ("media_type", pa.string()), ("sha256", pa.string()),
-     ("size", pa.int64()), ("content", pa.large_binary())]
+     ("size", pa.int64()), ("content", pa.large_binary()), ("refused", pa.string()), ("reason", pa.string())]
 )
 EMBEDDING_SCHEMA = pa.schema([("id", pa.string()), ("vector", pa.list_(pa.float32(), VECTOR_DIM))])
 
@@ -73,14 +73,37 @@ def store_source(source_id: str, name: str, content: bytes, storage: StorageReso
     return StageOutput(sha, {"media_type": media_type, "bytes": len(content), "sha256": sha})
 
 
+def store_refusal(source_id: str, name: str, size: int, status: str, reason: str, storage: StorageResource) -> StageOutput:
+    """Record a source refused before it was read (`CorpusResource.refusal`): no bytes, the
+    document status and reason, which `read_pages` reports as the document's. The data version
+    hashes the refusal, so changing a bound that refused it re-runs what follows."""
+    version = combine_digests(["refused", status, reason])
+    media_type = detect_media_type(b"", name)
+    table = pa.Table.from_pylist(
+        [{"source_id": source_id, "name": name, "media_type": media_type, "sha256": None, "size": size,
+          "content": None, "refused": status, "reason": reason}],
+        schema=SOURCE_SCHEMA,
+    )
+    storage.write(SOURCE_DOCUMENTS, source_id, table)
+    return StageOutput(version, {"media_type": media_type, "bytes": size, "refused": status, "reason": reason})
+
+
+def _source_row(source_id: str, storage: StorageResource) -> dict[str, Any]:
+    return storage.read(SOURCE_DOCUMENTS, source_id).to_pylist()[0]
+
+
 def _source(source_id: str, storage: StorageResource) -> tuple[bytes, str]:
-    row = storage.read(SOURCE_DOCUMENTS, source_id).to_pylist()[0]
-    return row["content"], row["media_type"]
+    row = _source_row(source_id, storage)
+    return row["content"] or b"", row["media_type"]
 
 
 def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -> StageOutput:
-    content, media_type = _source(source_id, storage)
-    read = read_document(content, media_type, config)
+    row = _source_row(source_id, storage)
+    media_type = row["media_type"]
+    if row.get("refused"):
+        read = DocumentRead.failure(media_type, row["refused"], row["reason"] or row["refused"])
+    else:
+        read = read_document(row["content"], media_type, config)
     table = pages_table(source_id, read)
     storage.write(PAGE_OUTPUTS, source_id, table)
     metadata: dict[str, Any] = {

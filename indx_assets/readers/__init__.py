@@ -15,8 +15,9 @@ from indx_assets.port import PageOutput
 log = logging.getLogger(__name__)
 
 #: Document statuses. `ok`: at least one page read; `empty`: read, nothing in it; the rest
-#: say why nothing (or not everything) could be read.
-DOCUMENT_STATUSES = ("ok", "empty", "unreadable", "failed", "encrypted", "unsupported")
+#: say why nothing (or not everything) could be read: `too_large` and `outside_root` are the
+#: bounds of `indx_assets.bounds`.
+DOCUMENT_STATUSES = ("ok", "empty", "unreadable", "failed", "encrypted", "unsupported", "too_large", "outside_root")
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,8 @@ class ReaderConfig:
     passwords: tuple[str, ...] = ()
     ocr_dpi: int = 200
     ocr_languages: str = "eng"
+    #: A document with more pages to OCR than this is not OCR'd: `too_large` (`INDX_MAX_OCR_PAGES`).
+    max_ocr_pages: int = 500
 
 
 @dataclass(frozen=True)

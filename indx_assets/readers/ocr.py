@@ -257,6 +257,11 @@ def apply_ocr(read: DocumentRead, content: bytes, config: ReaderConfig) -> Docum
     wanted = [p.page for p in read.pages if p.status == "unreadable"]
     if not wanted or (read.media_type != PDF and read.media_type not in IMAGE_TYPES):
         return read
+    if len(wanted) > config.max_ocr_pages:
+        # Refused before the engine starts: time grows with the pages (0.1 s to 1 s each).
+        reason = f"{len(wanted)} pages to OCR, over the limit of {config.max_ocr_pages} (INDX_MAX_OCR_PAGES)"
+        pages = tuple(_with_reason(p, f"not OCR'd: {reason}") if p.page in wanted else p for p in read.pages)
+        return DocumentRead(read.media_type, pages, "too_large", reason, dict(read.metadata))
     try:
         engine = engine_for(config)
     except OcrUnavailable as exc:

@@ -6,6 +6,7 @@ corpus keeps every identity; paths that are not valid partition keys get the sta
 """
 
 import heapq
+import os
 import re
 from collections.abc import Iterator
 
@@ -13,15 +14,19 @@ import dagster as dg
 from upath import UPath
 
 from indx_assets.automation.source_index import SourceIndex, partition_key
+from indx_assets.bounds import OUTSIDE_ROOT, TOO_LARGE, Bounds, link_refusal, size_refusal
 
 _MAPPED_KEY = re.compile(r"~[0-9a-f]{16}$")
 
 
-def _walk(directory: UPath, prefix: str, after: str) -> Iterator[tuple[str, UPath]]:
+def _walk(
+    directory: UPath, prefix: str, after: str, links: str = "inside", above: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, UPath]]:
     """(relative path, path) of every file below `directory` that is not hidden, in the order
     of the relative paths, from the first one after `after`. A folder whose paths all sort at
     or before `after` is not listed, so a sweep resumed from a cursor lists little more than
-    the page it reads."""
+    the page it reads. Links follow `links` (see `bounds`): a linked folder is entered only
+    under `all`, and never when it leads back to a folder `above` it (no loops)."""
     try:
         children = list(directory.iterdir())
     except (FileNotFoundError, NotADirectoryError):  # gone since its parent was listed
@@ -32,8 +37,11 @@ def _walk(directory: UPath, prefix: str, after: str) -> Iterator[tuple[str, UPat
             continue
         relative = prefix + child.name
         is_dir = child.is_dir()
-        if (is_dir and child.is_symlink()) or not (is_dir or child.is_file()):
-            continue  # a linked folder is not followed (no loops); a dangling link or a pipe is no file
+        is_link = child.is_symlink()
+        if is_link and (links == "never" or (is_dir and links != "all")):
+            continue  # a linked folder is followed only under `all`
+        if not (is_dir or child.is_file()):
+            continue  # a dangling link or a pipe is no file
         # A folder's paths all start with "name/": that is where they sort among the files.
         entries.append((relative + "/" if is_dir else relative, is_dir, child))
     for key, is_dir, child in sorted(entries, key=lambda e: e[0]):
@@ -41,7 +49,9 @@ def _walk(directory: UPath, prefix: str, after: str) -> Iterator[tuple[str, UPat
             if key > after:
                 yield key, child
         elif after < key or after.startswith(key):  # otherwise every path below sorts before `after`
-            yield from _walk(child, key, after)
+            here = above | {os.path.realpath(directory.path)}
+            if os.path.realpath(child.path) not in here:
+                yield from _walk(child, key, after, links, here)
 
 
 class CorpusResource(dg.ConfigurableResource):
@@ -50,6 +60,10 @@ class CorpusResource(dg.ConfigurableResource):
     roots: list[str]
     index: str = ""
     """The corpus sensor's source index (SQLite), where mapped keys are looked up first."""
+    follow_symlinks: str = Bounds.follow_symlinks
+    """`inside`, `never` or `all` (`INDX_FOLLOW_SYMLINKS`, see `indx_assets.bounds`)."""
+    max_file_mb: float = Bounds.max_file_mb
+    """Files larger than this are refused unread (`INDX_MAX_FILE_MB`)."""
 
     def iter_files(self, after: str = "") -> Iterator[tuple[str, str, str, UPath]]:
         """Every (source_id, root, relative path, path) under the roots whose relative path sorts
@@ -61,7 +75,7 @@ class CorpusResource(dg.ConfigurableResource):
                 if base.name > after:
                     yield base.name, order, str(base.parent), base
                 return
-            for relative, path in _walk(base, "", after):
+            for relative, path in _walk(base, "", after, self.follow_symlinks):
                 yield relative, order, root, path
 
         last = None
@@ -90,6 +104,20 @@ class CorpusResource(dg.ConfigurableResource):
                 if key == source_id:
                     return path
         raise FileNotFoundError(f"source {source_id!r} is in none of the corpus roots {self.roots}")
+
+    def refusal(self, path: UPath) -> tuple[str, str] | None:
+        """Why the file `locate` found must not be read, as (document status, reason), or None:
+        a link out of its root (`outside_root`) or a size over the limit (`too_large`), known
+        from the file's metadata alone."""
+        root = next((r for r in self.roots if path.path == UPath(r).path or
+                     path.path.startswith(UPath(r).path.rstrip("/") + "/")), None)
+        if root is not None:
+            outside = link_refusal(path, root, self.follow_symlinks)
+            if outside:
+                return OUTSIDE_ROOT, outside
+        bounds = Bounds(self.follow_symlinks, self.max_file_mb)
+        too_large = size_refusal(path.stat().st_size, bounds)
+        return (TOO_LARGE, too_large) if too_large else None
 
     def read(self, source_id: str) -> bytes:
         return self.locate(source_id).read_bytes()

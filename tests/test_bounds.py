@@ -1,0 +1,165 @@
+"""Bounded and contained: links stay inside their root, files and OCR work have a size bound.
+
+Real symlinks, a real sparse file, a real PDF, a real Dagster instance and LanceDB directory.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from fixtures import make_pdfs
+from indx_assets.analytics import ingest_summary
+from indx_assets.assets.stages import SOURCE_DOCUMENTS
+from indx_assets.bounds import Bounds
+from indx_assets.definitions import build_resources
+from indx_assets.readers import ReaderConfig, read_document
+from indx_assets.runner import materialize_partitions, sync_partitions
+from indx_assets.settings import Settings
+
+SECRET = "The vault combination is seventeen left, four right."
+PDF = "application/pdf"
+
+
+def _settings(tmp_path: Path, corpus: Path, **bounds: object) -> Settings:
+    home = tmp_path / "indx"
+    return Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
+                    corpus_roots=(str(corpus),), bounds=Bounds(**bounds))  # type: ignore[arg-type]
+
+
+def _ingest(instance: dg.DagsterInstance, settings: Settings, selection: list[str] | None = None) -> dict:
+    sync = sync_partitions(instance, settings)
+    results = materialize_partitions(instance, settings, sync.current, selection=selection)
+    assert all(r.success for r in results), results
+    return ingest_summary(settings.storage_uri, sync.current)
+
+
+def _table_texts(settings: Settings) -> dict[str, str]:
+    rows = build_resources(settings)["lancedb"].table().to_arrow().select(["source_id", "text"]).to_pylist()  # type: ignore[attr-defined]
+    texts: dict[str, str] = {}
+    for row in rows:
+        texts[row["source_id"]] = texts.get(row["source_id"], "") + (row["text"] or "")
+    return texts
+
+
+def test_a_link_out_of_the_root_is_skipped_with_its_status_and_a_link_inside_is_followed(
+    tmp_path: Path, instance: dg.DagsterInstance
+) -> None:
+    corpus, elsewhere = tmp_path / "corpus", tmp_path / "elsewhere"
+    (corpus / "notes").mkdir(parents=True)
+    elsewhere.mkdir()
+    (elsewhere / "secret.txt").write_text(SECRET + "\n")
+    (corpus / "notes" / "tides.md").write_text("# Tides\n\nSpring tides follow the full moon by a day or two.\n")
+    (corpus / "escape.txt").symlink_to(elsewhere / "secret.txt")
+    (corpus / "alias.md").symlink_to(Path("notes") / "tides.md")  # relative, resolves inside
+    (corpus / "round-trip.txt").symlink_to(corpus / ".." / "elsewhere" / "secret.txt")
+    settings = _settings(tmp_path, corpus)
+
+    summary = _ingest(instance, settings)
+
+    assert summary["documents_by_status"] == {"ok": 2, "outside_root": 2}
+    for name in ("escape.txt", "round-trip.txt"):
+        assert "outside the corpus root" in summary["problems"][name]
+    texts = _table_texts(settings)
+    assert set(texts) == {"alias.md", "notes/tides.md"}
+    assert "Spring tides follow the full moon" in texts["alias.md"]
+    assert not any("vault combination" in t for t in texts.values())
+    stored = build_resources(settings)["storage"].read(SOURCE_DOCUMENTS, "escape.txt").to_pylist()[0]  # type: ignore[attr-defined]
+    assert stored["content"] is None and stored["refused"] == "outside_root"
+
+
+def test_follow_symlinks_never_lists_no_link_and_all_follows_linked_folders_without_looping(tmp_path: Path) -> None:
+    corpus, elsewhere = tmp_path / "corpus", tmp_path / "elsewhere"
+    (corpus / "docs").mkdir(parents=True)
+    elsewhere.mkdir()
+    (elsewhere / "far.txt").write_text("far away\n")
+    (corpus / "docs" / "near.txt").write_text("near\n")
+    (corpus / "alias.txt").symlink_to(corpus / "docs" / "near.txt")
+    (corpus / "far").symlink_to(elsewhere, target_is_directory=True)
+    (corpus / "docs" / "loop").symlink_to(corpus / "docs", target_is_directory=True)
+
+    def listed(policy: str) -> list[str]:
+        corpus_resource = build_resources(_settings(tmp_path, corpus, follow_symlinks=policy))["corpus"]
+        return [relative for _, _, relative, _ in corpus_resource.iter_files()]  # type: ignore[attr-defined]
+
+    assert listed("inside") == ["alias.txt", "docs/near.txt"]
+    assert listed("never") == ["docs/near.txt"]
+    assert listed("all") == ["alias.txt", "docs/near.txt", "far/far.txt"]
+
+
+def test_a_sparse_file_over_the_size_bound_is_refused_unread(tmp_path: Path) -> None:
+    """Refused from its size alone: peak memory stays far below the file's size (a sparse file
+    costs no disk; read, it would cost its full size in memory, several times over)."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "small.txt").write_text("A small note about the harbour.\n")
+    size = 768 << 20
+    with open(corpus / "huge.txt", "wb") as f:
+        f.truncate(size)
+    home = tmp_path / "indx"
+    script = f"""
+import json, re
+from indx_assets.analytics import ingest_summary
+from indx_assets.runner import materialize_partitions, open_instance, sync_partitions
+from indx_assets.settings import Settings
+settings = Settings.from_env()
+instance = open_instance(settings)
+sync = sync_partitions(instance, settings)
+results = materialize_partitions(instance, settings, sync.current, selection=["source_documents", "page_outputs"])
+summary = ingest_summary(settings.storage_uri, sync.current)
+# VmHWM, not ru_maxrss: a process started by fork and exec inherits its parent's ru_maxrss
+summary["peak_rss"] = int(re.search(r"VmHWM:\s*(\d+) kB", open("/proc/self/status").read()).group(1)) * 1024
+summary["success"] = all(r.success for r in results)
+print(json.dumps(summary))
+"""
+    env = {**os.environ, "INDX_HOME": str(home), "INDX_CORPUS": str(corpus), "INDX_MAX_FILE_MB": "64"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["success"]
+    assert summary["documents_by_status"] == {"ok": 1, "too_large": 1}
+    assert summary["problems"]["huge.txt"] == "805,306,368 bytes, over the limit of 64 MB (INDX_MAX_FILE_MB)"
+    assert summary["peak_rss"] < size // 2, f"peak RSS {summary['peak_rss'] >> 20} MiB for a {size >> 20} MiB file"
+
+
+def test_a_drawn_only_pdf_over_the_ocr_page_bound_is_too_large_and_not_ocrd(
+    tmp_path: Path, instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    make_pdfs.image_only(corpus / "scan.pdf")  # page 2 is a scan; pages 1 (text) and 3 (blank) need no OCR
+    make_pdfs.image_only(tmp_path / "twice.pdf")
+    # Four drawn pages: two scans.
+    import pypdfium2 as pdfium
+
+    doubled = pdfium.PdfDocument(str(tmp_path / "twice.pdf"))
+    doubled.import_pages(pdfium.PdfDocument(str(corpus / "scan.pdf")))
+    doubled.save(str(corpus / "two-scans.pdf"))
+    doubled.close()
+    monkeypatch.setenv("INDX_MAX_OCR_PAGES", "1")
+    settings = replace(Settings.from_env(), home=tmp_path / "indx", storage_uri=str(tmp_path / "indx" / "assets"),
+                       lancedb_uri=str(tmp_path / "indx" / "lancedb"), corpus_roots=(str(corpus),))
+
+    summary = _ingest(instance, settings, selection=["source_documents", "page_outputs"])
+
+    assert summary["documents_by_status"] == {"ok": 1, "too_large": 1}
+    assert summary["problems"]["two-scans.pdf"] == "2 pages to OCR, over the limit of 1 (INDX_MAX_OCR_PAGES)"
+    pages = build_resources(settings)["storage"].read("page_outputs", "two-scans.pdf").to_pylist()  # type: ignore[attr-defined]
+    assert [p["status"] for p in pages] == ["ok", "unreadable", "empty", "ok", "unreadable", "empty"]
+    assert all(p["reader"] == "pdfium" for p in pages)  # OCR never ran
+    assert "not OCR'd" in pages[1]["reason"]
+
+
+def test_the_ocr_page_bound_applies_to_the_reader_itself(tmp_path: Path) -> None:
+    make_pdfs.image_only(tmp_path / "scan.pdf")
+    content = (tmp_path / "scan.pdf").read_bytes()
+    capped = read_document(content, PDF, ReaderConfig(max_ocr_pages=0))
+    assert capped.status == "too_large" and "over the limit of 0" in (capped.reason or "")
+    read = read_document(content, PDF, ReaderConfig(max_ocr_pages=1))
+    assert read.status == "ok" and read.pages[1].reader == "ocr:tesseract"
+
