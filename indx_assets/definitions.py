@@ -1,8 +1,9 @@
 """The Dagster definitions: `dagster dev` (with workspace.yaml) and `indx` load these.
 
 The chunker chain is discovered here, when definitions load, and its fingerprint becomes
-`chunk_map`'s code version: installing, upgrading or reconfiguring a chunker marks every
-chunk map stale and nothing upstream.
+`chunk_map`'s code version: installing, upgrading, editing or reconfiguring a chunker marks
+every chunk map stale and nothing upstream. Likewise the reading ladder's fingerprint
+(`readers.ladder`) becomes `page_outputs`' code version.
 """
 
 import dagster as dg
@@ -14,6 +15,7 @@ from indx_assets.automation.sensor import corpus_sensor
 from indx_assets.automation.source_index import INDEX_FILE
 from indx_assets.chain import ChainConfig, load_chain
 from indx_assets.embedder import MiniLMEmbedder
+from indx_assets.readers.ladder import ladder_fingerprint
 from indx_assets.resources import (
     ChainResource,
     CorpusResource,
@@ -41,13 +43,15 @@ def build_definitions(settings: Settings) -> dg.Definitions:
     chain = load_chain(ChainConfig.parse(settings.chain_config))
     index = str(settings.home / INDEX_FILE)
     automation = {key: ingest_condition(key, index) for key in ASSET_KEYS}
-    ingest = build_ingest_assets(chain.fingerprint, MiniLMEmbedder().model_version, automation)
+    resources = build_resources(settings)
+    readers = ladder_fingerprint(resources["readers"].config)  # type: ignore[attr-defined]
+    ingest = build_ingest_assets(chain.fingerprint, MiniLMEmbedder().model_version, automation, readers)
     return dg.Definitions(
         assets=[ingest, chunks_table_maintenance],
         jobs=[maintenance_job],
         schedules=[maintenance_schedule],
         sensors=[corpus_sensor(settings), automation_sensor()],
-        resources=build_resources(settings),
+        resources=resources,
     )
 
 

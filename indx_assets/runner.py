@@ -124,8 +124,10 @@ def materialize_partitions(
     selection: Sequence[str] | None = None,
     on_batch: Callable[[BatchResult], None] | None = None,
     log_level: str = "WARNING",
+    force: bool = False,
 ) -> list[BatchResult]:
-    """Materialize `keys` in batched runs (each stage skips partitions that are fresh)."""
+    """Materialize `keys` in batched runs (each stage skips partitions that are fresh, unless
+    `force`: then every selected stage redoes every partition)."""
     # A batched run announces each asset once with its partition range instead of once per
     # partition: half of all event writes otherwise. The op reports every partition's
     # materialization (or records its failure) itself, so nothing is lost; it logs each
@@ -142,7 +144,8 @@ def materialize_partitions(
         result = job.execute_in_process(
             instance=instance,
             tags={RANGE_START: run[0], RANGE_END: run[-1]},
-            run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+            run_config={"loggers": {"console": {"config": {"log_level": log_level}}},
+                        **({"ops": {"ingest_documents": {"config": {"force": True}}}} if force else {})},
             raise_on_error=False,
         )
         materialized = len(result.get_asset_materialization_events())

@@ -6,6 +6,7 @@ not installed; the next process runs without it. The chunker-code test edits a t
 of the package and loads the chain from it in a fresh interpreter.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures import make_pdfs
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "indx_assets"
@@ -35,6 +37,58 @@ class _NoTesserocr(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, _NoTesserocr())
 '''
+
+
+def _indx(args: list[str], env: dict[str, str]) -> dict:
+    done = subprocess.run([INDX, *args, "--json"], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_ocr_installed_after_an_ingest_rereads_the_scanned_pages_and_recuts_only_them(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    make_pdfs.image_only(corpus / "letter.pdf")  # page 2 is a scan of "Dear committee, ..."
+    (corpus / "tides.md").write_text("# Tides\n\nSpring tides follow the full moon by a day or two.\n")
+    blocker = tmp_path / "no-ocr"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(BLOCK_TESSEROCR)
+    env = {**os.environ, "INDX_HOME": str(tmp_path / "indx"), "HOME": str(tmp_path)}
+    env.pop("PYTHONPATH", None)
+    without_ocr = {**env, "PYTHONPATH": str(blocker)}
+
+    first = _indx(["ingest", str(corpus)], without_ocr)
+    assert first["documents_by_status"] == {"ok": 2}
+    assert first["pages_by_status"]["unreadable"] == 1
+    assert _indx(["status"], without_ocr)["assets"]["page_outputs"]["stale"] == 0
+
+    status = _indx(["status"], env)  # OCR is importable again: the reading ladder moved
+    assert status["assets"]["page_outputs"]["stale_by_cause"] == {"code version": 2}
+
+    second = _indx(["ingest"], env)
+    assert second["pages_by_status"].get("unreadable", 0) == 0
+    assert second["pages_by_status"]["ok"] == 3
+    # both documents re-read; only the letter's pages changed, so only it is re-cut, re-embedded, re-written
+    assert second["materializations"] == 2 + 3
+    from indx_assets.resources.storage import StorageResource
+
+    pages = StorageResource(root=str(tmp_path / "indx" / "assets")).read("page_outputs", "letter.pdf").to_pylist()
+    assert pages[1]["status"] == "ok" and pages[1]["reader"] == "ocr:tesseract"
+    assert "harbour wall" in pages[1]["text"]
+    rows = _indx(["search", "harbour wall needs repair", "-k", "1"], env)
+    assert rows[0]["source_id"] == "letter.pdf" and rows[0]["page"] == 2
+
+
+def test_force_redoes_what_is_selected_regardless(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "tides.md").write_text("# Tides\n\nSpring tides follow the full moon by a day or two.\n")
+    env = {**os.environ, "INDX_HOME": str(tmp_path / "indx"), "HOME": str(tmp_path)}
+    assert _indx(["ingest", str(corpus)], env)["materializations"] == 5
+    assert _indx(["ingest"], env)["materializations"] == 0
+    assert _indx(["ingest", "--force"], env)["materializations"] == 5
+    assert _indx(["backfill", "--stale"], env)["materializations"] == 0
+    assert _indx(["backfill", "--force", "--assets", "chunk_map"], env)["materializations"] == 1
 
 
 def _fingerprint(package_parent: Path) -> str:

@@ -35,10 +35,12 @@ def backfill(
     batch_size: Annotated[int, typer.Option(min=1, help="Documents per Dagster run.")] = 100,
     tag: Annotated[bool, typer.Option(help="Tag the LanceDB table version before re-chunking the whole corpus.")] = True,
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Redo the selected assets for every partition, fresh or not.")] = False,
 ) -> None:
-    """Backfill exactly the partitions that are stale (and missing, unless --stale)."""
+    """Backfill exactly the partitions that are stale (and missing, unless --stale), or all of them with --force."""
     import dagster as dg
 
+    from indx_assets.assets.partitions import SOURCES
     from indx_assets.automation.source_index import SourceIndex
     from indx_assets.definitions import build_definitions, build_resources
     from indx_assets.runner import materialize_partitions, open_instance
@@ -52,7 +54,8 @@ def backfill(
     instance = open_instance(settings)
     resources = build_resources(settings)
     found = corpus_status(instance, code_versions(build_definitions(settings)), SourceIndex(resources["corpus"].index))  # type: ignore[attr-defined]
-    keys = found.needing_work([dg.AssetKey(a) for a in selection] if selection else None, missing=not stale)
+    keys = (list(instance.get_dynamic_partitions(SOURCES.name)) if force
+            else found.needing_work([dg.AssetKey(a) for a in selection] if selection else None, missing=not stale))
     summary: dict = {"partitions": found.partitions, "to_run": len(keys), "runs": 0, "failed_runs": [],
                      "materializations": 0, "tag": None, "interrupted": False}
 
@@ -76,7 +79,8 @@ def backfill(
                     summary["failed_runs"].append(batch.run_id)
                 progress.advance(task, len(batch.partitions))
 
-            materialize_partitions(instance, settings, keys, batch_size=batch_size, selection=selection, on_batch=done)
+            materialize_partitions(instance, settings, keys, batch_size=batch_size, selection=selection, on_batch=done,
+                                   force=force)
     except KeyboardInterrupt:
         summary["interrupted"] = True
         console.print("[yellow]interrupted: finished partitions are recorded; run the same command to resume[/]")

@@ -30,8 +30,9 @@ def ingest(
     paths: Annotated[list[Path] | None, typer.Argument(exists=True, help="Files or folders (default: the bundled sample corpus).")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     batch_size: Annotated[int, typer.Option(min=1, help="Documents per Dagster run.")] = 100,
+    force: Annotated[bool, typer.Option("--force", help="Re-read, re-cut and re-embed every document, fresh or not.")] = False,
 ) -> None:
-    """Ingest documents into the chunk index, re-doing only what is missing or changed."""
+    """Ingest documents into the chunk index, re-doing only what is missing or changed (or all, with --force)."""
     from indx_assets.analytics import ingest_summary
     from indx_assets.runner import materialize_partitions, open_instance, sync_partitions
 
@@ -51,7 +52,7 @@ def ingest(
     ) as progress:
         task = progress.add_task("ingest", total=len(sync.current))
         results = materialize_partitions(
-            instance, settings, sync.current, batch_size=batch_size,
+            instance, settings, sync.current, batch_size=batch_size, force=force,
             on_batch=lambda batch: progress.advance(task, len(batch.partitions)),
         )
     summary = ingest_summary(settings.storage_uri, sync.current)

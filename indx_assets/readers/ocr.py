@@ -15,6 +15,7 @@ log says which extra to install. Nothing here needs the network.
 """
 
 import dataclasses
+import hashlib
 import logging
 import math
 import threading
@@ -174,6 +175,28 @@ def _tessdata_path() -> Path:
         import sys
 
         return Path(sys.prefix) / "share" / "tessdata"
+
+
+def ocr_fingerprint(languages: str) -> dict[str, object]:
+    """What decides what OCR reads, for the reading ladder's fingerprint: the engine's versions
+    (tesserocr and the Tesseract it bundles) and a hash of each language's data, or
+    `available: False` when the engine cannot be imported. Nothing is loaded but the module."""
+    try:
+        import tesserocr
+    except ImportError:
+        return {"engine": TesseractEngine.name, "available": False}
+    data = _tessdata_path()
+    languages_data = {}
+    for lang in languages.split("+"):
+        path = data / f"{lang}.traineddata"
+        languages_data[lang] = hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
+    return {
+        "engine": TesseractEngine.name,
+        "available": True,
+        "tesserocr": getattr(tesserocr, "__version__", ""),
+        "tesseract": tesserocr.tesseract_version(),
+        "languages": languages_data,
+    }
 
 
 _ENGINES: dict[str, OcrEngine] = {}
