@@ -31,6 +31,7 @@ from indx_assets.resources import (
     ReadersResource,
     StorageResource,
 )
+from indx_assets.resources.storage import sha256_file
 
 #: Documents per run when a backfill or the CLI batches partitions.
 BATCH_SIZE = 100
@@ -205,7 +206,7 @@ def build_ingest_assets(
                 try:
                     path = corpus.locate(pk)
                     refused = corpus.refusal(path)  # a link out of its root, a file over the size bound
-                    content = b"" if refused else path.read_bytes()
+                    version = None if refused else sha256_file(path)  # read in steps, never whole
                 except OSError as exc:
                     batch.fail(SOURCE_DOCUMENTS, [pk], exc)
                     continue
@@ -213,11 +214,10 @@ def build_ingest_assets(
                     out = stages.store_refusal(pk, path.name, path.stat().st_size, *refused, storage)
                     sources.append(batch.event(SOURCE_DOCUMENTS, pk, out))
                     continue
-                version = stages.source_version(content)
                 if not config.force and is_fresh(own.get(pk), SOURCE_CODE_VERSION, data_version=version):
                     continue
                 try:
-                    out = stages.store_source(pk, path.name, content, storage)
+                    out = stages.store_source(pk, path, storage)
                 except Exception as exc:
                     batch.fail(SOURCE_DOCUMENTS, [pk], exc)
                     continue

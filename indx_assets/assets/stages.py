@@ -5,7 +5,6 @@ returns the data version (a hash of what it wrote) and the metadata a person wan
 """
 
 import base64
-import hashlib
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -14,6 +13,7 @@ from typing import Any
 
 import dagster as dg
 import pyarrow as pa
+from upath import UPath
 
 from indx_assets.chain import Chain
 from indx_assets.document import Document
@@ -24,6 +24,7 @@ from indx_assets.fidelity import UNSTRUCTURED_KEY, measure
 from indx_assets.fidelity import summary as fidelity_summary
 from indx_assets.media import detect_media_type
 from indx_assets.readers import DocumentRead, ReaderConfig, read_document
+from indx_assets.readers.ooxml_guard import OLE_MAGIC
 from indx_assets.resources.lancedb import LanceDBResource
 from indx_assets.resources.storage import StorageResource
 from indx_assets.schema import (
@@ -56,21 +57,23 @@ class StageOutput:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-def source_version(content: bytes) -> str:
-    """A source's data version: the sha256 of its bytes, so unchanged bytes stale nothing."""
-    return hashlib.sha256(content).hexdigest()
-
-
-def store_source(source_id: str, name: str, content: bytes, storage: StorageResource) -> StageOutput:
-    sha = source_version(content)
-    media_type = detect_media_type(content, name)
+def store_source(source_id: str, path: UPath, storage: StorageResource) -> StageOutput:
+    """Copy the source's bytes into storage in steps and record its row: name, media type,
+    sha256 (the data version, of the bytes copied) and size. Only a zip or OLE container is
+    read whole here, because what it holds is listed at its end."""
+    sha, size = storage.write_blob(SOURCE_DOCUMENTS, source_id, path)
+    head = storage.read_blob(SOURCE_DOCUMENTS, source_id, 8192)
+    if head.startswith((b"PK", OLE_MAGIC)):
+        head = storage.read_blob(SOURCE_DOCUMENTS, source_id)
+    media_type = detect_media_type(head, path.name)
+    del head
     table = pa.Table.from_pylist(
-        [{"source_id": source_id, "name": name, "media_type": media_type, "sha256": sha, "size": len(content),
-          "content": content}],
+        [{"source_id": source_id, "name": path.name, "media_type": media_type, "sha256": sha, "size": size,
+          "content": None}],
         schema=SOURCE_SCHEMA,
     )
     storage.write(SOURCE_DOCUMENTS, source_id, table)
-    return StageOutput(sha, {"media_type": media_type, "bytes": len(content), "sha256": sha})
+    return StageOutput(sha, {"media_type": media_type, "bytes": size, "sha256": sha})
 
 
 def store_refusal(source_id: str, name: str, size: int, status: str, reason: str, storage: StorageResource) -> StageOutput:
@@ -89,12 +92,17 @@ def store_refusal(source_id: str, name: str, size: int, status: str, reason: str
 
 
 def _source_row(source_id: str, storage: StorageResource) -> dict[str, Any]:
-    return storage.read(SOURCE_DOCUMENTS, source_id).to_pylist()[0]
+    """The source's row; its bytes are in `content`, or, when that is null (written since the
+    bytes moved beside the row), in the blob beside it; a refused source has none."""
+    row = storage.read(SOURCE_DOCUMENTS, source_id).to_pylist()[0]
+    if row["content"] is None:
+        row["content"] = b"" if row.get("refused") else storage.read_blob(SOURCE_DOCUMENTS, source_id)
+    return row
 
 
 def _source(source_id: str, storage: StorageResource) -> tuple[bytes, str]:
     row = _source_row(source_id, storage)
-    return row["content"] or b"", row["media_type"]
+    return row["content"], row["media_type"]
 
 
 def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -> StageOutput:
@@ -103,7 +111,7 @@ def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -
     if row.get("refused"):
         read = DocumentRead.failure(media_type, row["refused"], row["reason"] or row["refused"])
     else:
-        read = read_document(row["content"], media_type, config)
+        read = read_document(row.pop("content"), media_type, config)
     table = pages_table(source_id, read)
     storage.write(PAGE_OUTPUTS, source_id, table)
     metadata: dict[str, Any] = {

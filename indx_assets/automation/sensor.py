@@ -16,7 +16,6 @@ then starts over.
   unreachable bucket), nothing is deleted that tick.
 """
 
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -30,6 +29,7 @@ from indx_assets.assets.partitions import SOURCES
 from indx_assets.assets.provenance import latest_records
 from indx_assets.automation.source_index import SeenSource, SourceIndex
 from indx_assets.resources.corpus import CorpusResource
+from indx_assets.resources.storage import sha256_file
 from indx_assets.settings import Settings
 
 PAGE_SIZE = 500
@@ -66,14 +66,6 @@ class Tick:
     removed: list[str] = field(default_factory=list)
     hashed: int = 0
     cursor: Cursor = field(default_factory=Cursor)
-
-
-def sha256_file(path: UPath) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _scan_files(instance: dg.DagsterInstance, corpus: CorpusResource, index: SourceIndex, cursor: Cursor,

@@ -1,0 +1,73 @@
+"""Peak memory of storing and reading one large source: `source_documents` then `page_outputs`.
+
+    python bench/bench_source_memory.py [--mb 256]
+
+Each case runs in its own process (peak RSS is per process: VmHWM) against a fresh data
+directory: a baseline with a one-line file, then a binary file of `--mb` MiB (NUL bytes, so the
+text reader refuses it: the case of issue 17, where 1 GiB cost 5.5 GB) and a plain text file of
+the same size (one page whose text is stored). Prints each case's peak above the baseline as a
+multiple of the file's size; the bound for a file under INDX_MAX_FILE_MB is 2x.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+PROBE = """
+import json, re, sys
+from indx_assets.definitions import build_definitions
+from indx_assets.runner import materialize_partitions, open_instance, sync_partitions
+from indx_assets.settings import Settings
+
+settings = Settings.from_env()
+instance = open_instance(settings)
+sync = sync_partitions(instance, settings)
+build_definitions(settings)
+results = materialize_partitions(instance, settings, sync.current, selection=["source_documents", "page_outputs"])
+peak = int(re.search(r"VmHWM:\\s*(\\d+) kB", open("/proc/self/status").read()).group(1)) << 10
+print(json.dumps({"peak": peak, "success": all(r.success for r in results)}))
+"""
+
+
+def _write(path: Path, size: int, binary: bool) -> None:
+    block = b"harbour wall tide " * 58254  # about 1 MiB of words
+    with open(path, "wb") as f:
+        if binary:
+            f.write(b"\x00" * 64)
+        written = 0
+        while written < size:
+            written += f.write(block[: size - written])
+
+
+def _peak(folder: Path, name: str, size: int, binary: bool) -> int:
+    corpus, home = folder / f"corpus-{name}", folder / f"home-{name}"
+    corpus.mkdir()
+    _write(corpus / f"{name}.txt", size, binary)
+    env = {**os.environ, "INDX_HOME": str(home), "INDX_CORPUS": str(corpus)}
+    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["success"], done.stderr[-2000:]
+    return result["peak"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=256)
+    args = parser.parse_args()
+    size = args.mb << 20
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        baseline = _peak(folder, "baseline", 32, binary=False)
+        print(f"baseline (a one-line file): peak {baseline >> 20} MiB")
+        for name, binary in (("binary", True), ("text", False)):
+            peak = _peak(folder, name, size, binary)
+            print(f"{name} file of {args.mb} MiB: peak {peak >> 20} MiB, "
+                  f"{(peak - baseline) / size:.2f}x its size above the baseline")
+
+
+if __name__ == "__main__":
+    main()
