@@ -163,3 +163,24 @@ def test_the_ocr_page_bound_applies_to_the_reader_itself(tmp_path: Path) -> None
     read = read_document(content, PDF, ReaderConfig(max_ocr_pages=1))
     assert read.status == "ok" and read.pages[1].reader == "ocr:tesseract"
 
+
+def test_the_corpus_sensor_never_reads_a_link_out_of_the_root(tmp_path: Path, instance: dg.DagsterInstance) -> None:
+    from indx_assets.automation.local import AutomationState, tick
+    from indx_assets.automation.sensor import scan
+
+    corpus, elsewhere = tmp_path / "corpus", tmp_path / "elsewhere"
+    corpus.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "secret.txt").write_text(SECRET + "\n")
+    (corpus / "escape.txt").symlink_to(elsewhere / "secret.txt")
+    (corpus / "tides.md").write_text("# Tides\n\nSpring tides follow the full moon by a day or two.\n")
+    settings = _settings(tmp_path, corpus)
+    state = AutomationState()
+    tick(instance, settings, state)
+    assert ingest_summary(settings.storage_uri, ["escape.txt", "tides.md"])["documents_by_status"] == {
+        "ok": 1, "outside_root": 1}
+
+    (elsewhere / "secret.txt").write_text(SECRET + " And the spare key is under the mat.\n")
+    found = scan(instance, settings, state.sensor)
+    # the target's new bytes are nobody's business: no hash of them, no change to re-ingest
+    assert found.changed == []

@@ -76,11 +76,16 @@ def store_source(source_id: str, path: UPath, storage: StorageResource) -> Stage
     return StageOutput(sha, {"media_type": media_type, "bytes": size, "sha256": sha})
 
 
+def refusal_version(status: str, reason: str) -> str:
+    """The data version of a refused source: a hash of the refusal, so changing a bound that
+    refused it re-runs what follows (and the sensor never reads a refused file to hash it)."""
+    return combine_digests(["refused", status, reason])
+
+
 def store_refusal(source_id: str, name: str, size: int, status: str, reason: str, storage: StorageResource) -> StageOutput:
     """Record a source refused before it was read (`CorpusResource.refusal`): no bytes, the
-    document status and reason, which `read_pages` reports as the document's. The data version
-    hashes the refusal, so changing a bound that refused it re-runs what follows."""
-    version = combine_digests(["refused", status, reason])
+    document status and reason, which `read_pages` reports as the document's."""
+    version = refusal_version(status, reason)
     media_type = detect_media_type(b"", name)
     table = pa.Table.from_pylist(
         [{"source_id": source_id, "name": name, "media_type": media_type, "sha256": None, "size": size,

@@ -27,6 +27,7 @@ from upath import UPath
 from indx_assets.assets.ingest import SOURCE_DOCUMENTS
 from indx_assets.assets.partitions import SOURCES
 from indx_assets.assets.provenance import latest_records
+from indx_assets.assets.stages import refusal_version
 from indx_assets.automation.source_index import SeenSource, SourceIndex
 from indx_assets.resources.corpus import CorpusResource
 from indx_assets.resources.storage import sha256_file
@@ -89,7 +90,8 @@ def _scan_files(instance: dg.DagsterInstance, corpus: CorpusResource, index: Sou
             size, mtime_ns = info.st_size, int(getattr(info, "st_mtime_ns", info.st_mtime * 1e9))
             if before and (before.size, before.mtime_ns, before.root, before.relative) == (size, mtime_ns, root, relative):
                 continue
-            sha = sha256_file(path)
+            refused = corpus.refusal(path)  # a link out of its root is not read, not even to hash it
+            sha = refusal_version(*refused) if refused else sha256_file(path)
         except OSError as exc:  # vanished or unreadable since the listing: the next sweep decides
             dg.get_dagster_logger().warning(f"corpus sensor: cannot read {path}: {exc}")
             continue
