@@ -24,6 +24,9 @@ MAX_OCR_PAGES_ENV = "INDX_MAX_OCR_PAGES"
 LINK_POLICIES = ("inside", "never", "all")
 OUTSIDE_ROOT = "outside_root"
 TOO_LARGE = "too_large"
+#: Page metadata of a page left unread because its document has more pages to OCR than the
+#: bound; no chunker renders it into an image either (that costs time and memory per page too).
+OVER_OCR_BOUND = "over_ocr_bound"
 
 
 @dataclass(frozen=True)

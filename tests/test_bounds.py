@@ -145,14 +145,20 @@ def test_a_drawn_only_pdf_over_the_ocr_page_bound_is_too_large_and_not_ocrd(
     settings = replace(Settings.from_env(), home=tmp_path / "indx", storage_uri=str(tmp_path / "indx" / "assets"),
                        lancedb_uri=str(tmp_path / "indx" / "lancedb"), corpus_roots=(str(corpus),))
 
-    summary = _ingest(instance, settings, selection=["source_documents", "page_outputs"])
+    summary = _ingest(instance, settings)
 
     assert summary["documents_by_status"] == {"ok": 1, "too_large": 1}
     assert summary["problems"]["two-scans.pdf"] == "2 pages to OCR, over the limit of 1 (INDX_MAX_OCR_PAGES)"
-    pages = build_resources(settings)["storage"].read("page_outputs", "two-scans.pdf").to_pylist()  # type: ignore[attr-defined]
+    storage = build_resources(settings)["storage"]
+    pages = storage.read("page_outputs", "two-scans.pdf").to_pylist()  # type: ignore[attr-defined]
     assert [p["status"] for p in pages] == ["ok", "unreadable", "empty", "ok", "unreadable", "empty"]
     assert all(p["reader"] == "pdfium" for p in pages)  # OCR never ran
     assert "not OCR'd" in pages[1]["reason"]
+    # nor are the pages past the bound rendered into image chunks: only the text pages have chunks
+    chunks = storage.read("chunk_map", "two-scans.pdf").to_pylist()  # type: ignore[attr-defined]
+    assert sorted({c["page"] for c in chunks}) == [1, 4] and {c["chunk_type"] for c in chunks} == {"content"}
+    # the document under the bound is OCR'd as before
+    assert [p["reader"] for p in storage.read("page_outputs", "scan.pdf").to_pylist()][1] == "ocr:tesseract"  # type: ignore[attr-defined]
 
 
 def test_the_ocr_page_bound_applies_to_the_reader_itself(tmp_path: Path) -> None:

@@ -41,6 +41,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from indx_assets.bounds import OVER_OCR_BOUND
 from indx_assets.chunkers.pdf_elements import Cut, SectionTrail, boxed, cut_page, page_layout, reader_offsets
 from indx_assets.chunkers.pdf_furniture import Furniture
 from indx_assets.chunkers.pdf_layout import Run, layout
@@ -132,7 +133,9 @@ def render_png(page: "pypdfium2.PdfPage", dpi: int) -> bytes:
 
 
 def _is_ours(output: PageOutput) -> bool:
-    return output.reader == PDF_READER and output.lines is None
+    """A page the pdf reader read, not OCR, and not one left unread by the OCR page bound
+    (`INDX_MAX_OCR_PAGES`: rendering ten thousand such pages costs what the bound saves)."""
+    return output.reader == PDF_READER and output.lines is None and not output.metadata.get(OVER_OCR_BOUND)
 
 
 class PdfChunker:

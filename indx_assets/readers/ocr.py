@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from indx_assets.bounds import MAX_OCR_PAGES_ENV, OVER_OCR_BOUND
 from indx_assets.port import Line, PageOutput
 from indx_assets.readers import DocumentRead, ReaderConfig
 from indx_assets.readers.image import IMAGE_TYPES, MAX_PIXELS, load_frame
@@ -282,8 +283,12 @@ def apply_ocr(read: DocumentRead, content: bytes, config: ReaderConfig) -> Docum
         return read
     if len(wanted) > config.max_ocr_pages:
         # Refused before the engine starts: time grows with the pages (0.1 s to 1 s each).
-        reason = f"{len(wanted)} pages to OCR, over the limit of {config.max_ocr_pages} (INDX_MAX_OCR_PAGES)"
-        pages = tuple(_with_reason(p, f"not OCR'd: {reason}") if p.page in wanted else p for p in read.pages)
+        reason = f"{len(wanted)} pages to OCR, over the limit of {config.max_ocr_pages} ({MAX_OCR_PAGES_ENV})"
+        pages = tuple(
+            dataclasses.replace(_with_reason(p, f"not OCR'd: {reason}"), metadata={**p.metadata, OVER_OCR_BOUND: True})
+            if p.page in wanted else p
+            for p in read.pages
+        )
         return DocumentRead(read.media_type, pages, "too_large", reason, dict(read.metadata))
     try:
         engine = engine_for(config)
