@@ -29,6 +29,10 @@ TOO_LARGE = "too_large"
 OVER_OCR_BOUND = "over_ocr_bound"
 
 
+class BoundsError(ValueError):
+    """A bound set to something it cannot be (the message names the variable)."""
+
+
 @dataclass(frozen=True)
 class Bounds:
     follow_symlinks: str = "inside"
@@ -37,9 +41,9 @@ class Bounds:
 
     def __post_init__(self) -> None:
         if self.follow_symlinks not in LINK_POLICIES:
-            raise ValueError(f"{FOLLOW_SYMLINKS_ENV} must be one of {', '.join(LINK_POLICIES)}, got {self.follow_symlinks!r}")
+            raise BoundsError(f"{FOLLOW_SYMLINKS_ENV} must be one of {', '.join(LINK_POLICIES)}, got {self.follow_symlinks!r}")
         if self.max_file_mb <= 0 or self.max_ocr_pages < 0:
-            raise ValueError(f"{MAX_FILE_MB_ENV} must be positive and {MAX_OCR_PAGES_ENV} at least 0")
+            raise BoundsError(f"{MAX_FILE_MB_ENV} must be positive and {MAX_OCR_PAGES_ENV} at least 0")
 
     @property
     def max_file_bytes(self) -> int:
@@ -53,7 +57,7 @@ class Bounds:
             try:
                 return kind(raw) if raw else default
             except ValueError:
-                raise ValueError(f"{name} must be a number, got {raw!r}") from None
+                raise BoundsError(f"{name} must be a number, got {raw!r}") from None
 
         return cls(
             follow_symlinks=os.environ.get(FOLLOW_SYMLINKS_ENV, "").strip().lower() or "inside",

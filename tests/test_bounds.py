@@ -190,3 +190,14 @@ def test_the_corpus_sensor_never_reads_a_link_out_of_the_root(tmp_path: Path, in
     found = scan(instance, settings, state.sensor)
     # the target's new bytes are nobody's business: no hash of them, no change to re-ingest
     assert found.changed == []
+
+
+@pytest.mark.parametrize(("variable", "value", "message"), [
+    ("INDX_FOLLOW_SYMLINKS", "sometimes", "INDX_FOLLOW_SYMLINKS must be one of inside, never, all, got 'sometimes'"),
+    ("INDX_MAX_FILE_MB", "lots", "INDX_MAX_FILE_MB must be a number, got 'lots'"),
+])
+def test_a_bad_bound_is_named_without_a_traceback(tmp_path: Path, variable: str, value: str, message: str) -> None:
+    env = {**os.environ, "INDX_HOME": str(tmp_path / "indx"), variable: value}
+    done = subprocess.run([str(Path(sys.executable).parent / "indx"), "status"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 2 and done.stderr.strip() == f"indx: {message}", done.stderr[-2000:]

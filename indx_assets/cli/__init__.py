@@ -21,6 +21,12 @@ def _root() -> None:
 
 
 def main() -> None:
+    from indx_assets.bounds import BoundsError
+
     for name in COMMAND_MODULES:
         importlib.import_module(f"indx_assets.cli.{name}")
-    app()
+    try:
+        app()
+    except BoundsError as exc:  # the user's setting, not a defect: say which, no traceback
+        typer.echo(f"indx: {exc}", err=True)
+        raise SystemExit(2) from None
