@@ -113,7 +113,7 @@ sync = sync_partitions(instance, settings)
 results = materialize_partitions(instance, settings, sync.current, selection=["source_documents", "page_outputs"])
 summary = ingest_summary(settings.storage_uri, sync.current)
 # VmHWM, not ru_maxrss: a process started by fork and exec inherits its parent's ru_maxrss
-summary["peak_rss"] = int(re.search(r"VmHWM:\s*(\d+) kB", open("/proc/self/status").read()).group(1)) * 1024
+summary["peak_rss"] = int(re.search(r"VmHWM:\\s*(\\d+) kB", open("/proc/self/status").read()).group(1)) * 1024
 summary["success"] = all(r.success for r in results)
 print(json.dumps(summary))
 """
