@@ -10,26 +10,69 @@ the structure-aware chunkers store in each chunk's metadata), in reading order.
 
 import json
 from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from indx_assets.embedder import MiniLMEmbedder
-from indx_assets.resources.lancedb import LanceDBResource, SearchMode
+from indx_assets.resources.lancedb import LanceDBResource, SearchMode, sql_string
 from indx_assets.settings import Settings
+
+#: Embeds a query: text in, one unit vector out.
+QueryEmbedder = Callable[[str], Sequence[float]]
 
 
 #: What each chunk of an expanded section carries.
 SECTION_FIELDS = ("id", "locator", "chunk_type", "page", "text")
 
 
+@dataclass(frozen=True)
+class SearchFilters:
+    """Which chunks a search may return; the one filter set of `indx search` and `POST /v1/search`."""
+
+    source_prefix: str | None = None
+    """Only sources whose id starts with this (`docs/` for one root)."""
+    chunk_type: str | None = None
+    """Only chunks of this type (`content`, `table`, `image`, `sentence`, …)."""
+    page: int | None = None
+    """Only chunks of this page."""
+
+    def where(self) -> str | None:
+        """The filter as LanceDB SQL, or None when it admits everything."""
+        clauses = []
+        if self.source_prefix:
+            clauses.append(f"starts_with(source_id, {sql_string(self.source_prefix)})")
+        if self.chunk_type:
+            clauses.append(f"chunk_type = {sql_string(self.chunk_type)}")
+        if self.page is not None:
+            clauses.append(f"page = {int(self.page)}")
+        return " AND ".join(clauses) or None
+
+
+def minilm_query_embedder() -> QueryEmbedder:
+    """The model the chunks were embedded with, for queries (loaded on the first query: seconds,
+    once a process)."""
+    from indx_assets.embedder import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder()
+    return lambda query: embedder.embed_texts([query])[0]
+
+
 def search_chunks(settings: Settings, query: str, *, k: int = 5, mode: SearchMode = "hybrid",
-                  expand: bool = False) -> list[dict[str, Any]]:
+                  expand: bool = False, filters: SearchFilters = SearchFilters()) -> list[dict[str, Any]]:
+    """Search the data directory's index in-process (see `search_index`)."""
+    return search_index(LanceDBResource(uri=settings.lancedb_uri), minilm_query_embedder(), query,
+                        k=k, mode=mode, expand=expand, filters=filters)
+
+
+def search_index(lancedb: LanceDBResource, embed: QueryEmbedder, query: str, *, k: int = 5,
+                 mode: SearchMode = "hybrid", expand: bool = False,
+                 filters: SearchFilters = SearchFilters()) -> list[dict[str, Any]]:
     """Hits carry the chunk's identity fields, page, bbox, text and score; metadata as JSON.
     With `expand`, each hit also carries `section`: the chunks of its section (see above)."""
-    lancedb = LanceDBResource(uri=settings.lancedb_uri)
     if lancedb.existing_table() is None:
         return []
-    vector = None if mode == "fts" else MiniLMEmbedder().embed_texts([query])[0]
-    hits = search_table(lancedb, query, vector, k=k, mode=mode)
+    vector = None if mode == "fts" else embed(query)
+    hits = search_table(lancedb, query, vector, k=k, mode=mode, where=filters.where())
     for hit in hits:
         hit["metadata"] = _metadata(hit)
     if expand:
@@ -38,12 +81,12 @@ def search_chunks(settings: Settings, query: str, *, k: int = 5, mode: SearchMod
 
 
 def search_table(lancedb: LanceDBResource, query: str, vector: Any, *, k: int = 5,
-                 mode: SearchMode = "hybrid") -> list[dict[str, Any]]:
+                 mode: SearchMode = "hybrid", where: str | None = None) -> list[dict[str, Any]]:
     """The `k` best chunks, each once, at the rank of its best match: itself or one of its
     sentences (then carried as `sentence`; None when the chunk matched itself)."""
     limit = k
     while True:
-        matches = lancedb.search(query, k=limit, mode=mode, vector=vector)
+        matches = lancedb.search(query, k=limit, mode=mode, vector=vector, where=where)
         hits = _chunks_of(lancedb, matches)
         if len(hits) >= k or len(matches) < limit:
             return hits[:k]

@@ -12,7 +12,8 @@ app = typer.Typer(
 )
 
 #: Modules that register commands on `app`; imported only when the command line runs.
-COMMAND_MODULES = ("chunk", "split", "ingest", "search", "show", "status", "backfill", "restore", "stats", "verify")
+COMMAND_MODULES = ("chunk", "split", "ingest", "search", "show", "status", "backfill", "restore", "stats", "verify",
+                   "serve")
 
 
 @app.callback()

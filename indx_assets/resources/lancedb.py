@@ -129,8 +129,10 @@ class LanceDBResource(dg.ConfigurableResource):
         where = f"id IN ({', '.join(sql_string(i) for i in dict.fromkeys(ids))})"
         return table.search().where(where).select(HIT_COLUMNS).limit(None).to_list()
 
-    def search(self, query: str, *, k: int = 5, mode: SearchMode = "hybrid", vector: Any = None) -> list[dict[str, Any]]:
-        """Ranked hits with identity, page, bbox, text and `score` (higher is better)."""
+    def search(self, query: str, *, k: int = 5, mode: SearchMode = "hybrid", vector: Any = None,
+               where: str | None = None) -> list[dict[str, Any]]:
+        """Ranked hits with identity, page, bbox, text and `score` (higher is better), among the
+        rows `where` (SQL) admits, filtered before ranking so `k` hits come back when `k` match."""
         table = self.table()
         if mode == "fts":
             builder = table.search(query, query_type="fts")
@@ -141,6 +143,8 @@ class LanceDBResource(dg.ConfigurableResource):
                 table.search(query_type="hybrid", vector_column_name="vector")
                 .vector(vector).text(query).distance_type("cosine")
             )
+        if where:
+            builder = builder.where(where, prefilter=True)
         score_key = {"fts": "_score", "vector": "_distance", "hybrid": "_relevance_score"}[mode]
         hits = []
         for row in builder.limit(k).to_list():
