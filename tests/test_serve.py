@@ -371,3 +371,24 @@ def test_healthz_answers_before_the_index_exists_and_readyz_says_why_not(tmp_pat
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def _imports_torch(args: list[str], env: dict[str, str]) -> bool:
+    """Whether `indx ARGS` imports torch, read from the interpreter's own import log."""
+    code = f"import sys; sys.argv = ['indx', *{args!r}]; from indx_assets.cli import main; main()"
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    return any(line.rsplit("|", 1)[-1].strip() in ("torch", "sentence_transformers") for line in done.stderr.splitlines())
+
+
+def test_searching_through_a_server_imports_no_torch(server: Server) -> None:
+    env = {**server.env(), "INDX_API_KEY": KEY}
+    assert not _imports_torch(["search", "ships", "--server", server.url], env)
+    assert _imports_torch(["search", "ships", "-k", "1"], env)  # in-process it must: the check can fail
+
+
+@pytest.mark.parametrize("args", [["--help"], ["search", "--help"], ["serve", "--help"], ["status"], ["stats"],
+                                  ["chunk", str(ROOT / "data/sample/notes/tea-harvest.txt")],
+                                  ["split", str(ROOT / "data/sample/notes/tea-harvest.txt")]])
+def test_commands_that_embed_nothing_import_no_torch(args: list[str], tmp_path: Path) -> None:
+    assert not _imports_torch(args, {**os.environ, "INDX_HOME": str(tmp_path / "indx")})
