@@ -72,3 +72,28 @@ def test_the_run_cache_keeps_the_newest_tables_within_its_budget(tmp_path: Path)
     answered = run_reading_back(StorageResource(root=str(tmp_path), run_cache_mb=1), ["1", "2", "3"], big)
     assert answered == {"1": False, "2": True, "3": True}
     assert run_reading_back(StorageResource(root=str(tmp_path / "off"), run_cache_mb=0), ["1"], big) == {"1": False}
+
+
+CONCURRENT_WRITES = """
+import sys
+import pyarrow as pa
+from indx_assets.resources.storage import StorageResource
+storage, tag = StorageResource(root=sys.argv[1]), sys.argv[2]
+for i in range(150):
+    storage.write("chunk_map", "notes/tea.txt", pa.table({"id": [f"{tag}{i}"], "text": ["x" * 2000]}))
+"""
+
+
+def test_two_processes_writing_one_source_never_take_each_others_temporary_file(tmp_path: Path) -> None:
+    # Two real processes (a retried run beside its predecessor, two ingests): a shared
+    # `part-0.parquet.partial` name had one rename the other's file, or find it gone.
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT_WRITES, str(tmp_path), tag], stderr=subprocess.PIPE,
+                              text=True) for tag in "AB"]
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], "\n".join(e[-1500:] for e in errors)
+    stored = StorageResource(root=str(tmp_path)).read("chunk_map", "notes/tea.txt")
+    assert stored.column("id").to_pylist() in (["A149"], ["B149"])
+    assert not list(tmp_path.rglob("*.partial")), "no temporary file is left behind"

@@ -10,6 +10,7 @@ file cost 1.3 GB to store as a Parquet value.
 import hashlib
 from collections import OrderedDict
 from urllib.parse import quote
+from uuid import uuid4
 
 import dagster as dg
 import pyarrow as pa
@@ -56,16 +57,23 @@ class StorageResource(dg.ConfigurableResource):
         return UPath(self.root) / asset / f"source={quote(source_id, safe='')}" / FILE_NAME
 
     def write(self, asset: str, source_id: str, table: pa.Table) -> str:
-        """Write atomically where the filesystem allows: a reader never sees half a file."""
+        """Write atomically where the filesystem allows: a reader never sees half a file.
+
+        The temporary file's name is unique to this write, so two writers of one source (two
+        processes, or a retried run beside its predecessor) never rename each other's file."""
         path = self.path(asset, source_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(FILE_NAME + ".partial")
-        with partial.open("wb") as f:
-            # Snappy and no column statistics: a file holds one source, which its hive path
-            # already selects, and the min/max of a text or bytes column copies whole values
-            # into the footer. Half the size and under half the time of zstd with statistics.
-            pq.write_table(table, f, compression="snappy", write_statistics=False)
-        partial.rename(path)
+        partial = path.with_name(f"{FILE_NAME}.{uuid4().hex}.partial")
+        try:
+            with partial.open("wb") as f:
+                # Snappy and no column statistics: a file holds one source, which its hive path
+                # already selects, and the min/max of a text or bytes column copies whole values
+                # into the footer. Half the size and under half the time of zstd with statistics.
+                pq.write_table(table, f, compression="snappy", write_statistics=False)
+            partial.rename(path)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
         self._remember(asset, source_id, table)
         return str(path)
 
