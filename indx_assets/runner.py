@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 import dagster as dg
 from dagster._core.storage.event_log import SqliteEventLogStorage
 
+from indx_assets.abandoned_runs import launcher_tags, reclaim_abandoned_runs
 from indx_assets.assets import stages
 from indx_assets.assets.ingest import ASSET_KEYS, BATCH_SIZE
 from indx_assets.assets.partitions import SOURCES
 from indx_assets.assets.provenance import EVENT_BATCH_SIZE
 from indx_assets.definitions import build_definitions, build_resources
+from indx_assets.home_lock import instance_lock
 from indx_assets.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -48,13 +50,19 @@ telemetry:
 
 def open_instance(settings: Settings) -> dg.DagsterInstance:
     """The persistent Dagster instance under `INDX_HOME` (the one `dagster dev` shows when
-    DAGSTER_HOME points at `$INDX_HOME/dagster`)."""
+    DAGSTER_HOME points at `$INDX_HOME/dagster`).
+
+    Created and opened under `instance_lock`, one process at a time (two processes creating
+    the SQLite storage at once stamp its schema twice); runs that a killed `indx` left
+    unfinished are marked failed and their concurrency slots freed (`abandoned_runs`)."""
     settings.dagster_home.mkdir(parents=True, exist_ok=True)
     config = settings.dagster_home / "dagster.yaml"
-    if not config.exists():
-        config.write_text(DEFAULT_DAGSTER_YAML)
-    os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
-    instance = dg.DagsterInstance.get()
+    with instance_lock(settings.home):
+        if not config.exists():
+            config.write_text(DEFAULT_DAGSTER_YAML)
+        os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
+        instance = dg.DagsterInstance.get()
+        reclaim_abandoned_runs(instance)
     if type(instance.event_log_storage) is SqliteEventLogStorage:  # an INDX_HOME from before the pooled log
         log.warning("%s uses Dagster's stock SQLite event log, which takes about 10 ms per materialization "
                     "where indx's takes 0.5 ms; to switch, add:\n%s", config, EVENT_LOG_BLOCK)
@@ -143,7 +151,7 @@ def materialize_partitions(
     for run in ranges(keys, order, batch_size):
         result = job.execute_in_process(
             instance=instance,
-            tags={RANGE_START: run[0], RANGE_END: run[-1]},
+            tags={RANGE_START: run[0], RANGE_END: run[-1], **launcher_tags()},
             run_config={"loggers": {"console": {"config": {"log_level": log_level}}},
                         **({"ops": {"ingest_documents": {"config": {"force": True}}}} if force else {})},
             raise_on_error=False,

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from indx_assets.cli import app
+from indx_assets.cli.writer import holds_home
 from indx_assets.settings import Settings
 
 ASSET_NAMES = ("source_documents", "page_outputs", "chunk_map", "chunk_embeddings", "chunks_table")
@@ -29,6 +30,7 @@ def _assets(value: list[str] | None) -> list[str] | None:
 
 
 @app.command()
+@holds_home
 def backfill(
     stale: Annotated[bool, typer.Option("--stale", help="Only stale partitions (default: missing and stale).")] = False,
     assets: Annotated[list[str] | None, typer.Option("--assets", help="Assets to run (comma-separated or repeated; default: all five).")] = None,

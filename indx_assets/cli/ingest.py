@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from indx_assets.cli import app
+from indx_assets.cli.writer import holds_home
 from indx_assets.settings import SAMPLE_CORPUS, Settings, record_roots, recorded_roots
 
 
@@ -26,6 +27,7 @@ def _roots(settings: Settings, paths: list[Path]) -> list[str]:
 
 
 @app.command()
+@holds_home
 def ingest(
     paths: Annotated[list[Path] | None, typer.Argument(exists=True, help="Files or folders (default: the bundled sample corpus).")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,

@@ -1,0 +1,121 @@
+"""One `indx` writer per data directory, and nothing left held by a killed one (issue 16, cases
+4 and 5), through real processes: two `indx ingest` started together on a fresh data directory,
+and `kill -9` of an ingest holding the `embedder` pool slot of `deploy/dagster.yaml`."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from indx_assets.assets.partitions import SOURCES
+from indx_assets.assets.ingest import INGEST_POOL
+from indx_assets.settings import Settings, recorded_roots
+from indx_assets.table_check import expected_chunk_ids, table_discrepancies
+
+ROOT = Path(__file__).resolve().parent.parent
+INDX = str(Path(sys.executable).parent / "indx")
+TRIALS = 10
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {"INDX_HOME": str(home), "PATH": str(Path(sys.executable).parent), "HOME": str(home)}
+
+
+def _settings(home: Path) -> Settings:
+    """The data directory as the next `indx` command would see it (the roots it recorded)."""
+    return Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
+                    corpus_roots=recorded_roots(home))
+
+
+def _two_roots(tmp_path: Path) -> tuple[Path, Path]:
+    """Two small corpus roots of different files (the cost of a trial is loading the model)."""
+    alpha, beta = tmp_path / "alpha", tmp_path / "beta"
+    for n in range(3):
+        (alpha / "notes").mkdir(parents=True, exist_ok=True)
+        (alpha / "notes" / f"tea-{n}.txt").write_text(f"Tea note {n}. The second flush is picked in early summer.\n")
+        beta.mkdir(exist_ok=True)
+        (beta / f"lens-{n}.md").write_text(f"# Lens {n}\n\nA Fresnel lens of order {n} throws the beam far out to sea.\n")
+    return alpha, beta
+
+
+def _sources(home: Path, monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The partitions the data directory's Dagster instance knows (opening it must work)."""
+    monkeypatch.setenv("DAGSTER_HOME", str(home / "dagster"))
+    with dg.DagsterInstance.from_config(str(home / "dagster")) as instance:
+        return set(instance.get_dynamic_partitions(SOURCES.name))
+
+
+@pytest.mark.slow
+def test_two_first_ingests_at_once_leave_one_usable_index_equal_to_the_files(tmp_path, monkeypatch) -> None:
+    # Before the lock: the two stamped a new instance's schema twice ("more than one head
+    # present" from every later command), removed each other's sources, or one exited 1.
+    alpha, beta = _two_roots(tmp_path)
+    for trial in range(TRIALS):
+        home = tmp_path / f"indx-{trial}"
+        waiting = trial % 5 == 4  # two of ten: the waiting pair ingests twice
+        wait = ["--wait", "600"] if waiting else []
+        procs = [subprocess.Popen([INDX, "ingest", str(root), "--json", *wait], env=_env(home), text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for root in (alpha, beta)]
+        outputs = [p.communicate(timeout=900) for p in procs]
+        codes = [p.returncode for p in procs]
+        if waiting:  # the second waits for the first, then ingests both roots
+            assert codes == [0, 0], f"trial {trial}: {codes}\n" + "\n".join(o[1][-1500:] for o in outputs)
+            roots = {str(alpha), str(beta)}
+        else:  # the second is refused at once, naming the first
+            assert sorted(codes) == [0, 75], f"trial {trial}: {codes}\n" + "\n".join(o[1][-1500:] for o in outputs)
+            winner, loser = (0, 1) if codes[0] == 0 else (1, 0)
+            assert f"another indx process (pid {procs[winner].pid}) holds INDX_HOME since " in outputs[loser][1]
+            assert "--wait" in outputs[loser][1]
+            roots = {str((alpha, beta)[winner])}
+        settings = _settings(home)
+        assert set(settings.corpus_roots) == roots
+        assert _sources(home, monkeypatch) == set(expected_chunk_ids(settings)), f"trial {trial}"
+        assert table_discrepancies(settings) == [], f"trial {trial}"
+
+
+def _wait_for_claimed_slot(home: Path, proc: subprocess.Popen, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The run id holding the `embedder` slot, once the ingest has claimed it."""
+    monkeypatch.setenv("DAGSTER_HOME", str(home / "dagster"))
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with dg.DagsterInstance.from_config(str(home / "dagster")) as instance:
+                claimed = instance.event_log_storage.get_concurrency_info(INGEST_POOL).claimed_slots
+        except Exception:  # the instance is still being created by the ingest
+            claimed = []
+        if claimed:
+            return claimed[0].run_id
+        time.sleep(0.2)
+    raise AssertionError(f"the ingest never held the {INGEST_POOL} slot (exit {proc.poll()})")
+
+
+@pytest.mark.slow
+def test_an_ingest_killed_holding_the_embedder_slot_blocks_no_later_ingest(tmp_path, monkeypatch) -> None:
+    # Before: the killed run stayed STARTED with the pool's one slot, and the next ingest
+    # waited for that slot forever, printing nothing.
+    alpha, _ = _two_roots(tmp_path)
+    home = tmp_path / "indx"
+    (home / "dagster").mkdir(parents=True)
+    shutil.copy(ROOT / "deploy" / "dagster.yaml", home / "dagster" / "dagster.yaml")  # as the README says
+    first = subprocess.Popen([INDX, "ingest", str(alpha)], env=_env(home), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        killed_run = _wait_for_claimed_slot(home, first, monkeypatch)
+    finally:
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+    # Without --wait: a killed process leaves no lock behind either.
+    done = subprocess.run([INDX, "ingest", str(alpha), "--json"], env=_env(home), capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with dg.DagsterInstance.from_config(str(home / "dagster")) as instance:
+        run = instance.get_run_by_id(killed_run)
+        assert run is not None and run.status == dg.DagsterRunStatus.FAILURE
+        assert instance.event_log_storage.get_concurrency_info(INGEST_POOL).claimed_slots == []
+    assert table_discrepancies(_settings(home)) == []
