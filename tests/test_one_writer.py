@@ -13,8 +13,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from indx_assets.assets.partitions import SOURCES
 from indx_assets.assets.ingest import INGEST_POOL
+from indx_assets.assets.partitions import SOURCES
+from indx_assets.home_lock import HomeLocked, writer_lock
 from indx_assets.settings import Settings, recorded_roots
 from indx_assets.table_check import expected_chunk_ids, table_discrepancies
 
@@ -31,6 +32,31 @@ def _settings(home: Path) -> Settings:
     """The data directory as the next `indx` command would see it (the roots it recorded)."""
     return Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
                     corpus_roots=recorded_roots(home))
+
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from indx_assets.home_lock import writer_lock
+with writer_lock(Path(sys.argv[1])):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_killed_holder_leaves_no_lock_and_a_refused_one_names_it(tmp_path) -> None:
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(HomeLocked, match=rf"another indx process \(pid {holder.pid}\) holds INDX_HOME since 20"):
+            with writer_lock(tmp_path, wait=0.5):
+                pass
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+    with writer_lock(tmp_path):  # at once: the kernel dropped the dead holder's lock
+        with writer_lock(tmp_path):  # and one process may nest it
+            pass
 
 
 def _two_roots(tmp_path: Path) -> tuple[Path, Path]:
