@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ingest import document  # noqa: E402  (the same generated Markdown)
 
 from indx_assets.settings import Settings  # noqa: E402
-from indx_assets.table_check import table_chunk_ids, table_discrepancies  # noqa: E402
+from indx_assets.table_check import expected_chunk_ids, table_chunk_ids, table_discrepancies  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 INDX = str(Path(sys.executable).parent / "indx")
@@ -163,15 +163,18 @@ class Soak:
         """A root goes missing for one ingest: it must report it (exit 1) and keep its rows."""
         root = self.rng.choice(self.roots)
         held_before, _ = table_chunk_ids(self.settings())
+        present = expected_chunk_ids(self.settings())  # the sources whose file is still there
         away = root.with_name(root.name + ".away")
         root.rename(away)
         self.faults["root missing"] += 1
         try:
             self.ingest(expect=(1,), what=f"indx ingest with {root.name} missing")
             held, _ = table_chunk_ids(self.settings())
-            lost = sum(len(ids) for source, ids in held_before.items() if source not in held)
+            # A source whose file this round deleted or moved away may go; one whose file is
+            # still there (under the missing root, or anywhere) must keep its rows.
+            lost = sum(len(ids) for source, ids in held_before.items() if source in present and source not in held)
             if lost:
-                self.note(f"with {root.name} missing, {lost} rows of sources no longer listed were deleted")
+                self.note(f"with {root.name} missing, {lost} rows of files still there were deleted")
         finally:
             away.rename(root)
 
