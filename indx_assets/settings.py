@@ -58,4 +58,13 @@ def recorded_roots(home: Path) -> tuple[str, ...]:
 
 def record_roots(home: Path, roots: list[str]) -> None:
     home.mkdir(parents=True, exist_ok=True)
-    (home / CORPUS_FILE).write_text(json.dumps({"roots": roots}, indent=2))
+    replace_text(home / CORPUS_FILE, json.dumps({"roots": roots}, indent=2))
+
+
+def replace_text(path: Path, text: str) -> None:
+    """Write `path` whole or not at all: written beside it, then renamed over it. (Written in
+    place, a process killed mid-write left `corpus.json` empty and every later command failed
+    to read it.)"""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    partial.write_text(text)
+    os.replace(partial, path)

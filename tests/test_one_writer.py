@@ -145,3 +145,26 @@ def test_an_ingest_killed_holding_the_embedder_slot_blocks_no_later_ingest(tmp_p
         assert run is not None and run.status == dg.DagsterRunStatus.FAILURE
         assert instance.event_log_storage.get_concurrency_info(INGEST_POOL).claimed_slots == []
     assert table_discrepancies(_settings(home)) == []
+
+
+RECORD = """
+import sys
+from pathlib import Path
+from indx_assets.settings import record_roots
+print("writing", flush=True)
+while True:
+    record_roots(Path(sys.argv[1]), ["/data/" + "x" * 5000, "/more"])
+"""
+
+
+def test_roots_recorded_by_a_process_killed_mid_write_stay_readable(tmp_path) -> None:
+    # The soak's kill -9 once hit `indx ingest` between truncating corpus.json and writing it.
+    from indx_assets.settings import recorded_roots
+
+    for trial in range(20):
+        proc = subprocess.Popen([sys.executable, "-c", RECORD, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "writing"
+        time.sleep(0.05 + trial * 0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert recorded_roots(tmp_path) == ("/data/" + "x" * 5000, "/more"), f"trial {trial}"
