@@ -12,9 +12,13 @@ import filetype
 
 PDF = "application/pdf"
 PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 PLAIN = "text/plain"
 MARKDOWN = "text/markdown"
 HTML = "text/html"
+CSV = "text/csv"
+TSV = "text/tab-separated-values"
 OCTET = "application/octet-stream"
 
 _TEXT_BY_SUFFIX = {
@@ -26,6 +30,9 @@ _TEXT_BY_SUFFIX = {
     ".xhtml": HTML,
     ".txt": PLAIN,
     ".text": PLAIN,
+    ".csv": CSV,
+    ".tsv": TSV,
+    ".tab": TSV,
 }
 _HTML_MARKERS = (b"<!doctype html", b"<html", b"<head", b"<body")
 _TEXT_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
@@ -57,9 +64,14 @@ def _looks_textual(head: bytes) -> bool:
 #: The part that makes a zip an Office Open XML document of each kind.
 _OOXML_PARTS = {
     "ppt/presentation.xml": PPTX,
-    "word/document.xml": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    "xl/workbook.xml": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "word/document.xml": DOCX,
+    "xl/workbook.xml": XLSX,
 }
+#: A password-protected Office file is an OLE container, and a damaged one a zip without a
+#: readable directory; only the name then says which kind it was meant to be (its reader
+#: records why it cannot be read). Macro-enabled variants (`.docm`, `.xlsm`) are read as their
+#: plain kind (macros never run).
+_OFFICE_BY_SUFFIX = {".pptx": PPTX, ".pptm": PPTX, ".docx": DOCX, ".docm": DOCX, ".xlsx": XLSX, ".xlsm": XLSX}
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 
@@ -74,12 +86,12 @@ def _container_type(content: bytes, suffix: str) -> str | None:
         try:
             names = set(zipfile.ZipFile(io.BytesIO(content)).namelist())
         except (zipfile.BadZipFile, ValueError, OSError):
-            return None
+            return _OFFICE_BY_SUFFIX.get(suffix)
         return next((mime for part, mime in _OOXML_PARTS.items() if part in names), None)
-    if content.startswith(_OLE_MAGIC) and suffix == ".pptx":
+    if content.startswith(_OLE_MAGIC) and suffix in _OFFICE_BY_SUFFIX:
         from indx_assets.readers.ooxml_guard import is_encrypted_ooxml
 
-        return PPTX if is_encrypted_ooxml(content) else None
+        return _OFFICE_BY_SUFFIX[suffix] if is_encrypted_ooxml(content) else None
     return None
 
 
@@ -110,4 +122,4 @@ def detect_media_type(content: bytes, name: str | None = None) -> str:
 
 
 def is_text_type(media_type: str) -> bool:
-    return media_type in (PLAIN, MARKDOWN, HTML)
+    return media_type in (PLAIN, MARKDOWN, HTML, CSV, TSV)

@@ -144,7 +144,8 @@ def test_with_every_chunker_disabled_nothing_is_chunked_and_the_command_says_why
     path = SAMPLE / "notes" / "tea-harvest.txt"
     result = run(str(path), env=env)
     assert result.exit_code == 0
-    assert "No chunker is enabled" in result.stdout and "nothing was chunked" in result.stdout
+    said = " ".join(result.stdout.split())  # rich wraps the line at the terminal's width
+    assert "No chunker is enabled" in said and "nothing was chunked" in said
     doc = json.loads(run(str(path), "--json", env=env).stdout)
     assert doc["metadata"]["chunkers"] == [] and doc["chunks"] == []
     assert doc["metadata"]["unclaimed_pages"] == [1, 2]
@@ -195,3 +196,12 @@ def test_the_installed_indx_script_runs_the_command() -> None:
     assert doc["metadata"]["media_type"] == "text/html"
     assert "Fresnel" in doc["content"] and "analytics" not in doc["content"]
     assert "this text is hidden" not in doc["content"]
+
+
+def test_a_file_no_reader_supports_exits_non_zero_with_the_reason(tmp_path: Path) -> None:
+    path = tmp_path / "archive.zip"
+    shutil.make_archive(str(tmp_path / "archive"), "zip", SAMPLE / "notes")
+    for args in ((str(path),), (str(path), "--json")):
+        result = run(*args)
+        assert result.exit_code == 1, result.output
+        assert "no reader supports it" in result.stderr and "application/zip" in result.stderr

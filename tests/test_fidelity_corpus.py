@@ -1,5 +1,5 @@
-"""Word fidelity (`indx_assets.fidelity`, what `indx verify` reports) of every PDF, PPTX, HTML,
-Markdown and text file of the shared corpus, cut with the default chain (skipped when absent).
+"""Word fidelity (`indx_assets.fidelity`, what `indx verify` reports) of every PDF, PPTX, Word,
+HTML, Markdown and text file of the shared corpus, cut with the default chain (skipped when absent).
 
 Every page must hold no foreign word (sub/superscript notation aside) and keep at least 99 %
 of its words in its chunks or its named furniture. PDFs that do not yet are held to what they
@@ -16,7 +16,9 @@ from indx_assets.document import Document
 from indx_assets.encode import Encoded, to_document
 from indx_assets.fidelity import MIN_KEPT, DocumentFidelity, measure
 
-FORMATS = {".pdf": "pdf", ".pptx": "pptx", ".html": "html", ".md": "markdown", ".txt": "text"}
+FORMATS = {".pdf": "pdf", ".pptx": "pptx", ".docx": "docx", ".html": "html", ".md": "markdown", ".txt": "text"}
+#: The fewest files of each kind the corpus holds (it has only 5 Word files).
+MIN_FILES = {"docx": 5}
 
 #: PDFs below the thresholds after issue 15's PDF fixes, 2026-12-01: the most (foreign, lost) words they may have.
 PDF_AT_MOST: dict[str, tuple[int, int]] = {
@@ -48,11 +50,11 @@ def _failures(result: DocumentFidelity) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["pptx", "html", "markdown", "text"])
+@pytest.mark.parametrize("kind", ["pptx", "docx", "html", "markdown", "text"])
 def test_every_page_of_the_corpus_keeps_its_words_whole(corpus: Path, cut_corpus_file: Callable[[Path], Encoded],
                                                         kind: str) -> None:
     files = _files(corpus, kind)
-    assert len(files) >= 8, f"the corpus has {len(files)} {kind} files"
+    assert len(files) >= MIN_FILES.get(kind, 8), f"the corpus has {len(files)} {kind} files"
     results = [_measured(cut_corpus_file(path)) for path in files]
     assert sum(r.totals()["words"] for r in results) > 500
     failures = [_failures(r) for r in results if not r.passes]

@@ -162,7 +162,7 @@ def test_non_ascii_utf8_text_survives_exactly() -> None:
         (b"  \n<html><body>x</body></html>", "page.txt", HTML),  # markup from the first byte is HTML
         (b"Remember to close the <body> and <html> tags.\n", "notes.txt", PLAIN),
         (b"just text", None, PLAIN),
-        (b"just text", "data.csv", PLAIN),
+        (b"just text", "data.csv", "text/csv"),  # a CSV is read as a table (issue 20)
         (b"\x89PNG\r\n\x1a\n" + b"\x00" * 32, "picture.txt", "image/png"),
         (b"\x00\x01\x02\x03binary", "blob.bin", "application/octet-stream"),
     ],

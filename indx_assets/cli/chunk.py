@@ -73,7 +73,8 @@ def chunk(
     json_output: Annotated[bool, typer.Option("--json", help="Print the Document as one JSON object.")] = False,
     source_id: Annotated[str | None, typer.Option("--source-id", help="Stable id of the source (default: the file name).")] = None,
 ) -> None:
-    """Read and chunk one file with the installed chunker chain."""
+    """Read and chunk one file with the installed chunker chain. Exits 1 when no reader
+    supports the file (status `unsupported`), naming the reason."""
     if source_id is not None and not source_id.strip():
         raise typer.BadParameter("must not be empty", param_hint="--source-id")
     try:
@@ -87,3 +88,6 @@ def chunk(
         typer.echo(json.dumps(document_to_json(document), ensure_ascii=False))
     else:
         _print_document(document, chain, Console())
+    if document.metadata["status"] == "unsupported":
+        typer.echo(f"Error: {file}: no reader supports it: {document.metadata.get('reason')}", err=True)
+        raise typer.Exit(1)
