@@ -182,3 +182,17 @@ def test_corpus_word_files_chunk_within_the_limit_with_their_headings(corpus: Pa
     doc = to_document(encode_bytes(handbook.read_bytes(), source_id=handbook.name, name=handbook.name, chain=chain))
     titles = {c.metadata.get("section_title") for c in doc.chunks} - {None}
     assert len(titles) > 20, titles
+
+
+def test_footnotes_are_footnote_chunks_and_text_boxes_are_read_once(report: bytes) -> None:
+    content = fx.with_footnote_and_textbox(report)
+    read = read_document(content, DOCX, ReaderConfig())
+    first = read.pages[0].text
+    assert first.count(fx.TEXTBOX) == 1 and first.count(fx.FOOTNOTE) == 1
+    doc = _document(content)
+    [footnote] = [c for c in doc.chunks if c.chunk_type == "footnote"]
+    assert footnote.content == fx.FOOTNOTE and footnote.page == 1
+    holding = [c for c in doc.chunks if c.chunk_type == "content" and fx.TEXTBOX in c.content]
+    assert len(holding) == 1 and holding[0].page == 1
+    assert not any(fx.FOOTNOTE in c.content for c in doc.chunks if c.chunk_type == "content")
+    assert measure("report.docx", read.pages, doc.chunks).passes
