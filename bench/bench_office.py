@@ -1,0 +1,194 @@
+"""Word and Excel benchmark: documents/s and MB/s of our reader + chunker against the plain
+library walk and against `unstructured`'s partitioners, in one run.
+
+    python bench/bench_office.py [--rounds 7] [--no-install]
+
+Files: every `.docx` in ../shared/corpus (when present) plus the project's generated report
+(tests/fixtures/make_docx.py); for Excel, the generated budget workbook and a generated
+20,000-row sheet (tests/fixtures/make_sheets.py). Each round, interleaved so every side sees
+the same machine load:
+
+- ours: `read_docx`/`read_xlsx` then the `docx`/`sheets` chunker with the default settings,
+  caches cleared first (the guard, the open and the walk paid once, as for a fresh document);
+- the plain walk: python-docx paragraphs and tables (every paragraph's and cell's text), or
+  openpyxl read-only rows (every value): what any consumer of those libraries pays at least;
+- `unstructured`: `partition_docx` / `partition_xlsx`, in their own venv
+  (bench/.venv-peers-office, `unstructured[docx,xlsx]`, created on first run unless
+  `--no-install`), offline; reported as missing when it cannot run.
+
+Prints the median documents/s and MB/s per side and the ratios ours/walk (target >= 0.5)
+and ours/unstructured (target >= 2).
+"""
+
+import argparse
+import io
+import json
+import statistics
+import subprocess
+import sys
+import time
+import venv
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "tests"))
+CORPUS = ROOT.parent / "shared" / "corpus"
+PEERS_VENV = HERE / ".venv-peers-office"
+PEER_REQUIREMENT = "unstructured[docx,xlsx]==0.27.35"
+
+
+def word_files() -> list[tuple[str, bytes]]:
+    from fixtures.make_docx import report
+
+    paths = sorted(CORPUS.rglob("*.docx")) if CORPUS.is_dir() else []
+    return [(p.name, p.read_bytes()) for p in paths] + [("generated-report.docx", report())]
+
+
+def excel_files() -> list[tuple[str, bytes]]:
+    import openpyxl
+
+    from fixtures.make_sheets import budget
+
+    workbook = openpyxl.Workbook(write_only=True)
+    sheet = workbook.create_sheet("Ledger")
+    sheet.append(["Account", "Date", "Amount", "Note"])
+    for i in range(20_000):
+        sheet.append([f"Account {i}", f"2026-{i % 12 + 1:02d}-01", i * 1.25, "paid" if i % 3 else "open"])
+    out = io.BytesIO()
+    workbook.save(out)
+    return [("generated-budget.xlsx", budget()), ("generated-20000-rows.xlsx", out.getvalue())]
+
+
+def ours_word(content: bytes) -> None:
+    from indx_assets.chunkers.docx import DocxChunker
+    from indx_assets.readers import ReaderConfig
+    from indx_assets.readers.docx import DOCX, load_word, read_docx
+
+    load_word.cache_clear()
+    read = read_docx(content, ReaderConfig())
+    DocxChunker().chunk(content, DOCX, read.pages)
+
+
+def walk_word(content: bytes) -> None:
+    import docx
+
+    document = docx.Document(io.BytesIO(content))
+    _ = [p.text for p in document.paragraphs]
+    _ = [cell.text for table in document.tables for row in table.rows for cell in row.cells]
+
+
+def ours_excel(content: bytes) -> None:
+    from indx_assets.chunkers.sheets import SheetsChunker
+    from indx_assets.readers import ReaderConfig
+    from indx_assets.readers.sheets import XLSX, load_workbook, read_xlsx
+
+    load_workbook.cache_clear()
+    read = read_xlsx(content, ReaderConfig())
+    SheetsChunker().chunk(content, XLSX, read.pages)
+
+
+def walk_excel(content: bytes) -> None:
+    import openpyxl
+
+    workbook = openpyxl.load_workbook(io.BytesIO(content), read_only=True, data_only=True)
+    for sheet in workbook.worksheets:
+        for _ in sheet.iter_rows(values_only=True):
+            pass
+    workbook.close()
+
+
+# -- the peer (run inside bench/.venv-peers-office) ---------------------------------------------
+
+PEER_SCRIPT = r"""
+import io, json, sys, time
+from pathlib import Path
+kind, rounds, paths = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+if kind == "docx":
+    from unstructured.partition.docx import partition_docx as partition
+else:
+    from unstructured.partition.xlsx import partition_xlsx as partition
+blobs = [Path(p).read_bytes() for p in paths]
+times = []
+for _ in range(rounds):
+    started = time.perf_counter()
+    for blob in blobs:
+        partition(file=io.BytesIO(blob))
+    times.append(time.perf_counter() - started)
+print(json.dumps(times))
+"""
+
+
+def ensure_peer(install: bool) -> Path | None:
+    python = PEERS_VENV / "bin" / "python"
+    if python.exists():
+        return python
+    if not install:
+        return None
+    venv.create(PEERS_VENV, with_pip=True)
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", PEER_REQUIREMENT], capture_output=True, text=True)
+    return python if done.returncode == 0 else None
+
+
+def run_peer(python: Path | None, kind: str, files: list[tuple[str, bytes]], rounds: int, tmp: Path) -> tuple[list[float] | None, str]:
+    if python is None:
+        return None, "no bench/.venv-peers-office (run without --no-install)"
+    paths = []
+    for name, content in files:
+        path = tmp / name
+        path.write_bytes(content)
+        paths.append(str(path))
+    env = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([str(python), "-c", PEER_SCRIPT, kind, str(rounds), *paths], capture_output=True,
+                          text=True, env=env, timeout=1800)
+    if done.returncode != 0:
+        return None, f"unstructured failed: {done.stderr.strip().splitlines()[-1:]}"
+    return json.loads(done.stdout), ""
+
+
+def timed(fn: Callable[[bytes], None], files: list[tuple[str, bytes]]) -> float:
+    started = time.perf_counter()
+    for _, content in files:
+        fn(content)
+    return time.perf_counter() - started
+
+
+def report(kind: str, files: list[tuple[str, bytes]], sides: dict[str, list[float]], missing: str) -> None:
+    size = sum(len(c) for _, c in files) / 1e6
+    print(f"\n{kind}: {len(files)} files, {size:.2f} MB")
+    medians = {name: statistics.median(times) for name, times in sides.items()}
+    for name, seconds in medians.items():
+        print(f"  {name:14s} {len(files) / seconds:9.1f} docs/s {size / seconds:8.2f} MB/s  (median {seconds * 1000:.1f} ms)")
+    print(f"  ratio ours/walk: {medians['walk'] / medians['ours']:.2f}x (target >= 0.5)")
+    if "unstructured" in medians:
+        print(f"  ratio ours/unstructured: {medians['unstructured'] / medians['ours']:.2f}x (target >= 2)")
+    else:
+        print(f"  unstructured: missing ({missing})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--no-install", action="store_true", help="do not create the peer venv")
+    args = parser.parse_args()
+    import tempfile
+
+    python = ensure_peer(not args.no_install)
+    for kind, files, ours, walk in (("docx", word_files(), ours_word, walk_word),
+                                    ("xlsx", excel_files(), ours_excel, walk_excel)):
+        ours(files[0][1])  # warm imports and the tokenizer once, outside the timing
+        walk(files[0][1])
+        sides: dict[str, list[float]] = {"ours": [], "walk": []}
+        for _ in range(args.rounds):
+            sides["ours"].append(timed(ours, files))
+            sides["walk"].append(timed(walk, files))
+        with tempfile.TemporaryDirectory() as tmp:
+            peer, missing = run_peer(python, kind, files, args.rounds, Path(tmp))
+        if peer is not None:
+            sides["unstructured"] = peer
+        report(kind, files, sides, missing)
+
+
+if __name__ == "__main__":
+    main()
