@@ -16,9 +16,10 @@ from indx_assets.document import Document
 from indx_assets.encode import Encoded, to_document
 from indx_assets.fidelity import MIN_KEPT, DocumentFidelity, measure
 
-FORMATS = {".pdf": "pdf", ".pptx": "pptx", ".docx": "docx", ".html": "html", ".md": "markdown", ".txt": "text"}
-#: The fewest files of each kind the corpus holds (it has only 5 Word files).
-MIN_FILES = {"docx": 5}
+FORMATS = {".pdf": "pdf", ".pptx": "pptx", ".docx": "docx", ".html": "html", ".md": "markdown", ".txt": "text",
+           ".csv": "sheets", ".tsv": "sheets"}
+#: The fewest files of each kind the corpus holds (5 Word files; its MANIFEST.tsv the only sheet).
+MIN_FILES = {"docx": 5, "sheets": 1}
 
 #: PDFs below the thresholds after issue 15's PDF fixes, 2026-12-01: the most (foreign, lost) words they may have.
 PDF_AT_MOST: dict[str, tuple[int, int]] = {
@@ -50,7 +51,7 @@ def _failures(result: DocumentFidelity) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["pptx", "docx", "html", "markdown", "text"])
+@pytest.mark.parametrize("kind", ["pptx", "docx", "sheets", "html", "markdown", "text"])
 def test_every_page_of_the_corpus_keeps_its_words_whole(corpus: Path, cut_corpus_file: Callable[[Path], Encoded],
                                                         kind: str) -> None:
     files = _files(corpus, kind)
