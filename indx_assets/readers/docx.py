@@ -262,9 +262,11 @@ class _Walker:
         kind = "title" if level else "list_item" if listed else "text"
         parts: list[str] = []
         skip = (f"{_W}txbxContent", f"{_W}del", f"{_MC}Fallback")
+        # most paragraphs hold none of these: only then is each node's ancestry worth looking at
+        nested = next(p.iter(*skip), None) is not None
         for node in p.iter(f"{_W}t", f"{_W}tab", f"{_W}br", f"{_W}cr", f"{_W}noBreakHyphen",
                            f"{_W}lastRenderedPageBreak", f"{_W}footnoteReference", f"{_W}commentReference"):
-            if _below_any(node, p, skip):
+            if nested and _below_any(node, p, skip):
                 continue
             tag = node.tag
             if tag == f"{_W}t":
