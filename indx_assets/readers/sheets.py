@@ -19,7 +19,7 @@ import csv
 import datetime as dt
 import functools
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 from typing import Any
 
@@ -37,9 +37,10 @@ REGION_SEPARATOR = "\n\n"
 
 @dataclass(frozen=True, slots=True)
 class Region:
-    """One contiguous table of a sheet: its rows (the first is the header) and where it is."""
+    """One contiguous table of a sheet: how many rows (the first is the header), where it
+    starts in the sheet and in the page text, its text and HTML (the cells are not kept twice)."""
 
-    rows: tuple[tuple[str, ...], ...]
+    row_count: int
     first_row: int
     text: str
     html: str
@@ -73,42 +74,51 @@ def cell_text(value: Any) -> str:
     return str(value).strip()
 
 
-def _region(rows: list[tuple[str, ...]], first_row: int) -> Region:
-    width = max(len(r) for r in rows)
-    while width and not any(len(r) >= width and r[width - 1] for r in rows):
-        width -= 1  # trailing empty columns
-    rows = [tuple(r[:width]) + ("",) * (width - len(r)) for r in rows]
-    text = "\n".join(CELL_SEPARATOR.join(c.replace("\n", " ") for c in row) for row in rows)
-    html = ["<table>"]
-    for i, row in enumerate(rows):
-        tag = "th" if i == 0 and len(rows) > 1 else "td"
-        cells = "".join(f"<{tag}>{escape(c).replace(chr(10), '<br>')}</{tag}>" for c in row)
-        html.append(f"<thead><tr>{cells}</tr></thead>" if tag == "th" else f"<tr>{cells}</tr>")
-    html.append("</table>")
-    return Region(tuple(rows), first_row, text, "".join(html))
+class _RegionBuilder:
+    """One region's text and HTML, built row by row as the rows stream past (the cells are
+    not held: a sheet costs its text and HTML, not a Python object per cell)."""
+
+    def __init__(self, first_row: int) -> None:
+        self.first_row = first_row
+        self.lines: list[str] = []
+        self.html: list[str] = []
+
+    def add(self, cells: tuple[str, ...]) -> None:
+        end = len(cells)
+        while end and not cells[end - 1]:
+            end -= 1  # trailing empty cells
+        cells = tuple(c.replace("\n", " ") for c in cells[:end])
+        self.lines.append(CELL_SEPARATOR.join(cells))
+        self.html.append("".join(f"<td>{escape(c)}</td>" for c in cells))
+
+    def region(self) -> Region:
+        rows = [f"<tr>{cells}</tr>" for cells in self.html]
+        if len(rows) > 1:  # the first row is the header: in <thead>, so a split table repeats it
+            rows[0] = "<thead>" + rows[0].replace("<td>", "<th>").replace("</td>", "</th>") + "</thead>"
+        text = "\n".join(self.lines)
+        return Region(len(self.lines), self.first_row, text, "<table>" + "".join(rows) + "</table>")
 
 
 def regions_of(rows: Any) -> tuple[Region, ...]:
     """Table regions of `(row number, cell texts)` rows: runs of rows with any text, laid out
     with their offsets in the sheet's text (regions joined by a blank line)."""
     regions: list[Region] = []
-    current: list[tuple[str, ...]] = []
-    first = 0
+    current: _RegionBuilder | None = None
     for number, cells in rows:
         if any(cells):
-            if not current:
-                first = number
-            current.append(cells)
-        elif current:
-            regions.append(_region(current, first))
-            current = []
-    if current:
-        regions.append(_region(current, first))
+            if current is None:
+                current = _RegionBuilder(number)
+            current.add(cells)
+        elif current is not None:
+            regions.append(current.region())
+            current = None
+    if current is not None:
+        regions.append(current.region())
     placed, offset = [], 0
     for region in regions:
         if placed:
             offset += len(REGION_SEPARATOR)
-        placed.append(Region(region.rows, region.first_row, region.text, region.html, offset, offset + len(region.text)))
+        placed.append(replace(region, start=offset, end=offset + len(region.text)))
         offset += len(region.text)
     return tuple(placed)
 
