@@ -1,7 +1,13 @@
-"""A tokenizer that keeps count of the work it is given, for tests of how much text a
-splitter measures (work, not wall time: these machines are too noisy to time)."""
+"""Meters for tests: a tokenizer that keeps count of the work it is given, for tests of how
+much text a splitter measures (work, not wall time: these machines are too noisy to time), and
+the time and memory bounds a refusal must stay within."""
+
+from collections.abc import Callable
+from typing import TypeVar
 
 from indx_assets.tokenizer import minilm_tokenizer
+
+T = TypeVar("T")
 
 
 class MeteredCounter:
@@ -19,3 +25,20 @@ class MeteredCounter:
     def count_batch(self, texts: list[str]) -> list[int]:
         self.chars += sum(map(len, texts))
         return self.inner.count_batch(texts)
+
+
+def cost(fn: Callable[[], T]) -> tuple[T, float, int]:
+    """`fn()`'s result, the seconds it took and the peak bytes it allocated (tracemalloc): for
+    tests that a hostile file is refused before it costs much (bounds, not benchmarks)."""
+    import time
+    import tracemalloc
+
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        result = fn()
+        elapsed = time.perf_counter() - started
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return result, elapsed, peak

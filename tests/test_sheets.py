@@ -8,13 +8,12 @@ the formulas' values); hostile files must get a recorded status in bounded time 
 
 import csv
 import io
-import time
-import tracemalloc
 
 import pytest
 
 from fixtures import make_pptx
 from fixtures import make_sheets as fx
+from metered import cost
 from indx_assets.chain import ChainConfig, load_chain
 from indx_assets.chunking.pieces import ChunkerSettings
 from indx_assets.encode import encode_bytes, to_document
@@ -104,14 +103,7 @@ def test_a_long_export_splits_by_whole_rows_with_its_header(name: str, delimiter
 def test_hostile_and_broken_workbooks_get_a_status_fast_in_bounded_memory(budget: bytes, make, reason: str) -> None:  # type: ignore[no-untyped-def]
     hostile = make(budget)
     assert detect_media_type(hostile, "bad.xlsx") == XLSX
-    tracemalloc.start()
-    started = time.perf_counter()
-    try:
-        read = read_document(hostile, XLSX, ReaderConfig())
-        elapsed = time.perf_counter() - started
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    read, elapsed, peak = cost(lambda: read_document(hostile, XLSX, ReaderConfig()))
     assert (read.status, read.pages) == ("failed", ())
     assert reason in (read.reason or "")
     assert elapsed < MAX_SECONDS and peak < MAX_PEAK_BYTES, (elapsed, peak)
