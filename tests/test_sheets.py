@@ -97,12 +97,13 @@ def test_a_long_export_splits_by_whole_rows_with_its_header(name: str, delimiter
         (lambda d: make_pptx.zip_of({"xl/workbook.xml": b"<not xml"}), "not a readable Excel workbook"),
         (make_pptx.zip_bomb, "zip bomb"),
         (make_pptx.lying_zip, "Bad CRC"),
+        (fx.entity_bomb, "declares a DTD"),
     ],
-    ids=["truncated", "broken-part", "zip-bomb-64MiB", "lying-size-header"],
+    ids=["truncated", "broken-part", "zip-bomb-64MiB", "lying-size-header", "billion-laughs"],
 )
 def test_hostile_and_broken_workbooks_get_a_status_fast_in_bounded_memory(budget: bytes, make, reason: str) -> None:  # type: ignore[no-untyped-def]
     hostile = make(budget)
-    assert detect_media_type(hostile, "bad.xlsx") == XLSX
+    assert detect_media_type(hostile, "bad.xlsx") == XLSX and detect_media_type(budget, "budget.csv") == XLSX
     read, elapsed, peak = cost(lambda: read_document(hostile, XLSX, ReaderConfig()))
     assert (read.status, read.pages) == ("failed", ())
     assert reason in (read.reason or "")
