@@ -49,6 +49,14 @@ _WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
 _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 _V = "{urn:schemas-microsoft-com:vml}"
 _RT = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
+#: The nodes of a paragraph that make its text or mark a page, a note or a comment.
+_T, _TAB, _BR, _CR, _NBH = f"{_W}t", f"{_W}tab", f"{_W}br", f"{_W}cr", f"{_W}noBreakHyphen"
+_RENDERED_BREAK, _FOOTNOTE_REF, _COMMENT_REF = f"{_W}lastRenderedPageBreak", f"{_W}footnoteReference", f"{_W}commentReference"
+_PARAGRAPH_NODES = (_T, _TAB, _BR, _CR, _NBH, _RENDERED_BREAK, _FOOTNOTE_REF, _COMMENT_REF)
+#: What a paragraph's own text leaves out: text boxes (read as blocks of their own), deleted
+#: text and the fallback copy of an alternate content.
+_NOT_OWN_TEXT = (f"{_W}txbxContent", f"{_W}del", f"{_MC}Fallback")
+_TYPE = f"{_W}type"
 _HEADING_STYLE = re.compile(r"^(?:heading\s*([1-9])|title)$", re.IGNORECASE)
 
 
@@ -126,14 +134,15 @@ def _plain_text(p: Any) -> str:
     """A paragraph's text: runs, tabs and line breaks; text boxes (their own paragraphs) and
     deleted text left out."""
     out = []
-    for node in p.iter(f"{_W}t", f"{_W}tab", f"{_W}br", f"{_W}cr", f"{_W}noBreakHyphen"):
-        if _below_any(node, p, (f"{_W}txbxContent", f"{_W}del", f"{_MC}Fallback")):
+    nested = next(p.iter(*_NOT_OWN_TEXT), None) is not None
+    for node in p.iter(_T, _TAB, _BR, _CR, _NBH):
+        if nested and _below_any(node, p, _NOT_OWN_TEXT):
             continue
-        if node.tag == f"{_W}t":
+        if node.tag == _T:
             out.append(node.text or "")
-        elif node.tag == f"{_W}tab":
+        elif node.tag == _TAB:
             out.append("\t")
-        elif node.tag == f"{_W}noBreakHyphen":
+        elif node.tag == _NBH:
             out.append("-")
         else:
             out.append("\n")
@@ -261,25 +270,23 @@ class _Walker:
                 self.new_page()
         kind = "title" if level else "list_item" if listed else "text"
         parts: list[str] = []
-        skip = (f"{_W}txbxContent", f"{_W}del", f"{_MC}Fallback")
         # most paragraphs hold none of these: only then is each node's ancestry worth looking at
-        nested = next(p.iter(*skip), None) is not None
-        for node in p.iter(f"{_W}t", f"{_W}tab", f"{_W}br", f"{_W}cr", f"{_W}noBreakHyphen",
-                           f"{_W}lastRenderedPageBreak", f"{_W}footnoteReference", f"{_W}commentReference"):
-            if nested and _below_any(node, p, skip):
+        nested = next(p.iter(*_NOT_OWN_TEXT), None) is not None
+        for node in p.iter(*_PARAGRAPH_NODES):
+            if nested and _below_any(node, p, _NOT_OWN_TEXT):
                 continue
             tag = node.tag
-            if tag == f"{_W}t":
+            if tag == _T:
                 parts.append(node.text or "")
-            elif tag == f"{_W}tab":
+            elif tag == _TAB:
                 parts.append("\t")
-            elif tag == f"{_W}noBreakHyphen":
+            elif tag == _NBH:
                 parts.append("-")
-            elif tag == f"{_W}footnoteReference":
+            elif tag == _FOOTNOTE_REF:
                 self.note("footnote", self.footnotes.get(node.get(f"{_W}id", "")))
-            elif tag == f"{_W}commentReference":
+            elif tag == _COMMENT_REF:
                 self.note("comment", self.comments.get(node.get(f"{_W}id", "")))
-            elif tag == f"{_W}lastRenderedPageBreak" or (tag == f"{_W}br" and node.get(f"{_W}type") == "page"):
+            elif tag == _RENDERED_BREAK or (tag == _BR and node.get(_TYPE) == "page"):
                 self.flush(kind, level, parts)
                 parts = []
                 self.new_page()
