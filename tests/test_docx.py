@@ -157,6 +157,13 @@ def test_a_password_protected_document_is_encrypted(report: bytes) -> None:
     assert read.status == "encrypted" and "password" in (read.reason or "")
 
 
+def test_a_macro_enabled_document_reads_like_the_docx(report: bytes) -> None:
+    docm = fx.macro_enabled(report)
+    assert detect_media_type(docm, "report.docm") == DOCX
+    read = read_document(docm, DOCX, ReaderConfig())
+    assert read.status == "ok" and read.pages == read_document(report, DOCX, ReaderConfig()).pages
+
+
 def test_a_docx_with_the_wrong_extension_is_still_read_as_word(report: bytes, tmp_path: Path) -> None:
     assert detect_media_type(report, "report.pdf") == DOCX
     assert detect_media_type(report, "report") == DOCX

@@ -118,6 +118,13 @@ def test_a_password_protected_workbook_is_encrypted(budget: bytes) -> None:
     assert read.status == "encrypted" and "password" in (read.reason or "")
 
 
+def test_a_macro_enabled_workbook_reads_like_the_xlsx(budget: bytes) -> None:
+    xlsm = fx.macro_enabled(budget)
+    assert detect_media_type(xlsm, "budget.xlsm") == XLSX
+    read = read_document(xlsm, XLSX, ReaderConfig())
+    assert read.status == "ok" and read.pages == read_document(budget, XLSX, ReaderConfig()).pages
+
+
 def test_a_binary_file_named_csv_is_failed_not_chunked() -> None:
     read = read_document(bytes(range(256)) * 8, CSV, ReaderConfig())
     assert read.status == "failed" and read.pages == ()

@@ -366,12 +366,34 @@ def _fields(block: WordBlock) -> dict[str, Any]:
     return {name: getattr(block, name) for name in WordBlock.__slots__}
 
 
-def _build(content: bytes) -> WordDocument:
-    import docx
+#: Main-part content types of Word files python-docx reads like a `.docx` but refuses by
+#: name: macro-enabled documents and templates (their macros are never run).
+_WORD_LIKE_MAIN_PARTS = (
+    "application/vnd.ms-word.document.macroEnabled.main+xml",
+    "application/vnd.ms-word.template.macroEnabledTemplate.main+xml",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml",
+)
 
+
+def _open_word(package: Any) -> Any:
+    """python-docx's `Document` for `package`, also for `.docm` (and templates), whose main
+    part python-docx reads alike but `docx.Document` refuses by content type."""
+    from docx.opc.part import PartFactory
+    from docx.package import Package
+    from docx.parts.document import DocumentPart
+
+    for content_type in _WORD_LIKE_MAIN_PARTS:
+        PartFactory.part_type_for.setdefault(content_type, DocumentPart)
+    part = Package.open(package).main_document_part
+    if not isinstance(part, DocumentPart):
+        raise ValueError(f"not a Word document: its main part is {part.content_type}")
+    return part.document
+
+
+def _build(content: bytes) -> WordDocument:
     package = verified_package(content)
     try:
-        document = docx.Document(package)
+        document = _open_word(package)
         walker = _Walker(document)
         walker.walk(document.element.body)
         section = document.sections[0] if len(document.sections) else None
