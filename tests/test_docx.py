@@ -157,6 +157,20 @@ def test_a_password_protected_document_is_encrypted(report: bytes) -> None:
     assert read.status == "encrypted" and "password" in (read.reason or "")
 
 
+def test_a_picture_in_a_table_cell_is_an_image_chunk() -> None:
+    from docx import Document
+
+    doc = Document()
+    table = doc.add_table(rows=2, cols=2)
+    table.cell(0, 0).text, table.cell(0, 1).text, table.cell(1, 0).text = "Product", "Photo", "Lamp"
+    table.cell(1, 1).paragraphs[0].add_run().add_picture(fx._png())
+    out = io.BytesIO()
+    doc.save(out)
+    chunks = _document(out.getvalue()).chunks
+    assert [c.chunk_type for c in chunks] == ["table", "image"]
+    assert chunks[1].image.startswith(b"\x89PNG")
+
+
 def test_a_macro_enabled_document_reads_like_the_docx(report: bytes) -> None:
     docm = fx.macro_enabled(report)
     assert detect_media_type(docm, "report.docm") == DOCX

@@ -305,10 +305,9 @@ class _Walker:
             self.add(WordBlock(kind, text, level=level if kind == "title" else 0))
 
     def anchored(self, el: Any, tables: bool) -> None:
-        """Text boxes and pictures anchored in `el` (tables: only those outside its cells' paragraphs)."""
-        if tables:
-            return  # pictures and text boxes in cells stay with the cell's text; pictures follow below
-        for box in el.iter(f"{_W}txbxContent"):
+        """Text boxes and pictures anchored in `el`, after it. In a table (`tables`) only the
+        pictures: a text box in a cell is already part of the cell's text."""
+        for box in () if tables else el.iter(f"{_W}txbxContent"):
             if _below_any(box, el, (f"{_MC}Fallback", f"{_W}txbxContent")):
                 continue  # the VML copy of a DrawingML text box, or a box inside a box
             text = _cell_text(box)
