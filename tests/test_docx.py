@@ -171,6 +171,29 @@ def test_a_picture_in_a_table_cell_is_an_image_chunk() -> None:
     assert chunks[1].image.startswith(b"\x89PNG")
 
 
+def test_each_section_starts_its_page_with_its_own_header() -> None:
+    from docx import Document
+    from docx.enum.section import WD_SECTION
+
+    doc = Document()
+    doc.sections[0].header.paragraphs[0].text = "Part one running head"
+    doc.add_paragraph("Opening chapter text.")
+    second = doc.add_section(WD_SECTION.NEW_PAGE)
+    second.header.is_linked_to_previous = False
+    second.header.paragraphs[0].text = "Part two running head"
+    doc.add_paragraph("Closing chapter text.")
+    third = doc.add_section(WD_SECTION.CONTINUOUS)  # same page, header of its own from here on
+    doc.add_paragraph("Appendix on the same page.")
+    out = io.BytesIO()
+    doc.save(out)
+    pages = read_document(out.getvalue(), DOCX, ReaderConfig()).pages
+    assert [p.text.split("\n\n") for p in pages] == [
+        ["Part one running head", "Opening chapter text."],
+        ["Part two running head", "Closing chapter text.", "Appendix on the same page."],
+    ]
+    assert third.start_type == WD_SECTION.CONTINUOUS
+
+
 def test_a_macro_enabled_document_reads_like_the_docx(report: bytes) -> None:
     docm = fx.macro_enabled(report)
     assert detect_media_type(docm, "report.docm") == DOCX

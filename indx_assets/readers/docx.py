@@ -11,11 +11,11 @@ in document order, into `WordBlock`s:
 - `image`: an embedded raster picture (linked pictures are never fetched);
 - `footnote` / `comment`: the text of each footnote or comment, after the body of the page
   that references it;
-- `header` / `footer`: the section's default header and footer text, at the top and bottom
-  of every page (page furniture: the chunker names it and does not chunk it).
+- `header` / `footer`: the default header and footer text of the section a page starts in,
+  at the top and bottom of every page (page furniture: the chunker names it, never chunks it).
 
-Pages: a new page starts at an explicit page break (`w:br w:type="page"`, `pageBreakBefore`)
-and where Word recorded one when it last laid the document out (`w:lastRenderedPageBreak`);
+Pages: a new page starts at an explicit page break (`w:br w:type="page"`, `pageBreakBefore`),
+after a section break that starts a new page (Word's default), and where Word recorded one when it last laid the document out (`w:lastRenderedPageBreak`);
 breaks with nothing between them count once. A file with neither is one page. A paragraph
 broken across pages is cut at the break, each part on its page.
 
@@ -211,6 +211,12 @@ class _Walker:
         self.pages: list[list[WordBlock]] = [[]]
         self.notes: list[list[WordBlock]] = [[]]
         self.recorded = 0
+        #: the section each page starts in (sections end at a paragraph's `w:sectPr`)
+        self.section = 0
+        self.page_sections = [0]
+        #: per section, whether it starts on a new page: a section's own `w:type` says how it
+        #: starts (`nextPage` when absent), so the break after section i is section i+1's
+        self.starts_page = [_starts_page(sect) for sect in document.element.body.iter(f"{_W}sectPr")]
 
     def _notes(self, reltype: str, tag: str) -> dict[str, str]:
         for rel in self.part.rels.values():
@@ -232,6 +238,7 @@ class _Walker:
         if self.pages[-1] or self.notes[-1]:
             self.pages.append([])
             self.notes.append([])
+            self.page_sections.append(self.section)
             self.recorded += 1
 
     def add(self, block: WordBlock) -> None:
@@ -294,6 +301,10 @@ class _Walker:
                 parts.append("\n")
         self.flush(kind, level, parts)
         self.anchored(p, tables=False)
+        if ppr is not None and ppr.find(f"{_W}sectPr") is not None:
+            self.section += 1
+            if self.section < len(self.starts_page) and self.starts_page[self.section]:
+                self.new_page()
 
     def note(self, kind: str, text: str | None) -> None:
         if text:
@@ -329,6 +340,11 @@ class _Walker:
             alt = (doc_pr.get("descr") or "") if doc_pr is not None else ""
             if blob:
                 self.add(WordBlock("image", "", image=blob, alt_text=alt))
+
+
+def _starts_page(sect: Any) -> bool:
+    kind = sect.find(f"{_W}type")
+    return kind is None or kind.get(f"{_W}val", "nextPage") in ("nextPage", "oddPage", "evenPage")
 
 
 def _below_any(node: Any, top: Any, tags: tuple[str, ...]) -> bool:
@@ -395,15 +411,21 @@ def _build(content: bytes) -> WordDocument:
         document = _open_word(package)
         walker = _Walker(document)
         walker.walk(document.element.body)
-        section = document.sections[0] if len(document.sections) else None
-        header = _furniture(section.header) if section is not None else ""
-        footer = _furniture(section.footer) if section is not None else ""
+        sections = list(document.sections)
+        # each section's own header and footer (python-docx follows "same as previous" links)
+        furniture = [(_furniture(s.header), _furniture(s.footer)) for s in sections] or [("", "")]
     except PackageRefused:
         raise
     except Exception as exc:  # python-docx and lxml raise whatever the damaged part provokes
         raise PackageRefused("failed", f"not a readable Word document: {type(exc).__name__}: {exc}") from exc
     pages = []
-    for number, (blocks, notes) in enumerate(zip(walker.pages, walker.notes), start=1):
+    laid = list(zip(walker.pages, walker.notes, walker.page_sections))
+    if len(laid) > 1 and not laid[-1][0] and not laid[-1][1]:
+        laid.pop()  # a break at the very end (a last section break) opens no page
+    for number, (blocks, notes, section) in enumerate(laid, start=1):
+        # a page with nothing of its own has no header or footer either (nothing to chunk)
+        own_text = notes or any(b.kind != "image" for b in blocks)
+        header, footer = furniture[min(section, len(furniture) - 1)] if own_text else ("", "")
         furniture_top = [WordBlock("header", header)] if header else []
         furniture_bottom = [WordBlock("footer", footer)] if footer else []
         placed, text = _laid_out(furniture_top + blocks + notes + furniture_bottom)
