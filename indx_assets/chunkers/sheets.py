@@ -9,40 +9,48 @@ not in the page text, so no chunk holds them. If the model disagrees with the pa
 (another reader won the page) the page is declined.
 """
 
+from typing import Any
+
 from indx_assets.chunking.elements import Element, Table
-from indx_assets.chunking.pieces import StructuredProvider, StructuredTextChunker
-from indx_assets.port import PageOutput
+from indx_assets.chunking.pieces import StructuredProvider, StructuredTextChunker, page_pieces
+from indx_assets.port import PageChunks, PageOutput
 from indx_assets.readers.sheets import CSV, TSV, XLSX
 
 
 class SheetsChunker(StructuredTextChunker):
     media_types = frozenset({XLSX, CSV, TSV})
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._media_type = XLSX
-
-    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]):  # type: ignore[no-untyped-def]
-        self._media_type = media_type
-        return super().chunk(content, media_type, outputs)
-
-    def page_elements(self, content: bytes, page: PageOutput) -> list[Element] | None:
+    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
+        if media_type not in self.media_types:
+            return ()
         from indx_assets.readers.ooxml_guard import PackageRefused
         from indx_assets.readers.sheets import sheets_of
         from indx_assets.readers.text import NotText
 
         try:
-            sheets = sheets_of(content, self._media_type)
+            sheets = sheets_of(content, media_type)
         except (PackageRefused, NotText):
-            return None
-        if not 1 <= page.page <= len(sheets) or sheets[page.page - 1].text != page.text:
-            return None
-        elements: list[Element] = []
-        for region in sheets[page.page - 1].regions:
-            table = Table(region.text, text_as_html=region.html)
-            table.metadata.start, table.metadata.end = region.start, region.end
-            elements.append(table)
-        return elements
+            return ()
+        claims = []
+        for page in outputs:
+            if not page.readable or not page.text.strip() or not 1 <= page.page <= len(sheets):
+                continue
+            sheet = sheets[page.page - 1]
+            if sheet.text != page.text:
+                continue  # another reader's text: offsets would not point into it
+            pieces = page_pieces(page.text, _tables(sheet.regions), self.settings)
+            if pieces:
+                claims.append(PageChunks(page.page, pieces))
+        return tuple(claims)
+
+
+def _tables(regions: Any) -> list[Element]:
+    tables: list[Element] = []
+    for region in regions:
+        table = Table(region.text, text_as_html=region.html)
+        table.metadata.start, table.metadata.end = region.start, region.end
+        tables.append(table)
+    return tables
 
 
 class SheetsProvider(StructuredProvider):
