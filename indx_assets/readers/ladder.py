@@ -16,8 +16,8 @@ from indx_assets.readers import READERS, ReaderConfig
 
 #: Distributions whose code reads pages (besides this project's own).
 READER_DISTRIBUTIONS = (
-    "indx-assets", "pypdfium2", "python-pptx", "lxml", "selectolax", "markdown-it-py", "charset-normalizer",
-    "pillow", "olefile", "filetype",
+    "indx-assets", "pypdfium2", "python-pptx", "python-docx", "openpyxl", "lxml", "selectolax", "markdown-it-py",
+    "charset-normalizer", "pillow", "olefile", "filetype",
 )
 
 
