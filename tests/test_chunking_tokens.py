@@ -114,3 +114,25 @@ def test_words_the_vocabulary_cannot_spell_count_by_their_length(minilm) -> None
         chunks = chunk_elements([NarrativeText(text)], max_tokens=254, tokenizer=minilm)
         assert joint.join(c.text for c in chunks) == text.strip()
         assert len(chunks) > 10 and max(len(c.text) for c in chunks) <= 254 * 4
+
+
+def test_words_counted_at_once_count_as_each_word_alone(minilm, corpus) -> None:
+    # the chunker counts a long document's new words in one encoding of them joined by spaces;
+    # each word must get the count it has alone: unknown words by their length, controls the
+    # normaliser deletes, CJK characters, accents, punctuation split off, a word of nothing
+    import pypdfium2 as pdfium
+
+    words: set[str] = set()
+    for path in sorted((corpus / "example-docs" / "pdf").glob("*.pdf"))[:12]:
+        try:
+            document = pdfium.PdfDocument(str(path))
+        except pdfium.PdfiumError:
+            continue
+        for page in document:
+            words.update(TokenMeasure._split(page.get_textpage().get_text_range()))
+        document.close()
+    phrase = "ประเทศไทยมีประวัติศาสตร์ยาวนานและวัฒนธรรมที่หลากหลาย"
+    odd = [phrase, f"({phrase}),", "ACGT" * 50, "a\x0bb", "\x0c", "中文字符", "naïve", "déjà-vu!", "24.0910", "—", "\ufffe", "x\x00y"]
+    words = sorted(words) + odd
+    assert len(words) > 5000
+    assert minilm.count_words(words) == [minilm.count(w) for w in words]

@@ -1,6 +1,7 @@
 """How chunk sizes are measured: in characters, or in tokens of a caller's tokenizer.
 
-A tokenizer is anything with `.count(text) -> int` (optionally `.count_batch(texts)`).
+A tokenizer is anything with `.count(text) -> int` (optionally `.count_batch(texts)`, and
+`.count_words(words)` for many single words at once).
 Token counting is the expensive part of token-limited chunking, so it is organised for speed:
 
 - A tokenizer whose tokens never cross whitespace (BERT's WordPiece, the embedder's own, is
@@ -105,6 +106,8 @@ class TokenMeasure:
         self.tokenizer = tokenizer
         self.additive, self._words = _shared(tokenizer)
         self._batch = getattr(tokenizer, "count_batch", None)
+        # a whitespace-additive tokenizer may count many single words in one go
+        self._words_at_once = getattr(tokenizer, "count_words", None) if self.additive else None
 
     def _count_many(self, texts: list[str]) -> list[int]:
         if not texts:
@@ -125,7 +128,8 @@ class TokenMeasure:
             if len(cache) + len(missing) > WORD_CACHE_LIMIT:
                 cache.clear()  # memory bound; the words asked for now are all counted again
                 missing = list(wanted)
-            cache.update(zip(missing, self._count_many(missing)))
+            counted = self._words_at_once(missing) if self._words_at_once is not None else self._count_many(missing)
+            cache.update(zip(missing, counted))
 
     def size(self, text: str) -> int:
         if not self.additive:
