@@ -120,10 +120,10 @@ class TokenMeasure:
     def _split(text: str) -> list[str]:
         return _ODD_SPLIT.split(text.strip()) if _ODD.search(text) else text.split()
 
-    def _learn(self, words: Iterable[str]) -> None:
+    def _learn(self, words: Iterable[str] | set[str]) -> None:
         cache = self._words
-        wanted = set(words)
-        missing = [w for w in wanted if w not in cache]
+        wanted = words if isinstance(words, set) else set(words)
+        missing = list(wanted.difference(cache))  # looked up in C: most words are known already
         if missing:
             if len(cache) + len(missing) > WORD_CACHE_LIMIT:
                 cache.clear()  # memory bound; the words asked for now are all counted again
