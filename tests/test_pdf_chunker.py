@@ -243,3 +243,18 @@ def test_pdf_sentences_keep_the_chunks_as_they_were_and_lie_inside_them(tmp_path
                 assert _flat(pages[sentence.page][sentence.start_offset : sentence.end_offset]) == _flat(sentence.content)
     # the two columns interleave in the reader's text, so their chunks have no offsets: order links
     assert any(by_id[s.metadata["chunk_id"]].start_offset is None for s in sentences)
+
+
+def test_body_size_is_the_median_of_line_sizes_weighted_by_length() -> None:
+    # the body size decides which lines are headings; it is the median of each line's size
+    # repeated once per 20 characters, computed without building the repeated list
+    import random
+    from statistics import median
+
+    from indx_assets.chunkers.pdf_layout import weighted_median
+
+    rng = random.Random(15)
+    assert weighted_median([]) == 0.0
+    for _ in range(5000):
+        pairs = [(rng.choice([8.0, 9.5, 10.0, 12.0, rng.random() * 20]), rng.randint(1, 6)) for _ in range(rng.randint(1, 8))]
+        assert weighted_median(pairs) == median([v for v, w in pairs for _ in range(w)]), pairs

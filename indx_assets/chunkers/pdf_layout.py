@@ -358,8 +358,28 @@ def _tables_in(rows: list[list[VisualLine]], lines: list[VisualLine]) -> tuple[l
 
 
 def body_size(lines: list[VisualLine]) -> float:
-    weighted = [l.size for l in lines for _ in range(max(1, len(l.text) // 20))]
-    return median(weighted) if weighted else 0.0
+    """The median line size, each line weighing one per 20 characters (at least one): the
+    size most of the page's text is set in."""
+    return weighted_median([(l.size, max(1, len(l.text) // 20)) for l in lines])
+
+
+def weighted_median(pairs: list[tuple[float, int]]) -> float:
+    """`statistics.median` of every value repeated its weight times (0.0 for none), without
+    building that list (a page's lines weigh thousands)."""
+    pairs = sorted(pairs)
+    n = sum(w for _, w in pairs)
+    if n == 0:
+        return 0.0
+    # the values at positions (n - 1) // 2 and n // 2 of the repeated list: equal when n is odd
+    wanted, found, seen = ((n - 1) // 2, n // 2), [], 0
+    for value, weight in pairs:
+        seen += weight
+        while len(found) < 2 and wanted[len(found)] < seen:
+            found.append(value)
+        if len(found) == 2:
+            break
+    low, high = found
+    return high if n % 2 else (low + high) / 2
 
 
 def text_blocks(lines: list[VisualLine], body_size: float) -> list[Block]:
