@@ -16,7 +16,7 @@ from indx_assets.abandoned_runs import launcher_tags, reclaim_abandoned_runs
 from indx_assets.assets import stages
 from indx_assets.assets.ingest import ASSET_KEYS, BATCH_SIZE
 from indx_assets.assets.partitions import SOURCES
-from indx_assets.assets.provenance import EVENT_BATCH_SIZE
+from indx_assets.assets.provenance import EVENT_BATCH_SIZE, mark_removed
 from indx_assets.definitions import build_definitions, build_resources
 from indx_assets.home_lock import instance_lock
 from indx_assets.settings import Settings
@@ -90,8 +90,10 @@ def sync_partitions(instance: dg.DagsterInstance, settings: Settings) -> Partiti
     return sync
 
 
-def remove_source(instance: dg.DagsterInstance, settings: Settings, source_id: str) -> None:
-    """Forget a source: its LanceDB rows, its stored outputs, and its partition."""
+def remove_source(instance: dg.DagsterInstance, settings: Settings, source_id: str, reason: str = "file gone") -> None:
+    """Forget a source: its records (voided first, so a kill midway leaves it missing, never
+    falsely fresh), its LanceDB rows, its stored outputs, and its partition."""
+    mark_removed(instance, ASSET_KEYS, source_id, reason)
     resources = build_resources(settings)
     resources["lancedb"].delete_source(source_id)  # type: ignore[attr-defined]
     for asset in (stages.SOURCE_DOCUMENTS, stages.PAGE_OUTPUTS, stages.CHUNK_MAP, stages.CHUNK_EMBEDDINGS, stages.CHUNKS_TABLE):

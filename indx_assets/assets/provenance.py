@@ -55,10 +55,32 @@ class PartitionRecord:
         return self.tags.get(get_input_data_version_tag(parent))
 
 
+#: Metadata key of the observation that marks a partition's records void (`mark_removed`).
+REMOVED = "indx/removed"
+
+
+def mark_removed(instance: dg.DagsterInstance, keys: Sequence[dg.AssetKey], partition: str, reason: str) -> None:
+    """Void every record `keys` hold for `partition` (its file left the corpus): an observation
+    later than all of them, so a file that comes back is missing again, not fresh.
+
+    Dagster's SQLite and Postgres event logs cannot wipe single partitions, and the records
+    must stay void for every reader (the stages, `indx status`, the sensor, automation), so
+    the mark lives where they all look: the event log, read by `latest_records`.
+    """
+    for key in keys:
+        instance.report_runless_asset_event(dg.AssetObservation(asset_key=key, partition=partition,
+                                                                metadata={REMOVED: reason}))
+
+
 def latest_records(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Iterable[str]) -> dict[str, PartitionRecord]:
-    """The latest materialization record of each partition, in two queries for the batch."""
+    """The latest materialization record of each partition, in two queries for the batch (a
+    third for those that have one: a record older than the partition's removal mark does
+    not count)."""
     storage = instance.event_log_storage
     ids = storage.get_latest_storage_id_by_partition(key, DagsterEventType.ASSET_MATERIALIZATION, set(partitions))
+    if ids:
+        removed = storage.get_latest_storage_id_by_partition(key, DagsterEventType.ASSET_OBSERVATION, set(ids))
+        ids = {p: sid for p, sid in ids.items() if sid > removed.get(p, -1)}
     if not ids:
         return {}
     records = instance.fetch_materializations(

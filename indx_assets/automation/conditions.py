@@ -28,7 +28,8 @@ CHAINED = {PAGE_OUTPUTS, CHUNK_MAP, CHUNKS_TABLE}
 
 
 class ProvenanceStale(dg.AutomationCondition):
-    """True for the partitions whose latest materialization no longer stands (see `status`)."""
+    """True for the partitions whose latest materialization no longer stands (see `status`),
+    or was voided when their file left the corpus (`provenance.mark_removed`)."""
 
     index_path: str = ""
 
@@ -52,7 +53,8 @@ class ProvenanceStale(dg.AutomationCondition):
         for i in range(0, len(candidates), PAGE_SIZE):
             page = candidates[i:i + PAGE_SIZE]
             statuses = page_status(context.asset_graph_view.instance, {key: code_version}, page, index, assets=[key])[key]
-            stale.update(AssetKeyPartitionKey(key, pk) for pk, s in statuses.items() if s.state == "stale")
+            # "missing" by our records but not by Dagster's: a file that left and came back
+            stale.update(AssetKeyPartitionKey(key, pk) for pk, s in statuses.items() if s.state != "fresh")
         subset = context.asset_graph_view.get_asset_subset_from_asset_partitions(key, stale)
         return dg.AutomationResult(context=context, true_subset=subset)
 
