@@ -12,7 +12,7 @@ columns a question needs are read; images and vectors stay on disk except their 
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -78,21 +78,27 @@ def table_counts(table_data: ds.Dataset, sources: Sequence[str] | None = None) -
     }
 
 
-def ingest_summary(storage_root: str, sources: Sequence[str]) -> dict[str, Any]:
+def ingest_summary(storage_root: str, sources: Sequence[str], failed: Mapping[str, str] | None = None) -> dict[str, Any]:
     """What an ingest of `sources` left behind: documents by status (with each failed one's
     reason), pages by status, chunks by chunker and type, vectors written, and the documents
-    whose chunks fall below the word-fidelity thresholds (`fidelity`), with their records."""
-    documents: Counter[str] = Counter()
-    problems: dict[str, str] = {}
+    whose chunks fall below the word-fidelity thresholds (`fidelity`), with their records. A
+    source in `failed` (a stage failed for it this time: its file could not be read, say)
+    counts as `failed` with that reason, whatever an earlier ingest stored for it."""
+    failed = {s: why for s, why in (failed or {}).items() if s in set(sources)}
+    documents: Counter[str] = Counter({"failed": len(failed)} if failed else {})
+    problems: dict[str, str] = dict(failed)
     pages: dict[str, int] = {}
     page_data = dataset(storage_root, stages.PAGE_OUTPUTS)
     if page_data is not None:
         # A document's record is its page file's schema metadata: the footers say it all.
         for fragment in page_data.get_fragments(filter=_of_sources(sources)):
+            source = ds.get_partition_keys(fragment.partition_expression)["source"]
+            if source in failed:
+                continue
             record = json.loads(fragment.physical_schema.metadata[b"indx.document"])
             documents[record["status"]] += 1
             if record["status"] != "ok" and record.get("reason"):
-                problems[ds.get_partition_keys(fragment.partition_expression)["source"]] = record["reason"]
+                problems[source] = record["reason"]
         pages = _counts(page_data.to_table(columns=["status"], filter=_of_sources(sources)), "status")
     below: dict[str, dict[str, Any]] = {}
     chunk_data = dataset(storage_root, stages.CHUNK_MAP)

@@ -14,12 +14,14 @@ from dagster._core.storage.event_log import SqliteEventLogStorage
 
 from indx_assets.abandoned_runs import launcher_tags, reclaim_abandoned_runs
 from indx_assets.assets import stages
-from indx_assets.assets.ingest import ASSET_KEYS, BATCH_SIZE
+from indx_assets.assets.ingest import ASSET_KEYS, BATCH_SIZE, FAILED_SOURCES
 from indx_assets.assets.partitions import SOURCES
 from indx_assets.assets.provenance import EVENT_BATCH_SIZE, mark_removed
+from indx_assets.automation.source_index import SourceIndex
 from indx_assets.definitions import build_definitions, build_resources
 from indx_assets.home_lock import instance_lock
-from indx_assets.settings import Settings
+from indx_assets.roots import Root, parse_roots
+from indx_assets.settings import Settings, has_unlabelled_ids, record_roots, recorded_roots
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +56,8 @@ def open_instance(settings: Settings) -> dg.DagsterInstance:
 
     Created and opened under `instance_lock`, one process at a time (two processes creating
     the SQLite storage at once stamp its schema twice); runs that a killed `indx` left
-    unfinished are marked failed and their concurrency slots freed (`abandoned_runs`)."""
+    unfinished are marked failed and their concurrency slots freed (`abandoned_runs`); a data
+    directory from before labelled source ids is re-keyed on this first use (`rekey_unlabelled`)."""
     settings.dagster_home.mkdir(parents=True, exist_ok=True)
     config = settings.dagster_home / "dagster.yaml"
     with instance_lock(settings.home):
@@ -63,6 +66,7 @@ def open_instance(settings: Settings) -> dg.DagsterInstance:
         os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
         instance = dg.DagsterInstance.get()
         reclaim_abandoned_runs(instance)
+        rekey_unlabelled(instance, settings)
     if type(instance.event_log_storage) is SqliteEventLogStorage:  # an INDX_HOME from before the pooled log
         log.warning("%s uses Dagster's stock SQLite event log, which takes about 10 ms per materialization "
                     "where indx's takes 0.5 ms; to switch, add:\n%s", config, EVENT_LOG_BLOCK)
@@ -74,30 +78,75 @@ class PartitionSync:
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     current: list[str] = field(default_factory=list)
+    #: sources not found that were kept: their root is missing, their folder unreadable, or
+    #: their label is no configured root's
+    kept: list[str] = field(default_factory=list)
+    missing_roots: list[str] = field(default_factory=list)
+    #: folders that could not be listed (entry prefix: reason)
+    unlisted: dict[str, str] = field(default_factory=dict)
 
 
 def sync_partitions(instance: dg.DagsterInstance, settings: Settings) -> PartitionSync:
-    """Register a partition for every source under the corpus roots; remove vanished ones."""
+    """Register a partition for every source under the corpus roots; remove those whose file
+    is known to be gone (`CorpusResource.vanished`), and keep the rest."""
     corpus = build_resources(settings)["corpus"]
-    found = [source_id for source_id, _ in corpus.iter_sources()]  # type: ignore[attr-defined]
+    sync = PartitionSync(missing_roots=[r.spec for r in corpus.missing_roots()])  # type: ignore[attr-defined]
+    found = [listed.source_id for listed in corpus.iter_files(unlisted=sync.unlisted)]  # type: ignore[attr-defined]
     known = set(instance.get_dynamic_partitions(SOURCES.name))
-    sync = PartitionSync(added=[s for s in found if s not in known], removed=sorted(known - set(found)))
+    sync.added = [s for s in found if s not in known]
+    for source_id in sorted(known - set(found)):
+        (sync.removed if corpus.vanished(source_id) else sync.kept).append(source_id)  # type: ignore[attr-defined]
     if sync.added:
         instance.add_dynamic_partitions(SOURCES.name, sync.added)
     for source_id in sync.removed:
         remove_source(instance, settings, source_id)
-    sync.current = list(instance.get_dynamic_partitions(SOURCES.name))
+    kept = set(sync.kept)
+    sync.current = [s for s in instance.get_dynamic_partitions(SOURCES.name) if s not in kept]
     return sync
+
+
+def root_sources(instance: dg.DagsterInstance, root: Root) -> list[str]:
+    """The partitions of one root: ids start with its label (a mapped key keeps that prefix,
+    since a label is short and printable)."""
+    return [s for s in instance.get_dynamic_partitions(SOURCES.name) if s == root.label or s.startswith(root.prefix)]
+
+
+def forget_root(instance: dg.DagsterInstance, settings: Settings, root: Root) -> list[str]:
+    """Remove a root's sources from every asset and the table, and the root from the
+    recorded ones; the removed source ids."""
+    gone = root_sources(instance, root)
+    for source_id in gone:
+        remove_source(instance, settings, source_id, reason=f"root {root.label} forgotten")
+    record_roots(settings.home, [r.spec for r in parse_roots(recorded_roots(settings.home)) if r.label != root.label])
+    return gone
+
+
+def rekey_unlabelled(instance: dg.DagsterInstance, settings: Settings) -> int:
+    """Once, in a data directory written when a source id was its bare relative path: remove
+    every source (records voided, rows, outputs, partition) so the next sync ingests them
+    again as `{label}/{path}`; the roots are recorded with their labels. Returns the number
+    of sources removed (0 when the directory is already labelled)."""
+    if not has_unlabelled_ids(settings.home):
+        return 0
+    old = instance.get_dynamic_partitions(SOURCES.name)
+    for source_id in old:
+        remove_source(instance, settings, source_id, reason="re-keyed: source ids are now {label}/{path}")
+    record_roots(settings.home, list(recorded_roots(settings.home)))
+    if old:
+        log.warning("%s: re-keyed %d source(s) to {label}/{path} ids; they are ingested again", settings.home, len(old))
+    return len(old)
 
 
 def remove_source(instance: dg.DagsterInstance, settings: Settings, source_id: str, reason: str = "file gone") -> None:
     """Forget a source: its records (voided first, so a kill midway leaves it missing, never
-    falsely fresh), its LanceDB rows, its stored outputs, and its partition."""
+    falsely fresh), its LanceDB rows, its stored outputs, what the sensor saw of it, and its
+    partition."""
     mark_removed(instance, ASSET_KEYS, source_id, reason)
     resources = build_resources(settings)
     resources["lancedb"].delete_source(source_id)  # type: ignore[attr-defined]
     for asset in (stages.SOURCE_DOCUMENTS, stages.PAGE_OUTPUTS, stages.CHUNK_MAP, stages.CHUNK_EMBEDDINGS, stages.CHUNKS_TABLE):
         resources["storage"].delete(asset, source_id)  # type: ignore[attr-defined]
+    SourceIndex(resources["corpus"].index).delete([source_id])  # type: ignore[attr-defined]
     instance.delete_dynamic_partition(SOURCES.name, source_id)
 
 
@@ -123,6 +172,19 @@ class BatchResult:
     success: bool
     run_id: str
     materialized: int
+    #: the sources that failed, and why (the stage and the error), as the op recorded them
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def failed_sources(result: dg.ExecuteInProcessResult) -> dict[str, str]:
+    """Each failed source of a run and why, from the op's failure (`ingest.FAILED_SOURCES`)."""
+    failed: dict[str, str] = {}
+    for event in result.get_step_failure_events():
+        data = event.step_failure_data.user_failure_data
+        entry = data.metadata.get(FAILED_SOURCES) if data is not None else None
+        if entry is not None:
+            failed.update(entry.value)
+    return failed
 
 
 def materialize_partitions(
@@ -159,7 +221,7 @@ def materialize_partitions(
             raise_on_error=False,
         )
         materialized = len(result.get_asset_materialization_events())
-        batch = BatchResult(run, result.success, result.run_id, materialized)
+        batch = BatchResult(run, result.success, result.run_id, materialized, failed_sources(result))
         results.append(batch)
         if on_batch:
             on_batch(batch)

@@ -42,7 +42,7 @@ def test_the_initial_load_runs_by_itself_and_then_automation_asks_for_nothing(in
     first = tick(instance, settings, state)
     sources = set(instance.get_dynamic_partitions("sources"))
     corpus = Path(settings.corpus_roots[0])
-    assert sources == {p.relative_to(corpus).as_posix() for p in corpus.rglob("*") if p.is_file()}
+    assert sources == {f"corpus/{p.relative_to(corpus).as_posix()}" for p in corpus.rglob("*") if p.is_file()}
     assert first.requested == {asset: sources for asset in ASSETS}, "the first tick must load every source"
     assert len(first.runs) == 1 and first.runs[0].success
     status = corpus_status(instance, code_versions(build_definitions(settings)))
@@ -68,11 +68,11 @@ def test_a_chain_change_rechunks_every_document_then_reembeds_only_changed_ones(
     # only the plain-text source's chunks changed: only it is re-embedded and re-written
     requested = evaluate(instance, settings, state)
     assert requested == {"source_documents": set(), "page_outputs": set(), "chunk_map": set(),
-                         "chunk_embeddings": {"notes/tea-harvest.txt"}, "chunks_table": {"notes/tea-harvest.txt"}}
+                         "chunk_embeddings": {"corpus/notes/tea-harvest.txt"}, "chunks_table": {"corpus/notes/tea-harvest.txt"}}
     assert all(r.success for r in run_requested(instance, settings, requested))
     assert evaluate(instance, settings, state) == {asset: set() for asset in ASSETS}
     rows = build_resources(settings)["lancedb"].table().to_arrow().to_pylist()  # type: ignore[attr-defined]
-    assert {r["text"].startswith("plain: ") for r in rows if r["source_id"] == "notes/tea-harvest.txt"} == {True}
+    assert {r["text"].startswith("plain: ") for r in rows if r["source_id"] == "corpus/notes/tea-harvest.txt"} == {True}
     assert len({r["id"] for r in rows}) == len(rows)
 
 
@@ -81,10 +81,10 @@ def test_an_edited_file_is_reread_then_reembedded_and_nothing_else_is_touched(in
     settle(instance, settings, state)
     edited = Path(settings.corpus_roots[0]) / "notes" / "tea-harvest.txt"
     edited.write_text(edited.read_text(encoding="utf-8") + "\nOolong is bruised, then fired.\n", encoding="utf-8")
-    one = {"notes/tea-harvest.txt"}
+    one = {"corpus/notes/tea-harvest.txt"}
 
     first = tick(instance, settings, state)
-    assert first.sensor.changed == ["notes/tea-harvest.txt"] and first.sensor.added == []
+    assert first.sensor.changed == ["corpus/notes/tea-harvest.txt"] and first.sensor.added == []
     assert first.requested == {"source_documents": one, "page_outputs": one, "chunk_map": one,
                                "chunk_embeddings": set(), "chunks_table": set()}
     second = tick(instance, settings, state)

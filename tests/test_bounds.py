@@ -63,13 +63,13 @@ def test_a_link_out_of_the_root_is_skipped_with_its_status_and_a_link_inside_is_
     summary = _ingest(instance, settings)
 
     assert summary["documents_by_status"] == {"ok": 2, "outside_root": 2}
-    for name in ("escape.txt", "round-trip.txt"):
+    for name in ("corpus/escape.txt", "corpus/round-trip.txt"):
         assert "outside the corpus root" in summary["problems"][name]
     texts = _table_texts(settings)
-    assert set(texts) == {"alias.md", "notes/tides.md"}
-    assert "Spring tides follow the full moon" in texts["alias.md"]
+    assert set(texts) == {"corpus/alias.md", "corpus/notes/tides.md"}
+    assert "Spring tides follow the full moon" in texts["corpus/alias.md"]
     assert not any("vault combination" in t for t in texts.values())
-    stored = build_resources(settings)["storage"].read(SOURCE_DOCUMENTS, "escape.txt").to_pylist()[0]  # type: ignore[attr-defined]
+    stored = build_resources(settings)["storage"].read(SOURCE_DOCUMENTS, "corpus/escape.txt").to_pylist()[0]  # type: ignore[attr-defined]
     assert stored["content"] is None and stored["refused"] == "outside_root"
 
 
@@ -85,7 +85,7 @@ def test_follow_symlinks_never_lists_no_link_and_all_follows_linked_folders_with
 
     def listed(policy: str) -> list[str]:
         corpus_resource = build_resources(_settings(tmp_path, corpus, follow_symlinks=policy))["corpus"]
-        return [relative for _, _, relative, _ in corpus_resource.iter_files()]  # type: ignore[attr-defined]
+        return [listed.relative for listed in corpus_resource.iter_files()]  # type: ignore[attr-defined]
 
     assert listed("inside") == ["alias.txt", "docs/near.txt"]
     assert listed("never") == ["docs/near.txt"]
@@ -123,7 +123,7 @@ print(json.dumps(summary))
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["success"]
     assert summary["documents_by_status"] == {"ok": 1, "too_large": 1}
-    assert summary["problems"]["huge.txt"] == "805,306,368 bytes, over the limit of 64 MB (INDX_MAX_FILE_MB)"
+    assert summary["problems"]["corpus/huge.txt"] == "805,306,368 bytes, over the limit of 64 MB (INDX_MAX_FILE_MB)"
     assert summary["peak_rss"] < size // 2, f"peak RSS {summary['peak_rss'] >> 20} MiB for a {size >> 20} MiB file"
 
 
@@ -148,17 +148,17 @@ def test_a_drawn_only_pdf_over_the_ocr_page_bound_is_too_large_and_not_ocrd(
     summary = _ingest(instance, settings)
 
     assert summary["documents_by_status"] == {"ok": 1, "too_large": 1}
-    assert summary["problems"]["two-scans.pdf"] == "2 pages to OCR, over the limit of 1 (INDX_MAX_OCR_PAGES)"
+    assert summary["problems"]["corpus/two-scans.pdf"] == "2 pages to OCR, over the limit of 1 (INDX_MAX_OCR_PAGES)"
     storage = build_resources(settings)["storage"]
-    pages = storage.read("page_outputs", "two-scans.pdf").to_pylist()  # type: ignore[attr-defined]
+    pages = storage.read("page_outputs", "corpus/two-scans.pdf").to_pylist()  # type: ignore[attr-defined]
     assert [p["status"] for p in pages] == ["ok", "unreadable", "empty", "ok", "unreadable", "empty"]
     assert all(p["reader"] == "pdfium" for p in pages)  # OCR never ran
     assert "not OCR'd" in pages[1]["reason"]
     # nor are the pages past the bound rendered into image chunks: only the text pages have chunks
-    chunks = storage.read("chunk_map", "two-scans.pdf").to_pylist()  # type: ignore[attr-defined]
+    chunks = storage.read("chunk_map", "corpus/two-scans.pdf").to_pylist()  # type: ignore[attr-defined]
     assert sorted({c["page"] for c in chunks}) == [1, 4] and {c["chunk_type"] for c in chunks} == {"content"}
     # the document under the bound is OCR'd as before
-    assert [p["reader"] for p in storage.read("page_outputs", "scan.pdf").to_pylist()][1] == "ocr:tesseract"  # type: ignore[attr-defined]
+    assert [p["reader"] for p in storage.read("page_outputs", "corpus/scan.pdf").to_pylist()][1] == "ocr:tesseract"  # type: ignore[attr-defined]
 
 
 def test_the_ocr_page_bound_applies_to_the_reader_itself(tmp_path: Path) -> None:
@@ -183,7 +183,7 @@ def test_the_corpus_sensor_never_reads_a_link_out_of_the_root(tmp_path: Path, in
     settings = _settings(tmp_path, corpus)
     state = AutomationState()
     tick(instance, settings, state)
-    assert ingest_summary(settings.storage_uri, ["escape.txt", "tides.md"])["documents_by_status"] == {
+    assert ingest_summary(settings.storage_uri, ["corpus/escape.txt", "corpus/tides.md"])["documents_by_status"] == {
         "ok": 1, "outside_root": 1}
 
     (elsewhere / "secret.txt").write_text(SECRET + " And the spare key is under the mat.\n")

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def corpus_files(settings: Settings) -> set[str]:
     root = Path(settings.corpus_roots[0])
-    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    return {f"{root.name}/{p.relative_to(root).as_posix()}" for p in root.rglob("*") if p.is_file()}
 
 
 def ingest(instance: dg.DagsterInstance, settings: Settings, **kwargs) -> list[dg.AssetMaterialization]:
@@ -100,18 +100,18 @@ def test_editing_one_file_rechunks_and_reembeds_that_file_only(instance, setting
 
     events = ingest(instance, settings)
     for key in ASSET_KEYS:
-        assert touched(events, key) == {"notes/tea-harvest.txt"}, key
+        assert touched(events, key) == {"corpus/notes/tea-harvest.txt"}, key
     after = table_rows(settings)
     assert any("White tea is withered" in r["text"] for r in after)
-    unchanged = [r for r in after if r["source_id"] != "notes/tea-harvest.txt"]
+    unchanged = [r for r in after if r["source_id"] != "corpus/notes/tea-harvest.txt"]
     assert all(before[r["id"]]["text"] == r["text"] for r in unchanged)
     assert len({r["id"] for r in after}) == len(after)
 
 
 def test_removing_a_file_removes_its_partition_rows_and_outputs(instance, settings) -> None:
     ingest(instance, settings)
-    gone = "guides/chunking-primer.md"
-    (Path(settings.corpus_roots[0]) / gone).unlink()
+    gone = "corpus/guides/chunking-primer.md"
+    (Path(settings.corpus_roots[0]).parent / gone).unlink()  # ids are label/path; the label is the folder
     sync = sync_partitions(instance, settings)
     assert sync.removed == [gone]
     assert gone not in instance.get_dynamic_partitions("sources")
@@ -134,13 +134,13 @@ def test_a_chain_change_stales_every_chunk_map_and_reembeds_only_changed_documen
     events = ingest(instance, settings, selection=["chunk_map"])
     assert touched(events, CHUNK_MAP) == set(sources)
     status = stale_status(instance, settings)
-    assert status[("chunk_embeddings", "notes/tea-harvest.txt")] == "STALE"
-    assert {status[("chunk_embeddings", s)] for s in sources if s != "notes/tea-harvest.txt"} == {"FRESH"}
+    assert status[("chunk_embeddings", "corpus/notes/tea-harvest.txt")] == "STALE"
+    assert {status[("chunk_embeddings", s)] for s in sources if s != "corpus/notes/tea-harvest.txt"} == {"FRESH"}
 
     # the rest of the graph catches up, re-embedding the one changed document
     events = ingest(instance, settings)
-    assert touched(events, CHUNK_EMBEDDINGS) == touched(events, CHUNKS_TABLE) == {"notes/tea-harvest.txt"}
-    tea = [r for r in table_rows(settings) if r["source_id"] == "notes/tea-harvest.txt"]
+    assert touched(events, CHUNK_EMBEDDINGS) == touched(events, CHUNKS_TABLE) == {"corpus/notes/tea-harvest.txt"}
+    tea = [r for r in table_rows(settings) if r["source_id"] == "corpus/notes/tea-harvest.txt"]
     assert tea and all(r["text"].startswith("plain: ") for r in tea)
 
 
@@ -165,12 +165,12 @@ def test_a_bad_document_gets_a_status_and_does_not_fail_its_batch(instance, sett
     (corpus / "garbage.txt").write_bytes(bytes(range(256)) * 64)
     (corpus / "empty.md").write_bytes(b"")
     events = ingest(instance, settings)
-    assert {"garbage.txt", "empty.md"} <= touched(events, CHUNKS_TABLE)
+    assert {"corpus/garbage.txt", "corpus/empty.md"} <= touched(events, CHUNKS_TABLE)
     pages = {e.partition: e.metadata for e in events if e.asset_key == PAGE_OUTPUTS}
-    assert pages["garbage.txt"]["status"].value == "failed"
-    assert pages["empty.md"]["status"].value == "empty"
+    assert pages["corpus/garbage.txt"]["status"].value == "failed"
+    assert pages["corpus/empty.md"]["status"].value == "empty"
     assert {r["source_id"] for r in table_rows(settings)} == set(instance.get_dynamic_partitions("sources")) - {
-        "garbage.txt", "empty.md"}
+        "corpus/garbage.txt", "corpus/empty.md"}
 
 
 def test_a_source_that_vanishes_mid_batch_fails_alone(instance, settings) -> None:
@@ -181,19 +181,19 @@ def test_a_source_that_vanishes_mid_batch_fails_alone(instance, settings) -> Non
     done = instance.get_records_for_run(result.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records
     landed = {r.event_log_entry.asset_materialization.partition for r in done
               if r.event_log_entry.asset_materialization.asset_key == CHUNKS_TABLE}
-    assert landed == set(sync.current) - {"notes/tea-harvest.txt"}
+    assert landed == set(sync.current) - {"corpus/notes/tea-harvest.txt"}
 
 
 def test_search_returns_the_document_a_phrase_comes_from_first(instance, settings) -> None:
     ingest(instance, settings)
     for mode in ("hybrid", "vector", "fts"):
         hits = search_chunks(settings, "the muscatel flavour comes from leafhoppers that bite the leaves", k=3, mode=mode)
-        assert hits[0]["source_id"] == "notes/tea-harvest.txt", mode
+        assert hits[0]["source_id"] == "corpus/notes/tea-harvest.txt", mode
         assert "leafhoppers" in hits[0]["text"]
     hits = search_chunks(settings, "moved 2,900 feet inland on hydraulic jacks", k=3, mode="fts")
-    assert hits[0]["source_id"] == "articles/lighthouses.html"
+    assert hits[0]["source_id"] == "corpus/articles/lighthouses.html"
     hits = search_chunks(settings, "erste Pferdebahn vom Hauptbahnhof zum Tiefenbrunnen", k=3)
-    assert hits[0]["source_id"] == "articles/zurich-trams.md"
+    assert hits[0]["source_id"] == "corpus/articles/zurich-trams.md"
     identity = {"id", "document_id", "source_id", "locator", "chunk_type", "parent_ref", "page", "text", "score"}
     assert identity <= set(hits[0])
 
@@ -208,7 +208,7 @@ def test_search_returns_the_document_a_phrase_comes_from_first(instance, setting
         return [r["id"] for r in mine if json.loads(r["metadata"]).get("section_id") == section_id]
 
     (hit,) = search_chunks(settings, "keep at least one week of old versions before cleanup", k=1, expand=True)
-    assert hit["source_id"] == "guides/lancedb-maintenance.md" and hit["metadata"]["section_title"] == "Retention"
+    assert hit["source_id"] == "corpus/guides/lancedb-maintenance.md" and hit["metadata"]["section_title"] == "Retention"
     assert [c["id"] for c in hit["section"]] == section_of(hit) and len(hit["section"]) == 3
     assert [c["chunk_type"] for c in hit["section"]] == ["content", "table", "content"]  # its table comes along
     for other in search_chunks(settings, "the muscatel flavour comes from leafhoppers", k=3, expand=True):
@@ -243,7 +243,7 @@ def test_with_sentences_a_hit_is_the_chunk_holding_the_sentence_that_matched(ins
         assert len({h["id"] for h in hits}) == len(hits) == 4, mode  # chunks, each once
         assert all(h["chunk_type"] != "sentence" for h in hits), mode
         top = hits[0]
-        assert top["source_id"] == "guides/lancedb-maintenance.md", mode
+        assert top["source_id"] == "corpus/guides/lancedb-maintenance.md", mode
         assert top["sentence"]["text"] == "Every write creates a new data fragment.", mode
         matched = next(r for r in sentences if r["id"] == top["sentence"]["id"])
         assert top["start_offset"] <= matched["start_offset"] and matched["end_offset"] <= top["end_offset"]
@@ -319,7 +319,7 @@ def test_the_cli_ingests_and_searches_with_json_output(settings) -> None:
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     hits = json.loads(done.stdout)
-    assert hits[0]["source_id"] == "notes/tea-harvest.txt"
+    assert hits[0]["source_id"] == "corpus/notes/tea-harvest.txt"
     assert hits[0]["page"] == 1 and hits[0]["locator"].startswith("char:")
     done = subprocess.run([indx, "search", "old versions and time travel", "--expand", "-k", "1"], env=env,
                           capture_output=True, text=True, timeout=300)
@@ -351,14 +351,14 @@ def test_a_page_nobody_could_read_is_stored_as_an_unembedded_image_chunk(instanc
     (Path(settings.corpus_roots[0]) / "scans" / "blank.pdf").write_bytes(_blank_scan_pdf())
     events = ingest(instance, settings)
     embedded = {e.partition: e.metadata for e in events if e.asset_key == CHUNK_EMBEDDINGS}
-    assert embedded["scans/blank.pdf"]["unembedded_image_chunks"].value == 1
-    assert embedded["scans/blank.pdf"]["vectors"].value == 0
+    assert embedded["corpus/scans/blank.pdf"]["unembedded_image_chunks"].value == 1
+    assert embedded["corpus/scans/blank.pdf"]["vectors"].value == 0
     table = build_resources(settings)["lancedb"].table()  # type: ignore[attr-defined]
-    [row] = table.search().where("source_id = 'scans/blank.pdf'").to_list()
+    [row] = table.search().where("source_id = 'corpus/scans/blank.pdf'").to_list()
     assert row["chunk_type"] == "image" and row["vector"] is None
     assert row["image"].startswith(b"\x89PNG") and row["bbox"] == [0.0, 0.0, 1.0, 1.0]
     # documents with boxes get a picture of their first page's cut in the UI
     chunk_maps = {e.partition: e.metadata for e in events if e.asset_key == CHUNK_MAP}
-    picture = chunk_maps["handbooks/harbour-pilot.pdf"]["chunk_picture"].value
+    picture = chunk_maps["corpus/handbooks/harbour-pilot.pdf"]["chunk_picture"].value
     assert picture.startswith("![chunks of page 1](data:image/png;base64,")
-    assert "chunk_picture" not in chunk_maps["notes/tea-harvest.txt"]
+    assert "chunk_picture" not in chunk_maps["corpus/notes/tea-harvest.txt"]

@@ -54,7 +54,7 @@ def test_stats_agree_with_the_lancedb_table_and_the_pages(ingested: Settings) ->
     assert {k: v["chunks"] for k, v in stats["chunks_by_chunker"].items()} == dict(shares)
     assert sum(v["share"] for v in stats["chunks_by_chunker"].values()) == pytest.approx(1.0, abs=1e-3)
     pages = {s: resources["storage"].read("page_outputs", s).column("status").to_pylist()  # type: ignore[attr-defined]
-             for s in ("empty.md", "garbage.txt")}
+             for s in ("corpus/empty.md", "corpus/garbage.txt")}
     assert stats["pages_without_chunks"] == sum(len(p) for p in pages.values())
     assert set(stats["pages_without_chunks_by_status"]) == {s for p in pages.values() for s in p}
     assert stats["unembedded_chunks"] == sum(r["vector"] is None for r in rows)
@@ -80,7 +80,7 @@ def test_an_ingest_summary_counts_its_own_sources_only(ingested: Settings) -> No
     resources = build_resources(ingested)
     rows = resources["lancedb"].table().to_arrow().select(["source_id", "chunker", "chunk_type", "vector"]).to_pylist()  # type: ignore[attr-defined]
     chunked = sorted({r["source_id"] for r in rows})
-    sources = ["empty.md", "garbage.txt", chunked[0], chunked[-1], "never/ingested.md"]
+    sources = ["corpus/empty.md", "corpus/garbage.txt", chunked[0], chunked[-1], "corpus/never/ingested.md"]
     summary = ingest_summary(ingested.storage_uri, sources)
 
     mine = [r for r in rows if r["source_id"] in sources]
@@ -95,6 +95,6 @@ def test_an_ingest_summary_counts_its_own_sources_only(ingested: Settings) -> No
     assert summary["documents"] == 5
     assert summary["documents_by_status"] == dict(Counter(r["status"] for r in records.values()), **{"not ingested": 1})
     assert summary["problems"] == {s: r["reason"] for s, r in records.items() if r["status"] != "ok" and r["reason"]}
-    assert set(summary["problems"]) == {"empty.md", "garbage.txt"}
+    assert set(summary["problems"]) == {"corpus/empty.md", "corpus/garbage.txt"}
     pages = Counter(st for s in sources[:4] for st in resources["storage"].read("page_outputs", s).column("status").to_pylist())  # type: ignore[attr-defined]
     assert summary["pages_by_status"] == dict(pages)

@@ -27,14 +27,14 @@ def test_status_agrees_with_dagsters_resolver_and_pages_give_the_same_answer(
         ["source_documents", "page_outputs", "chunk_map", "chunk_embeddings", "chunks_table"], n)
     assert all(r.success for r in materialize_partitions(instance, settings, sync.current))
     install(tmp_path / "site", monkeypatch, distribution="plain-chunkers", chunkers={"plain": "plain_text_only"})
-    materialize_partitions(instance, settings, ["notes/tea-harvest.txt"], selection=["chunk_map"])
+    materialize_partitions(instance, settings, ["corpus/notes/tea-harvest.txt"], selection=["chunk_map"])
 
     defs = build_definitions(settings)
     status = corpus_status(instance, code_versions(defs))
     chunk_map = status.assets[dg.AssetKey("chunk_map")]
-    assert chunk_map.stale == {CODE_VERSION: sorted(set(sync.current) - {"notes/tea-harvest.txt"}, key=sync.current.index)}
+    assert chunk_map.stale == {CODE_VERSION: sorted(set(sync.current) - {"corpus/notes/tea-harvest.txt"}, key=sync.current.index)}
     assert chunk_map.fresh == 1
-    assert status.assets[dg.AssetKey("chunk_embeddings")].stale == {UPSTREAM_DATA: ["notes/tea-harvest.txt"]}
+    assert status.assets[dg.AssetKey("chunk_embeddings")].stale == {UPSTREAM_DATA: ["corpus/notes/tea-harvest.txt"]}
     assert status.assets[dg.AssetKey("page_outputs")].fresh == n
 
     resolver = get_stale_status_resolver(instance, list(defs.assets))  # type: ignore[arg-type]
@@ -84,7 +84,7 @@ def test_backfill_runs_exactly_the_stale_partitions_tags_the_table_and_restore_b
 
     def tea_texts() -> list[str]:
         table = build_resources(settings)["lancedb"].table().to_arrow().to_pylist()  # type: ignore[attr-defined]
-        return [r["text"] for r in table if r["source_id"] == "notes/tea-harvest.txt"]
+        return [r["text"] for r in table if r["source_id"] == "corpus/notes/tea-harvest.txt"]
 
     assert all(t.startswith("plain: ") for t in tea_texts())
     restored = json.loads(cli("restore", summary["tag"], "--json").stdout)

@@ -72,11 +72,11 @@ def test_ocr_installed_after_an_ingest_rereads_the_scanned_pages_and_recuts_only
     assert second["materializations"] == 2 + 3
     from indx_assets.resources.storage import StorageResource
 
-    pages = StorageResource(root=str(tmp_path / "indx" / "assets")).read("page_outputs", "letter.pdf").to_pylist()
+    pages = StorageResource(root=str(tmp_path / "indx" / "assets")).read("page_outputs", "corpus/letter.pdf").to_pylist()
     assert pages[1]["status"] == "ok" and pages[1]["reader"] == "ocr:tesseract"
     assert "harbour wall" in pages[1]["text"]
     rows = _indx(["search", "harbour wall needs repair", "-k", "1"], env)
-    assert rows[0]["source_id"] == "letter.pdf" and rows[0]["page"] == 2
+    assert rows[0]["source_id"] == "corpus/letter.pdf" and rows[0]["page"] == 2
 
 
 def test_force_redoes_what_is_selected_regardless(tmp_path: Path) -> None:

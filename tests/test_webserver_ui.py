@@ -38,7 +38,7 @@ def test_the_webserver_serves_the_graph_with_stale_status_and_chromium_renders_i
 
     with webserver(home, corpus) as url:
         nodes = {"/".join(n["assetKey"]["path"]): n for n in
-                 graphql(url, QUERY, {"partition": "notes/tea-harvest.txt",
+                 graphql(url, QUERY, {"partition": "corpus/notes/tea-harvest.txt",
                                      "keys": [{"path": [a]} for a in ASSETS]})["assetNodes"]}
         assert set(nodes) == set(ASSETS)
         for name in ASSETS:

@@ -23,6 +23,7 @@ from indx_assets.assets.provenance import (
     log_batch,
     materialization,
 )
+from indx_assets.automation.source_index import readable_name
 from indx_assets.resources import (
     ChainResource,
     CorpusResource,
@@ -38,6 +39,8 @@ BATCH_SIZE = 100
 SOURCE_CODE_VERSION = "source-v1"
 READERS_CODE_VERSION = "readers-v1"
 TABLE_CODE_VERSION = "lancedb-chunks-v1"
+#: The run failure's metadata entry naming each failed source and why (`runner.BatchResult.failed`).
+FAILED_SOURCES = "failed_sources"
 #: The op's concurrency pool (deploy/dagster.yaml gives it one slot: one embedder, one writer).
 INGEST_POOL = "embedder"
 
@@ -83,8 +86,14 @@ class _Batch:
         return todo, parents
 
     def fail(self, key: dg.AssetKey, partitions: Sequence[str], exc: BaseException) -> None:
-        """Log a stage's failure with its traceback and record it for each partition it cost."""
-        self.context.log.exception(f"{key.to_user_string()} failed for {', '.join(map(repr, partitions[:5]))}")
+        """Log a stage's failure and record it for each partition it cost: with its traceback
+        when it is a defect, as one line when the file itself could not be read (permission,
+        gone since it was listed): that is the file's problem, not the code's."""
+        where = f"{key.to_user_string()} failed for {', '.join(map(repr, partitions[:5]))}"
+        if isinstance(exc, OSError):
+            self.context.log.warning(f"{where}: {type(exc).__name__}: {exc}")
+        else:
+            self.context.log.exception(where)
         self.failed.update({p: f"{key.to_user_string()}: {type(exc).__name__}: {exc}" for p in partitions})
 
     def per_partition(
@@ -211,7 +220,7 @@ def build_ingest_assets(
                     batch.fail(SOURCE_DOCUMENTS, [pk], exc)
                     continue
                 if refused:
-                    out = stages.store_refusal(pk, path.name, path.stat().st_size, *refused, storage)
+                    out = stages.store_refusal(pk, readable_name(path.name), path.stat().st_size, *refused, storage)
                     sources.append(batch.event(SOURCE_DOCUMENTS, pk, out))
                     continue
                 if not config.force and is_fresh(own.get(pk), SOURCE_CODE_VERSION, data_version=version):
@@ -248,6 +257,7 @@ def build_ingest_assets(
 
         if batch.failed:
             listed = "; ".join(f"{pk}: {why}" for pk, why in sorted(batch.failed.items()))
-            raise dg.Failure(f"{len(batch.failed)} of {len(partitions)} source(s) failed: {listed}")
+            raise dg.Failure(f"{len(batch.failed)} of {len(partitions)} source(s) failed: {listed}",
+                             metadata={FAILED_SOURCES: dg.MetadataValue.json(batch.failed)})
 
     return ingest_documents

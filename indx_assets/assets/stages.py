@@ -15,6 +15,7 @@ import dagster as dg
 import pyarrow as pa
 from upath import UPath
 
+from indx_assets.automation.source_index import readable_name
 from indx_assets.chain import Chain
 from indx_assets.document import Document
 from indx_assets.embedder import MiniLMEmbedder, piece_vectors
@@ -65,10 +66,11 @@ def store_source(source_id: str, path: UPath, storage: StorageResource) -> Stage
     head = storage.read_blob(SOURCE_DOCUMENTS, source_id, 8192)
     if head.startswith((b"PK", OLE_MAGIC)):
         head = storage.read_blob(SOURCE_DOCUMENTS, source_id)
-    media_type = detect_media_type(head, path.name)
+    name = readable_name(path.name)  # a name that is not UTF-8 cannot be a Parquet string
+    media_type = detect_media_type(head, name)
     del head
     table = pa.Table.from_pylist(
-        [{"source_id": source_id, "name": path.name, "media_type": media_type, "sha256": sha, "size": size,
+        [{"source_id": source_id, "name": name, "media_type": media_type, "sha256": sha, "size": size,
           "content": None}],
         schema=SOURCE_SCHEMA,
     )

@@ -12,8 +12,9 @@ then starts over.
   `source_documents` stale for that partition (automation re-reads it, batched with any
   other changed files, instead of one run per file).
 - Partitions: a partition whose file is gone is removed with its LanceDB rows and stored
-  outputs (`runner.remove_source`). If a whole corpus root is missing (an unmounted disk, an
-  unreachable bucket), nothing is deleted that tick.
+  outputs (`runner.remove_source`). A source of a missing corpus root (an unmounted disk, an
+  unreachable bucket) or below a folder that cannot be listed is kept
+  (`CorpusResource.vanished`).
 """
 
 import json
@@ -72,16 +73,19 @@ class Tick:
 def _scan_files(instance: dg.DagsterInstance, corpus: CorpusResource, index: SourceIndex, cursor: Cursor,
                 page_size: int, tick: Tick) -> None:
     # One file past the page says whether the sweep goes on; the listing stops there.
-    files = list(islice(corpus.iter_files(after=cursor.after_file), page_size + 1))
+    unlisted: dict[str, str] = {}
+    files = list(islice(corpus.iter_files(after=cursor.after_file, unlisted=unlisted), page_size + 1))
+    for folder, reason in unlisted.items():
+        dg.get_dagster_logger().warning(f"corpus sensor: {folder}: {reason}; its sources are kept as they are")
     page = files[:page_size]
-    tick.cursor.after_file = page[-1][2] if len(files) > page_size else ""
+    tick.cursor.after_file = page[-1].entry if len(files) > page_size else ""
     if not page:
         return
-    keys = [f[0] for f in page]
+    keys = [f.source_id for f in page]
     seen = index.get(keys)
     stored = latest_records(instance, SOURCE_DOCUMENTS, keys)
     updates: list[SeenSource] = []
-    for key, root, relative, path in page:
+    for key, root, relative, path, _ in page:
         before = seen.get(key)
         if key not in stored:  # never materialized: (re)register it; adding a partition is idempotent
             tick.added.append(key)
@@ -108,16 +112,11 @@ def _scan_partitions(instance: dg.DagsterInstance, corpus: CorpusResource, index
     page = instance.get_paginated_dynamic_partitions(SOURCES.name, limit=page_size, ascending=True,
                                                      cursor=cursor.partitions)
     tick.cursor.partitions = page.cursor if page.has_more else None
-    if not all(UPath(root).exists() for root in corpus.roots):
-        dg.get_dagster_logger().warning(f"corpus sensor: a corpus root is missing ({corpus.roots}); deleting nothing")
-        return []
-    gone = []
-    for key in page.results:
-        try:
-            corpus.locate(key)
-        except FileNotFoundError:
-            gone.append(key)
-    return gone
+    missing = corpus.missing_roots()
+    if missing:
+        dg.get_dagster_logger().warning(
+            f"corpus sensor: corpus root(s) missing: {', '.join(r.spec for r in missing)}; their sources are kept")
+    return [key for key in page.results if corpus.vanished(key)]
 
 
 def scan(instance: dg.DagsterInstance, settings: Settings, cursor: Cursor, page_size: int = PAGE_SIZE) -> Tick:
@@ -133,7 +132,6 @@ def scan(instance: dg.DagsterInstance, settings: Settings, cursor: Cursor, page_
     tick.removed = _scan_partitions(instance, corpus, index, cursor, page_size, tick)
     for key in tick.removed:
         remove_source(instance, settings, key)
-    index.delete(tick.removed)
     done = tick.cursor
     done.files_swept = done.files_swept or not done.after_file
     done.partitions_swept = done.partitions_swept or done.partitions is None

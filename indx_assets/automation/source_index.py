@@ -43,6 +43,12 @@ def partition_key(relative: str) -> str:
     return f"{readable}~{hashlib.sha256(raw).hexdigest()[:16]}"
 
 
+def readable_name(name: str) -> str:
+    """A file name as text that can be stored and shown: bytes that are not UTF-8 (held as
+    lone surrogates by `os.fsdecode`) become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 @dataclass(frozen=True)
 class SeenSource:
     """A file as the sensor last saw it."""

@@ -12,8 +12,8 @@ app = typer.Typer(
 )
 
 #: Modules that register commands on `app`; imported only when the command line runs.
-COMMAND_MODULES = ("chunk", "split", "ingest", "search", "show", "status", "backfill", "restore", "stats", "verify",
-                   "serve")
+COMMAND_MODULES = ("chunk", "split", "ingest", "forget", "search", "show", "status", "backfill", "restore", "stats",
+                   "verify", "serve")
 
 
 @app.callback()
@@ -23,11 +23,12 @@ def _root() -> None:
 
 def main() -> None:
     from indx_assets.bounds import BoundsError
+    from indx_assets.roots import RootError
 
     for name in COMMAND_MODULES:
         importlib.import_module(f"indx_assets.cli.{name}")
     try:
         app()
-    except BoundsError as exc:  # the user's setting, not a defect: say which, no traceback
+    except (BoundsError, RootError) as exc:  # the user's settings or roots, not a defect: say which, no traceback
         typer.echo(f"indx: {exc}", err=True)
         raise SystemExit(2) from None

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from indx_assets.cli import app
@@ -59,7 +60,7 @@ def backfill(
     keys = (list(instance.get_dynamic_partitions(SOURCES.name)) if force
             else found.needing_work([dg.AssetKey(a) for a in selection] if selection else None, missing=not stale))
     summary: dict = {"partitions": found.partitions, "to_run": len(keys), "runs": 0, "failed_runs": [],
-                     "materializations": 0, "tag": None, "interrupted": False}
+                     "problems": {}, "materializations": 0, "tag": None, "interrupted": False}
 
     rechunk = found.assets[dg.AssetKey("chunk_map")].stale.get(CODE_VERSION, [])
     if tag and keys and (selection is None or "chunk_map" in selection) and found.partitions and len(rechunk) == found.partitions:
@@ -79,17 +80,20 @@ def backfill(
                 summary["materializations"] += batch.materialized
                 if not batch.success:
                     summary["failed_runs"].append(batch.run_id)
+                summary["problems"].update(batch.failed)
                 progress.advance(task, len(batch.partitions))
 
             materialize_partitions(instance, settings, keys, batch_size=batch_size, selection=selection, on_batch=done,
-                                   force=force)
+                                   force=force, log_level="CRITICAL")  # failures are listed below, source by source
     except KeyboardInterrupt:
         summary["interrupted"] = True
         console.print("[yellow]interrupted: finished partitions are recorded; run the same command to resume[/]")
     summary["elapsed_s"] = round(time.perf_counter() - started, 2)
     if json_output:
-        typer.echo(json.dumps(summary))
+        typer.echo(json.dumps(summary, ensure_ascii=False))
     else:
+        for source_id, reason in summary["problems"].items():
+            Console().print(f"[yellow]{escape(source_id)}: {escape(reason)}[/]")
         Console().print(f"{summary['runs']} run(s), {summary['materializations']} materializations in "
                         f"{summary['elapsed_s']} s" + (f"; [red]failed runs: {', '.join(summary['failed_runs'])}[/]"
                                                        if summary["failed_runs"] else ""))

@@ -1,35 +1,42 @@
 """The corpus: folders (local paths or object-store URIs) whose files are the sources.
 
-A source's id is its path relative to the root it was found under, so moving the whole
-corpus keeps every identity; paths that are not valid partition keys get the stable key of
-`automation.source_index.partition_key`.
+A source's id is `{root label}/{path relative to the root}` (`roots`), so moving a whole
+root keeps every identity and two roots never share an id; ids that are not valid partition
+keys get the stable key of `automation.source_index.partition_key`.
 """
 
-import heapq
 import os
 import re
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import dagster as dg
 from upath import UPath
 
 from indx_assets.automation.source_index import SourceIndex, partition_key
 from indx_assets.bounds import OUTSIDE_ROOT, TOO_LARGE, Bounds, link_refusal, size_refusal
+from indx_assets.roots import Root, parse_roots
 
 _MAPPED_KEY = re.compile(r"~[0-9a-f]{16}$")
 
 
 def _walk(
-    directory: UPath, prefix: str, after: str, links: str = "inside", above: frozenset[str] = frozenset()
+    directory: UPath, prefix: str, after: str, unlisted: dict[str, str], links: str = "inside",
+    above: frozenset[str] = frozenset(),
 ) -> Iterator[tuple[str, UPath]]:
     """(relative path, path) of every file below `directory` that is not hidden, in the order
     of the relative paths, from the first one after `after`. A folder whose paths all sort at
     or before `after` is not listed, so a sweep resumed from a cursor lists little more than
     the page it reads. Links follow `links` (see `bounds`): a linked folder is entered only
-    under `all`, and never when it leads back to a folder `above` it (no loops)."""
+    under `all`, and never when it leads back to a folder `above` it (no loops). A folder that
+    cannot be listed (no permission) is recorded in `unlisted` (its prefix: the reason) and
+    skipped: its files are neither listed nor gone."""
     try:
         children = list(directory.iterdir())
     except (FileNotFoundError, NotADirectoryError):  # gone since its parent was listed
+        return
+    except OSError as exc:
+        unlisted[prefix] = f"cannot list this folder: {exc.strerror or exc}"
         return
     entries = []
     for child in children:
@@ -51,11 +58,21 @@ def _walk(
         elif after < key or after.startswith(key):  # otherwise every path below sorts before `after`
             here = above | {os.path.realpath(directory.path)}
             if os.path.realpath(child.path) not in here:
-                yield from _walk(child, key, after, links, here)
+                yield from _walk(child, key, after, unlisted, links, here)
 
+class Listed(NamedTuple):
+    """A file of the corpus: its source id (partition key), where it is (`root` folder and
+    `relative` path, as the source index records it), and `entry`, its id before key
+    mapping, which orders the listing (a sweep's cursor)."""
+
+    source_id: str
+    root: str
+    relative: str
+    path: UPath
+    entry: str
 
 class CorpusResource(dg.ConfigurableResource):
-    """Where source files are read from: one or more roots, searched in order."""
+    """Where source files are read from: one or more roots (`LABEL=PATH` or `PATH` specs)."""
 
     roots: list[str]
     index: str = ""
@@ -65,52 +82,97 @@ class CorpusResource(dg.ConfigurableResource):
     max_file_mb: float = Bounds.max_file_mb
     """Files larger than this are refused unread (`INDX_MAX_FILE_MB`)."""
 
-    def iter_files(self, after: str = "") -> Iterator[tuple[str, str, str, UPath]]:
-        """Every (source_id, root, relative path, path) under the roots whose relative path sorts
-        after `after`, in that order, listed lazily; hidden files are skipped, and a relative
-        path found under an earlier root shadows the same path under later ones."""
-        def listing(order: int, root: str) -> Iterator[tuple[str, int, str, UPath]]:
-            base = UPath(root)
-            if base.is_file():
-                if base.name > after:
-                    yield base.name, order, str(base.parent), base
-                return
-            for relative, path in _walk(base, "", after, self.follow_symlinks):
-                yield relative, order, root, path
+    def labelled(self) -> list[Root]:
+        """The roots with their labels (`roots.RootError` if two share one)."""
+        return parse_roots(self.roots)
 
-        last = None
-        listings = [listing(order, root) for order, root in enumerate(self.roots)]
-        for relative, _, root, path in heapq.merge(*listings, key=lambda f: f[:2]):
-            if relative != last:
-                last = relative
-                yield partition_key(relative), root, relative, path
+    def missing_roots(self) -> list[Root]:
+        """Roots that are not there (an unmounted disk, a renamed folder): none of their sources
+        is removed while they are missing."""
+        return [r for r in self.labelled() if not UPath(r.path).exists()]
+
+    def iter_files(self, after: str = "", unlisted: dict[str, str] | None = None) -> Iterator[Listed]:
+        """Every file under the roots whose entry (`label/relative path`) sorts after `after`,
+        in that order, listed lazily; hidden files are skipped. Folders that cannot be listed
+        go to `unlisted` (entry prefix: reason)."""
+        unlisted = {} if unlisted is None else unlisted
+        # Labels hold no "/", so "label/" prefixes order the roots' listings among each other.
+        for root in sorted(self.labelled(), key=lambda r: r.prefix):
+            base = UPath(root.path)
+            if base.is_file():
+                if root.label > after:
+                    yield Listed(partition_key(root.label), str(base.parent), base.name, base, root.label)
+                continue
+            if not (after < root.prefix or after.startswith(root.prefix)) or not base.exists():
+                continue
+            for entry, path in _walk(base, root.prefix, after, unlisted, self.follow_symlinks):
+                yield Listed(partition_key(entry), root.path, entry[len(root.prefix):], path, entry)
 
     def iter_sources(self) -> Iterator[tuple[str, UPath]]:
-        """Every (source_id, path) under the roots, hidden files skipped, in relative-path order."""
-        for source_id, _, _, path in self.iter_files():
-            yield source_id, path
+        """Every (source_id, path) under the roots, hidden files skipped, in entry order."""
+        for listed in self.iter_files():
+            yield listed.source_id, listed.path
+
+    def _expected(self, source_id: str) -> UPath | None:
+        """Where the file of an unmapped id would be (None: no root has its label)."""
+        label, _, relative = source_id.partition("/")
+        for root in self.labelled():
+            if root.label == label:
+                base = UPath(root.path)
+                return base if not relative else base / relative
+        return None
 
     def locate(self, source_id: str) -> UPath:
-        for root in self.roots:
-            base = UPath(root)
-            path = base if base.is_file() and base.name == source_id else base / source_id
-            if path.is_file():
-                return path
+        path = self._expected(source_id)
+        if path is not None and path.is_file():
+            return path
         if _MAPPED_KEY.search(source_id):  # a mapped key: the index knows its path, a walk finds it
             seen = SourceIndex(self.index).get([source_id]).get(source_id) if self.index else None
             if seen is not None and UPath(seen.root, seen.relative).is_file():
                 return UPath(seen.root, seen.relative)
-            for key, _, _, path in self.iter_files():
-                if key == source_id:
-                    return path
+            for listed in self.iter_files():
+                if listed.source_id == source_id:
+                    return listed.path
         raise FileNotFoundError(f"source {source_id!r} is in none of the corpus roots {self.roots}")
+
+    def vanished(self, source_id: str) -> bool:
+        """Whether the file of `source_id` is known to be gone, so its source may be removed:
+        its root is configured and present, the file is not there, and the nearest folder above
+        it that exists can be listed. A missing root, an unreadable folder or a label no root
+        has (roots configured elsewhere) says nothing about the file: nothing is removed."""
+        try:
+            self.locate(source_id)
+            return False
+        except FileNotFoundError:
+            pass
+        except OSError:  # there but unreadable: that is the file's problem, not its absence
+            return False
+        label = source_id.partition("/")[0]
+        root = next((r for r in self.labelled() if r.label == label), None)
+        if root is None or not UPath(root.path).exists():
+            return False
+        if _MAPPED_KEY.search(source_id):  # where the sensor last saw it, if it did
+            seen = SourceIndex(self.index).get([source_id]).get(source_id) if self.index else None
+            path = UPath(seen.root, seen.relative) if seen is not None else None
+        else:
+            path = self._expected(source_id)
+        if path is None:  # a mapped key never indexed: the walk in `locate` listed every readable folder
+            return True
+        try:
+            folder = path.parent
+            while not folder.exists() and folder.path != UPath(root.path).path:
+                folder = folder.parent
+            next(iter(folder.iterdir()), None)
+        except OSError:
+            return False
+        return True
 
     def refusal(self, path: UPath) -> tuple[str, str] | None:
         """Why the file `locate` found must not be read, as (document status, reason), or None:
         a link out of its root (`outside_root`) or a size over the limit (`too_large`), known
         from the file's metadata alone."""
-        root = next((r for r in self.roots if path.path == UPath(r).path or
-                     path.path.startswith(UPath(r).path.rstrip("/") + "/")), None)
+        root = next((r.path for r in self.labelled() if path.path == UPath(r.path).path or
+                     path.path.startswith(UPath(r.path).path.rstrip("/") + "/")), None)
         if root is not None:
             outside = link_refusal(path, root, self.follow_symlinks)
             if outside:
