@@ -98,8 +98,7 @@ def sync_partitions(instance: dg.DagsterInstance, settings: Settings) -> Partiti
         (sync.removed if corpus.vanished(source_id) else sync.kept).append(source_id)  # type: ignore[attr-defined]
     if sync.added:
         instance.add_dynamic_partitions(SOURCES.name, sync.added)
-    for source_id in sync.removed:
-        remove_source(instance, settings, source_id)
+    remove_sources(instance, settings, sync.removed)
     kept = set(sync.kept)
     sync.current = [s for s in instance.get_dynamic_partitions(SOURCES.name) if s not in kept]
     return sync
@@ -115,8 +114,7 @@ def forget_root(instance: dg.DagsterInstance, settings: Settings, root: Root) ->
     """Remove a root's sources from every asset and the table, and the root from the
     recorded ones; the removed source ids."""
     gone = root_sources(instance, root)
-    for source_id in gone:
-        remove_source(instance, settings, source_id, reason=f"root {root.label} forgotten")
+    remove_sources(instance, settings, gone, reason=f"root {root.label} forgotten")
     record_roots(settings.home, [r.spec for r in parse_roots(recorded_roots(settings.home)) if r.label != root.label])
     return gone
 
@@ -129,25 +127,30 @@ def rekey_unlabelled(instance: dg.DagsterInstance, settings: Settings) -> int:
     if not has_unlabelled_ids(settings.home):
         return 0
     old = instance.get_dynamic_partitions(SOURCES.name)
-    for source_id in old:
-        remove_source(instance, settings, source_id, reason="re-keyed: source ids are now {label}/{path}")
+    remove_sources(instance, settings, old, reason="re-keyed: source ids are now {label}/{path}")
     record_roots(settings.home, list(recorded_roots(settings.home)))
     if old:
         log.warning("%s: re-keyed %d source(s) to {label}/{path} ids; they are ingested again", settings.home, len(old))
     return len(old)
 
 
-def remove_source(instance: dg.DagsterInstance, settings: Settings, source_id: str, reason: str = "file gone") -> None:
-    """Forget a source: its records (voided first, so a kill midway leaves it missing, never
-    falsely fresh), its LanceDB rows, its stored outputs, what the sensor saw of it, and its
-    partition."""
-    mark_removed(instance, ASSET_KEYS, source_id, reason)
+def remove_sources(instance: dg.DagsterInstance, settings: Settings, source_ids: Sequence[str],
+                   reason: str = "file gone") -> None:
+    """Forget sources: their records (voided first, so a kill midway leaves them missing, never
+    falsely fresh), their LanceDB rows, their stored outputs, what the sensor saw of them, and
+    their partitions."""
+    if not source_ids:
+        return
+    os.environ.setdefault(EVENT_BATCH_SIZE, str(EVENTS_PER_WRITE))  # the marks go in as batches
+    mark_removed(instance, ASSET_KEYS, source_ids, reason)
     resources = build_resources(settings)
-    resources["lancedb"].delete_source(source_id)  # type: ignore[attr-defined]
-    for asset in (stages.SOURCE_DOCUMENTS, stages.PAGE_OUTPUTS, stages.CHUNK_MAP, stages.CHUNK_EMBEDDINGS, stages.CHUNKS_TABLE):
-        resources["storage"].delete(asset, source_id)  # type: ignore[attr-defined]
-    SourceIndex(resources["corpus"].index).delete([source_id])  # type: ignore[attr-defined]
-    instance.delete_dynamic_partition(SOURCES.name, source_id)
+    resources["lancedb"].delete_sources(source_ids)  # type: ignore[attr-defined]
+    for source_id in source_ids:
+        for asset in (stages.SOURCE_DOCUMENTS, stages.PAGE_OUTPUTS, stages.CHUNK_MAP, stages.CHUNK_EMBEDDINGS, stages.CHUNKS_TABLE):
+            resources["storage"].delete(asset, source_id)  # type: ignore[attr-defined]
+    SourceIndex(resources["corpus"].index).delete(source_ids)  # type: ignore[attr-defined]
+    for source_id in source_ids:
+        instance.delete_dynamic_partition(SOURCES.name, source_id)
 
 
 def ranges(keys: Sequence[str], order: Sequence[str], size: int) -> Iterator[list[str]]:

@@ -74,6 +74,8 @@ def test_a_removed_then_restored_file_is_indexed_again_and_status_agrees(tmp_pat
     assert summary["documents_by_status"] == {"ok": 2}
     assert table_sources(home) == first, "the restored file's rows are back, as many as before"
     assert all(a["missing"] == a["stale"] == 0 and a["fresh"] == 2 for a in status(home)["assets"].values())
+    backfill = indx(home, "backfill", "--json")
+    assert backfill.returncode == 0 and json.loads(backfill.stdout)["to_run"] == 0, "backfill agrees: nothing to do"
 
 
 def test_a_missing_root_removes_nothing_until_it_is_forgotten(tmp_path: Path) -> None:

@@ -25,11 +25,13 @@ from dagster._core.definitions.data_version import (
     get_input_event_pointer_tag,
 )
 from dagster._core.events import (
+    AssetObservationData,
     DagsterEvent,
     DagsterEventBatchMetadata,
     DagsterEventType,
     generate_event_batch_id,
 )
+from dagster._core.instance.utils import RUNLESS_JOB_NAME, RUNLESS_RUN_ID
 
 #: Dagster's switch for handing event batches to the event log whole (its value: the most
 #: events per write).
@@ -59,17 +61,25 @@ class PartitionRecord:
 REMOVED = "indx/removed"
 
 
-def mark_removed(instance: dg.DagsterInstance, keys: Sequence[dg.AssetKey], partition: str, reason: str) -> None:
-    """Void every record `keys` hold for `partition` (its file left the corpus): an observation
-    later than all of them, so a file that comes back is missing again, not fresh.
+def mark_removed(instance: dg.DagsterInstance, keys: Sequence[dg.AssetKey], partitions: Sequence[str], reason: str) -> None:
+    """Void every record `keys` hold for `partitions` (their files left the corpus): an
+    observation later than all of them, so a file that comes back is missing again, not fresh.
 
     Dagster's SQLite and Postgres event logs cannot wipe single partitions, and the records
     must stay void for every reader (the stages, `indx status`, the sensor, automation), so
-    the mark lives where they all look: the event log, read by `latest_records`.
+    the mark lives where they all look: the event log, read by `latest_records`. The marks
+    are runless events (what `report_runless_asset_event` writes) handed over as one batch.
     """
-    for key in keys:
-        instance.report_runless_asset_event(dg.AssetObservation(asset_key=key, partition=partition,
-                                                                metadata={REMOVED: reason}))
+    events = [
+        DagsterEvent(event_type_value=DagsterEventType.ASSET_OBSERVATION.value, job_name=RUNLESS_JOB_NAME,
+                     event_specific_data=AssetObservationData(
+                         dg.AssetObservation(asset_key=key, partition=partition, metadata={REMOVED: reason})))
+        for partition in partitions for key in keys
+    ]
+    batch_id, last = generate_event_batch_id(), len(events) - 1
+    for i, event in enumerate(events):
+        instance.report_dagster_event(event, run_id=RUNLESS_RUN_ID,
+                                      batch_metadata=DagsterEventBatchMetadata(batch_id, i == last))
 
 
 def latest_records(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Iterable[str]) -> dict[str, PartitionRecord]:

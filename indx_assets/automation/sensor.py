@@ -12,7 +12,7 @@ then starts over.
   `source_documents` stale for that partition (automation re-reads it, batched with any
   other changed files, instead of one run per file).
 - Partitions: a partition whose file is gone is removed with its LanceDB rows and stored
-  outputs (`runner.remove_source`). A source of a missing corpus root (an unmounted disk, an
+  outputs (`runner.remove_sources`). A source of a missing corpus root (an unmounted disk, an
   unreachable bucket) or below a folder that cannot be listed is kept
   (`CorpusResource.vanished`).
 """
@@ -123,15 +123,14 @@ def scan(instance: dg.DagsterInstance, settings: Settings, cursor: Cursor, page_
     """One tick of the sweep: look at a page of files and a page of partitions, and remove the
     partitions whose files are gone (returns what it found; new keys are not added here)."""
     from indx_assets.definitions import build_resources
-    from indx_assets.runner import remove_source
+    from indx_assets.runner import remove_sources
 
     corpus: CorpusResource = build_resources(settings)["corpus"]  # type: ignore[assignment]
     index = SourceIndex(corpus.index)
     tick = Tick(cursor=replace(cursor))
     _scan_files(instance, corpus, index, cursor, page_size, tick)
     tick.removed = _scan_partitions(instance, corpus, index, cursor, page_size, tick)
-    for key in tick.removed:
-        remove_source(instance, settings, key)
+    remove_sources(instance, settings, tick.removed)
     done = tick.cursor
     done.files_swept = done.files_swept or not done.after_file
     done.partitions_swept = done.partitions_swept or done.partitions is None

@@ -1,11 +1,12 @@
 """Partition keys for source paths, and the index of what the corpus sensor last saw.
 
-A source's partition key is its path relative to its corpus root when that is a valid
-Dagster partition key. Paths that are not (control characters, `...`, undecodable bytes,
-more than `MAX_KEY_LENGTH` characters) get a stable key instead: a readable prefix and a
-hash of the whole path. The index remembers, per key, where the file is and the size,
-mtime and sha256 the sensor last saw, so `CorpusResource.locate` can resolve mapped keys and
-the sensor hashes only files whose size or mtime moved. It is one SQLite file: many readers,
+A source's partition key is its id, `{root label}/{path relative to the root}` (`roots`),
+when that is a valid Dagster partition key. Ids that are not (control characters, `...`,
+undecodable bytes, more than `MAX_KEY_LENGTH` characters) get a stable key instead: a
+readable prefix (which keeps the label: labels are short and printable) and a hash of the
+whole id. The index remembers, per key, where the file is and the size, mtime and sha256
+the sensor last saw, so `CorpusResource.locate` can resolve mapped keys and the sensor
+hashes only files whose size or mtime moved. It is one SQLite file: many readers,
 one writer (the sensor).
 """
 
@@ -26,20 +27,20 @@ _PREFIX_LENGTH = 120
 INDEX_FILE = "sources.sqlite"
 
 
-def _valid(relative: str) -> bool:
+def _valid(entry: str) -> bool:
     return (
-        len(relative) <= MAX_KEY_LENGTH
-        and relative.isprintable()
-        and not any(s in relative for s in INVALID_PARTITION_SUBSTRINGS)
+        len(entry) <= MAX_KEY_LENGTH
+        and entry.isprintable()
+        and not any(s in entry for s in INVALID_PARTITION_SUBSTRINGS)
     )
 
 
-def partition_key(relative: str) -> str:
-    """The partition key (and source id) of a path relative to its root; stable across runs."""
-    if _valid(relative):
-        return relative
-    raw = relative.encode("utf-8", "surrogateescape")
-    readable = "".join(c if c.isprintable() else "_" for c in relative[:_PREFIX_LENGTH]).replace("...", "._.")
+def partition_key(entry: str) -> str:
+    """The partition key (and source id) of a file's `{label}/{relative path}`; stable across runs."""
+    if _valid(entry):
+        return entry
+    raw = entry.encode("utf-8", "surrogateescape")
+    readable = "".join(c if c.isprintable() else "_" for c in entry[:_PREFIX_LENGTH]).replace("...", "._.")
     return f"{readable}~{hashlib.sha256(raw).hexdigest()[:16]}"
 
 

@@ -85,7 +85,8 @@ def ingest(
     sync = sync_partitions(instance, settings)
     console.print(
         f"{len(sync.current)} source(s) under {', '.join(settings.corpus_roots)}: "
-        f"{len(sync.added)} new, {len(sync.removed)} removed"
+        f"{len(sync.added)} new, {len(sync.removed)} removed" + (f", {len(sync.kept)} kept (not found, not known gone)"
+                                                                   if sync.kept else "")
     )
     with Progress(
         TextColumn("[bold]ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console

@@ -108,10 +108,11 @@ class LanceDBResource(dg.ConfigurableResource):
             "version": result.version,
         }
 
-    def delete_source(self, source_id: str) -> None:
+    def delete_sources(self, source_ids: Sequence[str], per_commit: int = 500) -> None:
+        """Delete every row of these sources, `per_commit` sources a commit."""
         table = self.existing_table()
-        if table is not None:
-            table.delete(f"source_id = {sql_string(source_id)}")
+        for i in range(0, len(source_ids) if table is not None else 0, per_commit):
+            table.delete(f"source_id IN ({', '.join(map(sql_string, source_ids[i:i + per_commit]))})")
 
     def source_rows(self, source_ids: Sequence[str], columns: Sequence[str] = HIT_COLUMNS) -> list[dict[str, Any]]:
         """Every row of these sources (through the scalar index on `source_id`)."""
