@@ -36,7 +36,7 @@ def test_faithful_chunks_pass_with_the_json_the_issue_asks_for(corpus: Path) -> 
     result = invoke("verify", str(corpus), "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert [d["source_id"] for d in report["documents"]] == ["guide.md", "notes/pilot.txt"]
+    assert [d["source_id"] for d in report["documents"]] == ["corpus/guide.md", "corpus/notes/pilot.txt"]
     for document in report["documents"]:
         (page,) = document["pages"]
         assert {"page", "words", "foreign", "lost", "duplicated", "examples"} <= set(page)
@@ -54,8 +54,8 @@ def test_a_broken_third_party_chunker_is_caught_and_named(corpus: Path, tmp_path
     result = invoke("verify", str(corpus), "--json")
     assert result.exit_code == 1, result.output
     documents = {d["source_id"]: d for d in json.loads(result.stdout)["documents"]}
-    assert documents["guide.md"]["passes"]  # the markdown chunker cut that one
-    (page,) = documents["notes/pilot.txt"]["pages"]
+    assert documents["corpus/guide.md"]["passes"]  # the markdown chunker cut that one
+    (page,) = documents["corpus/notes/pilot.txt"]["pages"]
     assert page[kind] == 1 and not page["passes"]
     (example,) = [e for e in page["examples"] if e["kind"] == kind]
     assert example["word"] == word
@@ -82,9 +82,9 @@ def test_ingest_names_a_document_below_the_thresholds_and_verify_checks_what_it_
     ingest = invoke("ingest", "--json", env=env)
     assert ingest.exit_code == 0, ingest.output
     below = json.loads(ingest.stdout)["below_fidelity"]
-    assert list(below) == ["notes/pilot.txt"] and below["notes/pilot.txt"]["lost"] == 1
-    assert below["notes/pilot.txt"]["examples"][0]["word"] == "every"
+    assert list(below) == ["corpus/notes/pilot.txt"] and below["corpus/notes/pilot.txt"]["lost"] == 1
+    assert below["corpus/notes/pilot.txt"]["examples"][0]["word"] == "every"
     stored = invoke("verify", "--json", env=env)
     assert stored.exit_code == 1
     documents = {d["source_id"]: d for d in json.loads(stored.stdout)["documents"]}
-    assert documents["notes/pilot.txt"]["lost"] == 1 and documents["guide.md"]["passes"]
+    assert documents["corpus/notes/pilot.txt"]["lost"] == 1 and documents["corpus/guide.md"]["passes"]

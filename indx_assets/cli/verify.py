@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 
 
 def _cut(paths: list[Path], chain: "Chain") -> Iterator[DocumentFidelity]:
-    """Each file under `paths`, read and cut with `chain`, measured. A file's source id is its
-    path relative to the folder it was found under (its name when given itself)."""
+    """Each file under `paths`, read and cut with `chain`, measured. A file's source id is the
+    one `indx ingest` would give it: `{folder name}/{path below the folder}` (its name when
+    given itself)."""
     from indx_assets.encode import encode_bytes, to_document
     from indx_assets.fidelity import measure
     from indx_assets.resources.corpus import CorpusResource
