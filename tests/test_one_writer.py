@@ -16,6 +16,7 @@ import pytest
 from indx_assets.assets.ingest import INGEST_POOL
 from indx_assets.assets.partitions import SOURCES
 from indx_assets.home_lock import HomeLocked, writer_lock
+from indx_assets.roots import parse_root
 from indx_assets.settings import Settings, recorded_roots
 from indx_assets.table_check import expected_chunk_ids, table_discrepancies
 
@@ -100,7 +101,7 @@ def test_two_first_ingests_at_once_leave_one_usable_index_equal_to_the_files(tmp
             assert "--wait" in outputs[loser][1]
             roots = {str((alpha, beta)[winner])}
         settings = _settings(home)
-        assert set(settings.corpus_roots) == roots
+        assert {parse_root(spec).path for spec in settings.corpus_roots} == roots
         assert _sources(home, monkeypatch) == set(expected_chunk_ids(settings)), f"trial {trial}"
         assert table_discrepancies(settings) == [], f"trial {trial}"
 
@@ -159,12 +160,11 @@ while True:
 
 def test_roots_recorded_by_a_process_killed_mid_write_stay_readable(tmp_path) -> None:
     # The soak's kill -9 once hit `indx ingest` between truncating corpus.json and writing it.
-    from indx_assets.settings import recorded_roots
-
+    written = tuple(parse_root(root).spec for root in ("/data/" + "x" * 5000, "/more"))
     for trial in range(20):
         proc = subprocess.Popen([sys.executable, "-c", RECORD, str(tmp_path)], stdout=subprocess.PIPE, text=True)
         assert proc.stdout.readline().strip() == "writing"
         time.sleep(0.05 + trial * 0.01)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        assert recorded_roots(tmp_path) == ("/data/" + "x" * 5000, "/more"), f"trial {trial}"
+        assert recorded_roots(tmp_path) == written, f"trial {trial}"
