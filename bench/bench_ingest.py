@@ -25,11 +25,11 @@ from typing import Any
 
 import dagster as dg
 
-from indx_assets.chain import ChainConfig, load_chain
-from indx_assets.embedder import MiniLMEmbedder, piece_vectors
-from indx_assets.encode import encode_bytes, to_document
-from indx_assets.runner import materialize_partitions, open_instance, sync_partitions
-from indx_assets.settings import Settings
+from indx_assets.pipeline.chain import ChainConfig, load_chain
+from indx_assets.pipeline.embedder import MiniLMEmbedder, piece_vectors
+from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
+from indx_assets.app.runner import materialize_partitions, open_instance, sync_partitions
+from indx_assets.wiring.settings import Settings
 
 WORDS = (
     "lighthouse harbour keeper lens prism beam tide reef storm signal vessel coast granite tower lantern "
@@ -130,7 +130,7 @@ def pipeline(corpus: Path, home: Path, batch_size: int, stock_event_log: bool = 
     if stock_event_log:
         settings.dagster_home.mkdir(parents=True)
         (settings.dagster_home / "dagster.yaml").write_text(STOCK_DAGSTER_YAML)
-        quiet = _without_logs("indx_assets.runner")  # its advice to switch event logs: the baseline means it
+        quiet = _without_logs("indx_assets.app.runner")  # its advice to switch event logs: the baseline means it
     with quiet, open_instance(settings) as instance:  # the instance `indx ingest` uses
         timer = EventStoreTimer(instance)
         started = time.perf_counter()
@@ -138,7 +138,7 @@ def pipeline(corpus: Path, home: Path, batch_size: int, stock_event_log: bool = 
         results = materialize_partitions(instance, settings, sync.current, batch_size=batch_size)
         elapsed = time.perf_counter() - started
         assert all(r.success for r in results), "a run failed"
-    from indx_assets.resources.lancedb import LanceDBResource
+    from indx_assets.wiring.resources.lancedb import LanceDBResource
 
     rows = LanceDBResource(uri=settings.lancedb_uri).table().count_rows()
     return elapsed, rows, timer

@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT / "tests"))  # the generated-scan fixtures and the C
 
 from fixtures.make_scans import all_scans, character_error_rate  # noqa: E402
 
-from indx_assets.readers import ReaderConfig, read_document  # noqa: E402
-from indx_assets.readers.ocr import _tessdata_path, engine_for  # noqa: E402
+from indx_assets.pipeline.readers import ReaderConfig, read_document  # noqa: E402
+from indx_assets.pipeline.readers.ocr import _tessdata_path, engine_for  # noqa: E402
 
 PDF_DIR = ROOT.parent / "shared" / "corpus" / "unstructured" / "example-docs" / "pdf"
 SCANS = ["loremipsum-flat.pdf", "single_table.pdf", "table-multi-row-column-cells.pdf"]

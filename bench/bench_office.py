@@ -64,9 +64,9 @@ def excel_files() -> list[tuple[str, bytes]]:
 
 
 def ours_word(content: bytes) -> None:
-    from indx_assets.chunkers.docx import DocxChunker
-    from indx_assets.readers import ReaderConfig
-    from indx_assets.readers.docx import DOCX, load_word, read_docx
+    from indx_assets.pipeline.chunkers.docx import DocxChunker
+    from indx_assets.pipeline.readers import ReaderConfig
+    from indx_assets.pipeline.readers.docx import DOCX, load_word, read_docx
 
     load_word.cache_clear()
     read = read_docx(content, ReaderConfig())
@@ -82,9 +82,9 @@ def walk_word(content: bytes) -> None:
 
 
 def ours_excel(content: bytes) -> None:
-    from indx_assets.chunkers.sheets import SheetsChunker
-    from indx_assets.readers import ReaderConfig
-    from indx_assets.readers.sheets import XLSX, load_workbook, read_xlsx
+    from indx_assets.pipeline.chunkers.sheets import SheetsChunker
+    from indx_assets.pipeline.readers import ReaderConfig
+    from indx_assets.pipeline.readers.sheets import XLSX, load_workbook, read_xlsx
 
     load_workbook.cache_clear()
     read = read_xlsx(content, ReaderConfig())

@@ -62,9 +62,9 @@ def _floor(paths: list[str]) -> tuple[int, int]:
 
 
 def _indx(paths: list[str]) -> tuple[int, int]:
-    from indx_assets.chunkers.pdf import PdfChunker
-    from indx_assets.readers import ReaderConfig
-    from indx_assets.readers.pdf import read_pdf
+    from indx_assets.pipeline.chunkers.pdf import PdfChunker
+    from indx_assets.pipeline.readers import ReaderConfig
+    from indx_assets.pipeline.readers.pdf import read_pdf
 
     chunker = PdfChunker()
     pages = pieces = 0
@@ -115,9 +115,9 @@ def worker(name: str, paths: list[str]) -> None:
     """Import, then time the work; print pages, seconds and peak RSS growth as JSON."""
     fn = WORKERS[name]
     if name == "indx":
-        import indx_assets.chunkers.pdf  # noqa: F401
+        import indx_assets.pipeline.chunkers.pdf  # noqa: F401
         import pypdfium2  # noqa: F401
-        from indx_assets.tokenizer import minilm_tokenizer
+        from indx_assets.pipeline.tokenizer import minilm_tokenizer
 
         minilm_tokenizer()  # loaded once per process, like an import (the chunker counts MiniLM tokens)
     elif name == "unstructured":
@@ -204,7 +204,7 @@ def main() -> None:
 
     rulebook = str(CORPUS / "pdf" / RULEBOOK)
     command = {"floor": [sys.executable, __file__, "--worker", "floor", rulebook],
-               "indx chunk": [sys.executable, "-c", "from indx_assets.cli import main; main()", "chunk", rulebook]}
+               "indx chunk": [sys.executable, "-c", "from indx_assets.app.cli import main; main()", "chunk", rulebook]}
     walls: dict[str, list[float]] = {name: [] for name in command}
     for _ in range(args.repeats):
         for name, argv in command.items():

@@ -29,10 +29,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fixtures.make_pptx import deck  # noqa: E402
 
-from indx_assets.chunkers.pptx import PptxChunker  # noqa: E402
-from indx_assets.readers import ReaderConfig  # noqa: E402
-from indx_assets.readers.ooxml_guard import verified_package  # noqa: E402
-from indx_assets.readers.pptx import PPTX, load_deck, read_pptx  # noqa: E402
+from indx_assets.pipeline.chunkers.pptx import PptxChunker  # noqa: E402
+from indx_assets.pipeline.readers import ReaderConfig  # noqa: E402
+from indx_assets.pipeline.readers.ooxml_guard import verified_package  # noqa: E402
+from indx_assets.pipeline.readers.pptx import PPTX, load_deck, read_pptx  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "unstructured" / "example-docs"
 

@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from markdown_default import DEFAULT, WITH_SENTENCES, Sentences  # noqa: E402
 from retrieval_eval import Benchmark, Span, load_benchmark, mean_std, precision_omega, retrieval_scores  # noqa: E402
 
-from indx_assets.embedder import MiniLMEmbedder, piece_vectors  # noqa: E402
+from indx_assets.pipeline.embedder import MiniLMEmbedder, piece_vectors  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 EVAL = HERE.parent.parent / "shared" / "eval" / "chroma"
@@ -101,7 +101,7 @@ def peers_python() -> Path:
 
 
 def split_document_chunking(corpora: dict[str, str], **options: object) -> Chunking:
-    from indx_assets.chunking.split import split_document
+    from indx_assets.pipeline.chunking.split import split_document
 
     out: Chunking = {}
     for cid, text in corpora.items():
@@ -166,7 +166,7 @@ class Embeddings:
 
 def split_windows(text: str, limit: int) -> list[str]:
     """`text` as the fewest equal runs of at most `limit` MiniLM word pieces (itself if it fits)."""
-    from indx_assets.tokenizer import minilm_tokenizer
+    from indx_assets.pipeline.tokenizer import minilm_tokenizer
 
     offsets = minilm_tokenizer().tokenizer.encode(text, add_special_tokens=False).offsets
     if len(offsets) <= limit:
@@ -203,9 +203,9 @@ def search_top(chunking: Chunking, sentences: Sentences, embed: Embeddings, benc
 
     import pyarrow as pa
 
-    from indx_assets.resources.lancedb import LanceDBResource
-    from indx_assets.schema import CHUNK_ROWS
-    from indx_assets.search import search_table
+    from indx_assets.wiring.resources.lancedb import LanceDBResource
+    from indx_assets.pipeline.schema import CHUNK_ROWS
+    from indx_assets.app.search import search_table
 
     pooled = [("content", cid, span, text) for cid, chunks in chunking.items() for span, text in chunks]
     holders: list[int | None] = [None] * len(pooled)

@@ -148,8 +148,8 @@ async def load(url: str, path: str, bodies: list[dict], concurrency: int, second
 
 def in_process_split(bodies: list[dict], seconds: float) -> float:
     """Requests/s of `split_document` called directly, one after another, on the same bodies."""
-    from indx_assets.chunking.split import split_document
-    from indx_assets.tokenizer import minilm_tokenizer
+    from indx_assets.pipeline.chunking.split import split_document
+    from indx_assets.pipeline.tokenizer import minilm_tokenizer
 
     tokenizer = minilm_tokenizer()
     done, started = 0, time.perf_counter()

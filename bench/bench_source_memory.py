@@ -19,9 +19,9 @@ from pathlib import Path
 
 PROBE = """
 import json, re, sys
-from indx_assets.definitions import build_definitions
-from indx_assets.runner import materialize_partitions, open_instance, sync_partitions
-from indx_assets.settings import Settings
+from indx_assets.wiring.definitions import build_definitions
+from indx_assets.app.runner import materialize_partitions, open_instance, sync_partitions
+from indx_assets.wiring.settings import Settings
 
 settings = Settings.from_env()
 instance = open_instance(settings)

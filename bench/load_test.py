@@ -3,7 +3,7 @@
     python bench/load_test.py [--documents 2000] [--page-size 500] [--batch-size 100]
 
 Writes N documents (Markdown and plain text, deterministic), then drives the daemon's loop
-in-process (`automation.local.tick`: corpus sensor scan → automation evaluation → batched
+in-process (`daemon_tick.tick`: corpus sensor scan → automation evaluation → batched
 runs of exactly the requested partitions) until automation asks for nothing. Then changes the
 chain's configuration (the markdown chunker's max_characters), which changes `chunk_map`'s
 code version, and ticks again until settled. Reports wall time, runs launched, partitions
@@ -26,11 +26,11 @@ import dagster as dg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from indx_assets.analytics import dataset  # noqa: E402
-from indx_assets.automation.local import AutomationState, tick  # noqa: E402
-from indx_assets.definitions import build_resources  # noqa: E402
-from indx_assets.runner import EVENT_LOG_STORAGE  # noqa: E402
-from indx_assets.settings import Settings  # noqa: E402
+from indx_assets.app.analytics import dataset  # noqa: E402
+from indx_assets.wiring.automation.daemon_tick import AutomationState, tick  # noqa: E402
+from indx_assets.wiring.definitions import build_resources  # noqa: E402
+from indx_assets.app.runner import EVENT_LOG_STORAGE  # noqa: E402
+from indx_assets.wiring.settings import Settings  # noqa: E402
 
 WORDS = ("harbour lantern keeper granite tide beacon storm signal coast ledger rope timber tea leaf valley "
          "tram depot rail bridge river market copper engine chart compass gull reef").split()

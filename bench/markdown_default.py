@@ -9,7 +9,7 @@ option the chunker's sentence pieces come back beside the chunks.
 from collections.abc import Callable
 from typing import Any
 
-from indx_assets.port import PageOutput, sentence_holders
+from indx_assets.pipeline.chunker_port import PageOutput, sentence_holders
 
 Span = tuple[int, int]
 Chunks = dict[str, list[tuple[Span, str]]]
@@ -23,7 +23,7 @@ WITH_SENTENCES = "default + sentences (chain option)"
 def markdown_pieces(corpora: dict[str, str], title_prefix: bool = False, **options: Any) -> tuple[Chunks, Sentences]:
     """The chunks of each corpus and, with the `sentences` option, their sentence pieces, each
     with the index of its chunk (the port's `sentence_holders`, as the pipeline links them)."""
-    from indx_assets.chunkers.markdown import MarkdownProvider
+    from indx_assets.pipeline.chunkers.markdown import MarkdownProvider
 
     provider = MarkdownProvider().with_options(**options) if options else MarkdownProvider()
     (chunker,) = provider.chunkers()

@@ -12,7 +12,7 @@ once (the second sometimes with `--wait`). Then one `indx ingest` settles the ro
 directory is checked against the files (DESIGN §7, "once and only once"):
 
 - the LanceDB table equals what `indx chunk` gives for exactly the files present: row ids are
-  distinct and each source's ids are those of its file (`indx_assets.table_check`);
+  distinct and each source's ids are those of its file (`indx_assets.app.table_check`);
 - `indx status` shows no partition missing or stale;
 - while a root was away, `indx ingest` exited 1 and kept its documents;
 - every `indx` exit code was one the README promises (0; 75 for a refused concurrent ingest).
@@ -37,8 +37,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ingest import document  # noqa: E402  (the same generated Markdown)
 
-from indx_assets.settings import Settings  # noqa: E402
-from indx_assets.table_check import expected_chunk_ids, table_chunk_ids, table_discrepancies  # noqa: E402
+from indx_assets.wiring.settings import Settings  # noqa: E402
+from indx_assets.app.table_check import expected_chunk_ids, table_chunk_ids, table_discrepancies  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 INDX = str(Path(sys.executable).parent / "indx")

@@ -3,7 +3,7 @@
 A third-party chunker needs only what is exported here.
 """
 
-from indx_assets.port import (
+from indx_assets.pipeline.chunker_port import (
     BBox,
     BBoxReason,
     Chunker,

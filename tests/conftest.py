@@ -7,9 +7,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from indx_assets.encode import Encoded
-from indx_assets.runner import EVENT_LOG_STORAGE
-from indx_assets.settings import Settings
+from indx_assets.pipeline.read_and_chunk import Encoded
+from indx_assets.app.runner import EVENT_LOG_STORAGE
+from indx_assets.wiring.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -29,8 +29,8 @@ def corpus() -> Path:
 def cut_corpus_file(corpus: Path) -> Callable[[Path], Encoded]:
     """A corpus file read and cut with the default chain, once per session however many tests
     look at it (the corpus-wide tests share the cost of cutting it)."""
-    from indx_assets.chain import ChainConfig, load_chain
-    from indx_assets.encode import encode_bytes
+    from indx_assets.pipeline.chain import ChainConfig, load_chain
+    from indx_assets.pipeline.read_and_chunk import encode_bytes
 
     chain = load_chain(ChainConfig())
     cache: dict[Path, Encoded] = {}

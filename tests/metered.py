@@ -5,7 +5,7 @@ the time and memory bounds a refusal must stay within."""
 from collections.abc import Callable
 from typing import TypeVar
 
-from indx_assets.tokenizer import minilm_tokenizer
+from indx_assets.pipeline.tokenizer import minilm_tokenizer
 
 T = TypeVar("T")
 

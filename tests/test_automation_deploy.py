@@ -10,9 +10,9 @@ import dagster as dg
 import pytest
 from dagster._core.instance.config import dagster_instance_config
 
-from indx_assets.assets.ingest import INGEST_POOL
-from indx_assets.definitions import build_definitions
-from indx_assets.settings import Settings
+from indx_assets.wiring.assets.ingest import INGEST_POOL
+from indx_assets.wiring.definitions import build_definitions
+from indx_assets.wiring.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p.parent for p in (ROOT / "deploy").rglob("dagster.yaml"))

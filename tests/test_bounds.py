@@ -14,13 +14,13 @@ import dagster as dg
 import pytest
 
 from fixtures import make_pdfs
-from indx_assets.analytics import ingest_summary
-from indx_assets.assets.stages import SOURCE_DOCUMENTS
-from indx_assets.bounds import Bounds
-from indx_assets.definitions import build_resources
-from indx_assets.readers import ReaderConfig, read_document
-from indx_assets.runner import materialize_partitions, sync_partitions
-from indx_assets.settings import Settings
+from indx_assets.app.analytics import ingest_summary
+from indx_assets.wiring.assets.stages import SOURCE_DOCUMENTS
+from indx_assets.pipeline.bounds import Bounds
+from indx_assets.wiring.definitions import build_resources
+from indx_assets.pipeline.readers import ReaderConfig, read_document
+from indx_assets.app.runner import materialize_partitions, sync_partitions
+from indx_assets.wiring.settings import Settings
 
 SECRET = "The vault combination is seventeen left, four right."
 PDF = "application/pdf"
@@ -104,9 +104,9 @@ def test_a_sparse_file_over_the_size_bound_is_refused_unread(tmp_path: Path) -> 
     home = tmp_path / "indx"
     script = f"""
 import json, re
-from indx_assets.analytics import ingest_summary
-from indx_assets.runner import materialize_partitions, open_instance, sync_partitions
-from indx_assets.settings import Settings
+from indx_assets.app.analytics import ingest_summary
+from indx_assets.app.runner import materialize_partitions, open_instance, sync_partitions
+from indx_assets.wiring.settings import Settings
 settings = Settings.from_env()
 instance = open_instance(settings)
 sync = sync_partitions(instance, settings)
@@ -171,8 +171,8 @@ def test_the_ocr_page_bound_applies_to_the_reader_itself(tmp_path: Path) -> None
 
 
 def test_the_corpus_sensor_never_reads_a_link_out_of_the_root(tmp_path: Path, instance: dg.DagsterInstance) -> None:
-    from indx_assets.automation.local import AutomationState, tick
-    from indx_assets.automation.sensor import scan
+    from indx_assets.wiring.automation.daemon_tick import AutomationState, tick
+    from indx_assets.wiring.automation.sensor import scan
 
     corpus, elsewhere = tmp_path / "corpus", tmp_path / "elsewhere"
     corpus.mkdir()

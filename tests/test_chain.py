@@ -1,4 +1,4 @@
-"""The chain and the executor, with real entry-point discovery of third-party distributions.
+"""The chain and the chain runner, with real entry-point discovery of third-party distributions.
 
 Each test installs its chunker distributions as `*.dist-info` directories on `sys.path` (see
 `chunker_dists`), so discovery runs through `importlib.metadata` exactly as for a wheel.
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from chunker_dists import install
-from indx_assets.chain import ENTRY_POINT_GROUP, ChainConfig, load_chain
-from indx_assets.encode import encode_bytes, to_document
-from indx_assets.executor import run_chain
-from indx_assets.port import PageOutput
+from indx_assets.pipeline.chain import ENTRY_POINT_GROUP, ChainConfig, load_chain
+from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
+from indx_assets.pipeline.chain_runner import run_chain
+from indx_assets.pipeline.chunker_port import PageOutput
 
 TWO_PAGES = "First page of the notes.\fSecond page of the notes.".encode()
 SCAN = (
@@ -55,7 +55,7 @@ def test_a_chunker_that_raises_does_not_stop_the_others(
     install(tmp_path, monkeypatch, distribution="fine-chunkers", chunkers={"zzz_fine": "claims_all"})
     chain = load_chain(ChainConfig())
     assert chain.names[:2] == ("aaa_broken", "zzz_fine")
-    with caplog.at_level(logging.ERROR, logger="indx_assets.executor"):
+    with caplog.at_level(logging.ERROR, logger="indx_assets.pipeline.chain_runner"):
         document = to_document(encode_bytes(TWO_PAGES, source_id="notes.txt", chain=chain))
     assert [c.chunker for c in document.chunks] == ["zzz_fine", "zzz_fine"]
     assert document.metadata["failed_chunkers"] == ["aaa_broken"]
@@ -68,7 +68,7 @@ def test_an_answer_for_a_page_that_does_not_exist_is_dropped_and_logged(
 ) -> None:
     install(tmp_path, monkeypatch, distribution="far-chunkers", chunkers={"far": "page_99"})
     chain = load_chain(ChainConfig())
-    with caplog.at_level(logging.WARNING, logger="indx_assets.executor"):
+    with caplog.at_level(logging.WARNING, logger="indx_assets.pipeline.chain_runner"):
         document = to_document(encode_bytes(TWO_PAGES, source_id="notes.txt", chain=chain))
     assert [c.page for c in document.chunks] == [1, 2]
     assert "far" not in {c.chunker for c in document.chunks}
@@ -81,7 +81,7 @@ def test_text_claimed_for_an_unreadable_page_is_dropped_and_images_are_kept(
 ) -> None:
     install(tmp_path, monkeypatch, distribution="bold-chunkers", chunkers={"bold": "text_and_image"})
     chain = load_chain(ChainConfig())
-    with caplog.at_level(logging.WARNING, logger="indx_assets.executor"):
+    with caplog.at_level(logging.WARNING, logger="indx_assets.pipeline.chain_runner"):
         chunk_map = run_chain(chain, b"", "application/x-scan", SCAN)
     by_page = {(c.page, c.index): c for c in chunk_map.chunks}
     # page 1 is readable: the whole claim stands
@@ -130,7 +130,7 @@ def test_a_distribution_that_fails_to_load_is_left_out_and_logged(
     install(tmp_path, monkeypatch, distribution="liar", chunkers={"liar": "Provider"},
             module_source="class Provider:\n    def chunkers(self):\n        return ('not a chunker',)\n")
     install(tmp_path, monkeypatch, distribution="ok-chunkers", chunkers={"okay": "claims_all"})
-    with caplog.at_level(logging.ERROR, logger="indx_assets.chain"):
+    with caplog.at_level(logging.ERROR, logger="indx_assets.pipeline.chain"):
         chain = load_chain(ChainConfig())
     assert "okay" in chain.names and "crashy" not in chain.names and "liar" not in chain.names
     messages = " ".join(r.getMessage() for r in caplog.records)
@@ -207,10 +207,10 @@ def test_the_fingerprint_is_stable_and_tracks_config_and_installed_distributions
 
 
 def test_pieces_are_numbered_per_page_in_order_and_bad_offsets_are_not_trusted() -> None:
-    from indx_assets.chain import Chain, ChainLink
-    from indx_assets.port import ChunkPiece, PageChunks
+    from indx_assets.pipeline.chain import Chain, ChainLink
+    from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks
 
-    class Slicer:  # a chunker written inline: the executor is what is under test here
+    class Slicer:  # a chunker written inline: the chain runner is what is under test here
         def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
             text = outputs[0].text
             return (PageChunks(1, (

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from indx_assets.chain import ChainConfig, load_chain
-from indx_assets.chunkers.html import HtmlChunker
-from indx_assets.chunkers.markdown import MarkdownChunker
-from indx_assets.chunkers.text import TextChunker
-from indx_assets.chunking.elements import NarrativeText, Table
-from indx_assets.chunking.page_numbers import PAGE_NUMBER
-from indx_assets.chunking.pieces import DEFAULT_MAX_TOKENS, ChunkerSettings
-from indx_assets.encode import encode_bytes
-from indx_assets.port import PageOutput
-from indx_assets.readers.html import html_blocks
-from indx_assets.tokenizer import minilm_tokenizer
+from indx_assets.pipeline.chain import ChainConfig, load_chain
+from indx_assets.pipeline.chunkers.html import HtmlChunker
+from indx_assets.pipeline.chunkers.markdown import MarkdownChunker
+from indx_assets.pipeline.chunkers.text import TextChunker
+from indx_assets.pipeline.chunking.elements import NarrativeText, Table
+from indx_assets.pipeline.chunking.page_numbers import PAGE_NUMBER
+from indx_assets.pipeline.chunkers.base import DEFAULT_MAX_TOKENS, ChunkerSettings
+from indx_assets.pipeline.read_and_chunk import encode_bytes
+from indx_assets.pipeline.chunker_port import PageOutput
+from indx_assets.pipeline.readers.html import html_blocks
+from indx_assets.pipeline.tokenizer import minilm_tokenizer
 
 SUFFIXES = {".md": "markdown", ".html": "html", ".htm": "html", ".txt": "text"}
 MARKDOWN = """# Trams
@@ -116,8 +116,8 @@ def test_bad_pages_are_declined_not_raised(chunker) -> None:
         assert chunker.chunk(b"<p>one</p>", media, (PageOutput(1, "two"),)) == ()
     # markdown: raw HTML is its source, never parsed, so nesting 20,000 deep is only text
     if isinstance(chunker, MarkdownChunker):
-        from indx_assets.document import DocumentChunk
-        from indx_assets.fidelity import measure_page
+        from indx_assets.pipeline.document import DocumentChunk
+        from indx_assets.pipeline.fidelity import measure_page
 
         deep = "# Notes\n\n" + "<div>\n" * 20_000 + "text\n"
         (claim,) = chunker.chunk(deep.encode(), media, (PageOutput(1, deep),))
@@ -298,8 +298,8 @@ def test_the_page_numbers_of_html_printed_in_pages_are_left_out_of_its_chunks() 
     assert spanning.text == "The clause1 paragraph says thing number 0 about clause1.\n\n" \
                             "The clause2 paragraph says thing number 0 about clause2."
     # left out, but named as the page's furniture: no word of the page is lost
-    from indx_assets.document import DocumentChunk
-    from indx_assets.fidelity import measure_page
+    from indx_assets.pipeline.document import DocumentChunk
+    from indx_assets.pipeline.fidelity import measure_page
 
     chunks = [DocumentChunk("printed.html", f"page:1/chunk:{i}", p.text or "", p.chunk_type or "content", 1,
                             metadata=p.metadata) for i, p in enumerate(claim.pieces)]
@@ -336,9 +336,9 @@ SECTIONS = ("\n\n# Pilotage\n\nThe harbour pilot boards at the fairway buoy.\n\n
     "\n".join("  " * i + f"- level {i} item" for i in range(30)),  # far past the limit
 ], ids=["list-10", "quote-20", "list-30"])
 def test_text_past_the_markdown_parsers_nesting_limit_reaches_chunks_as_plain_text(nested: str) -> None:
-    from indx_assets.document import Document
-    from indx_assets.encode import to_document
-    from indx_assets.fidelity import measure
+    from indx_assets.pipeline.document import Document
+    from indx_assets.pipeline.read_and_chunk import to_document
+    from indx_assets.pipeline.fidelity import measure
 
     text = nested + SECTIONS
     encoded = encode_bytes(text.encode(), source_id="deep.md", chain=load_chain(ChainConfig(order=("markdown",))))
@@ -353,7 +353,7 @@ def test_text_past_the_markdown_parsers_nesting_limit_reaches_chunks_as_plain_te
 
 
 def test_markdown_nested_within_the_limit_keeps_its_structure_and_no_reason() -> None:
-    from indx_assets.encode import to_document
+    from indx_assets.pipeline.read_and_chunk import to_document
 
     text = "\n".join("  " * i + f"- level {i} item" for i in range(9)) + SECTIONS
     document = to_document(encode_bytes(text.encode(), source_id="nine.md", chain=load_chain(ChainConfig(order=("markdown",)))))
@@ -362,8 +362,8 @@ def test_markdown_nested_within_the_limit_keeps_its_structure_and_no_reason() ->
 
 
 def test_every_word_of_markdown_source_reaches_its_chunks() -> None:
-    from indx_assets.document import DocumentChunk
-    from indx_assets.fidelity import measure_page
+    from indx_assets.pipeline.document import DocumentChunk
+    from indx_assets.pipeline.fidelity import measure_page
 
     payload = base64.b64encode(random.Random(1).randbytes(300)).decode()
     rows = "\n".join(f"| [Site {i}](https://example.org/{i}) | the site number {i} |" for i in range(40))
@@ -386,8 +386,8 @@ def test_every_word_of_markdown_source_reaches_its_chunks() -> None:
 
 
 def test_the_overlap_the_chain_asks_for_is_named_and_not_counted_as_duplication() -> None:
-    from indx_assets.document import DocumentChunk
-    from indx_assets.fidelity import measure_page
+    from indx_assets.pipeline.document import DocumentChunk
+    from indx_assets.pipeline.fidelity import measure_page
 
     text = " ".join(f"word{i}" for i in range(200)) + "\n"
     settings = ChunkerSettings.from_options(max_characters=200, overlap=40)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from indx_assets.chunking import (
+from indx_assets.pipeline.chunking import (
     CodeSnippet,
     CompositeElement,
     ListItem,

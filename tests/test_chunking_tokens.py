@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from indx_assets.chunking import CodeSnippet, NarrativeText, Table, Text, Title, chunk_by_title, chunk_elements
-from indx_assets.chunking.measure import TokenMeasure, whitespace_additive
-from indx_assets.tokenizer import minilm_tokenizer
+from indx_assets.pipeline.chunking import CodeSnippet, NarrativeText, Table, Text, Title, chunk_by_title, chunk_elements
+from indx_assets.pipeline.chunking.measure import TokenMeasure, whitespace_additive
+from indx_assets.pipeline.tokenizer import minilm_tokenizer
 from metered import MeteredCounter
 
 PROSE = (

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import indx_assets.cli.ingest  # noqa: F401  (registers the commands on the app)
-import indx_assets.cli.verify  # noqa: F401
+import indx_assets.app.cli.ingest  # noqa: F401  (registers the commands on the app)
+import indx_assets.app.cli.verify  # noqa: F401
 from chunker_dists import install
-from indx_assets.cli import app
+from indx_assets.app.cli import app
 
 NOTES = ("The harbour pilot boards every inbound ship at the fairway buoy before dawn.\n\n"
          "Deep-draught ships cross the bar at high water only, and never in a southerly gale.\n")

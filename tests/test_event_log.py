@@ -1,4 +1,4 @@
-"""The instance's event log (`indx_assets.event_log`): Dagster's SQLite files, pooled and batched.
+"""The instance's event log (`indx_assets.app.event_log`): Dagster's SQLite files, pooled and batched.
 
 Events are built the way Dagster builds a step's materialization events and written through
 both the pooled storage and Dagster's stock `SqliteEventLogStorage`; everything a reader of
@@ -20,9 +20,9 @@ from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
     SqliteEventLogStorage,
 )
 
-from indx_assets.event_log import OPEN_RUN_SHARDS, PooledSqliteEventLogStorage
-from indx_assets.runner import DEFAULT_DAGSTER_YAML, EVENT_LOG_BLOCK, open_instance
-from indx_assets.settings import Settings
+from indx_assets.app.event_log import OPEN_RUN_SHARDS, PooledSqliteEventLogStorage
+from indx_assets.app.runner import DEFAULT_DAGSTER_YAML, EVENT_LOG_BLOCK, open_instance
+from indx_assets.wiring.settings import Settings
 
 KEYS = (dg.AssetKey("page_outputs"), dg.AssetKey("chunk_map"))
 
@@ -183,13 +183,13 @@ def test_an_instance_from_before_the_pooled_log_says_how_to_switch(
     settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"), corpus_roots=())
     settings.dagster_home.mkdir(parents=True)
     (settings.dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")  # written by an older indx
-    with caplog.at_level(logging.WARNING, logger="indx_assets.runner"), open_instance(settings) as instance:
+    with caplog.at_level(logging.WARNING, logger="indx_assets.app.runner"), open_instance(settings) as instance:
         assert type(instance.event_log_storage).__name__ == "SqliteEventLogStorage"
     (record,) = caplog.records
     assert "stock SQLite event log" in record.getMessage() and EVENT_LOG_BLOCK in record.getMessage()
     (settings.dagster_home / "dagster.yaml").write_text(DEFAULT_DAGSTER_YAML)
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="indx_assets.runner"), open_instance(settings) as instance:
+    with caplog.at_level(logging.WARNING, logger="indx_assets.app.runner"), open_instance(settings) as instance:
         assert isinstance(instance.event_log_storage, PooledSqliteEventLogStorage)
     assert caplog.records == []
 

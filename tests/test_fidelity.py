@@ -1,11 +1,11 @@
-"""The word-fidelity measure (`indx_assets.fidelity`): what counts as a word, and what a page's
+"""The word-fidelity measure (`indx_assets.pipeline.fidelity`): what counts as a word, and what a page's
 chunks are charged with (foreign, notation, lost, duplicated)."""
 
 from typing import Any
 
-from indx_assets.document import DocumentChunk
-from indx_assets.fidelity import measure, measure_page, words
-from indx_assets.port import PageOutput
+from indx_assets.pipeline.document import DocumentChunk
+from indx_assets.pipeline.fidelity import measure, measure_page, words
+from indx_assets.pipeline.chunker_port import PageOutput
 
 
 def chunk(text: str, locator: str = "page:1/chunk:0", chunk_type: str = "content", page: int = 1,

@@ -1,4 +1,4 @@
-"""Word fidelity (`indx_assets.fidelity`, what `indx verify` reports) of every PDF, PPTX, Word,
+"""Word fidelity (`indx_assets.pipeline.fidelity`, what `indx verify` reports) of every PDF, PPTX, Word,
 HTML, Markdown and text file of the shared corpus, cut with the default chain (skipped when absent).
 
 Every page must hold no foreign word (sub/superscript notation aside) and keep at least 99 %
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from indx_assets.document import Document
-from indx_assets.encode import Encoded, to_document
-from indx_assets.fidelity import MIN_KEPT, DocumentFidelity, measure
+from indx_assets.pipeline.document import Document
+from indx_assets.pipeline.read_and_chunk import Encoded, to_document
+from indx_assets.pipeline.fidelity import MIN_KEPT, DocumentFidelity, measure
 
 FORMATS = {".pdf": "pdf", ".pptx": "pptx", ".docx": "docx", ".html": "html", ".md": "markdown", ".txt": "text",
            ".csv": "sheets", ".tsv": "sheets"}

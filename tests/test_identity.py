@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from indx_assets.chain import Chain, ChainConfig, ChainLink, load_chain
-from indx_assets.document import Document, DocumentChunk
-from indx_assets.encode import Encoded, encode_bytes, encode_file, to_document
-from indx_assets.executor import run_chain
-from indx_assets.identity import NAMESPACE, char_locator, chunk_id, document_id, position_locator, typed_locator
-from indx_assets.port import ChunkPiece, PageChunks, PageOutput
-from indx_assets.readers import DocumentRead
+from indx_assets.pipeline.chain import Chain, ChainConfig, ChainLink, load_chain
+from indx_assets.pipeline.document import Document, DocumentChunk
+from indx_assets.pipeline.read_and_chunk import Encoded, encode_bytes, encode_file, to_document
+from indx_assets.pipeline.chain_runner import run_chain
+from indx_assets.pipeline.identity import NAMESPACE, char_locator, chunk_id, document_id, position_locator, typed_locator
+from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks, PageOutput
+from indx_assets.pipeline.readers import DocumentRead
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
 NOTES = SAMPLE / "notes" / "tea-harvest.txt"

@@ -139,10 +139,10 @@ def _legacy_data_directory(home: Path, corpus: Path, monkeypatch: pytest.MonkeyP
     resource that locates a bare relative path under its root, as the old one did)."""
     import dagster as dg
 
-    from indx_assets.definitions import build_definitions, build_resources
-    from indx_assets.resources.corpus import CorpusResource
-    from indx_assets.runner import open_instance
-    from indx_assets.settings import Settings
+    from indx_assets.wiring.definitions import build_definitions, build_resources
+    from indx_assets.wiring.resources.corpus import CorpusResource
+    from indx_assets.app.runner import open_instance
+    from indx_assets.wiring.settings import Settings
 
     class BarePathCorpus(CorpusResource):
         def locate(self, source_id: str):  # the old rule: id = path relative to the one root

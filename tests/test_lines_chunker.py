@@ -3,11 +3,11 @@
 import pytest
 
 from fixtures.make_scans import clean, two_columns
-from indx_assets.chain import ChainConfig, load_chain
-from indx_assets.chunkers.lines import LinesChunker, LinesProvider
-from indx_assets.encode import encode_bytes, to_document
-from indx_assets.port import Line, PageOutput
-from indx_assets.readers.ocr import page_text
+from indx_assets.pipeline.chain import ChainConfig, load_chain
+from indx_assets.pipeline.chunkers.lines import LinesChunker, LinesProvider
+from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
+from indx_assets.pipeline.chunker_port import Line, PageOutput
+from indx_assets.pipeline.readers.ocr import page_text
 
 
 def _line(text: str, y: float, *, block: int | None = 0, x: float = 0.1, confidence: float = 0.9) -> Line:

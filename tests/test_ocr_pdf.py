@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from fixtures.make_scans import blank, character_error_rate, clean, image_only_pdf, two_columns
-from indx_assets.chain import load_chain
-from indx_assets.encode import encode_bytes, encode_file, to_document
-from indx_assets.readers import READERS, ReaderConfig
+from indx_assets.pipeline.chain import load_chain
+from indx_assets.pipeline.read_and_chunk import encode_bytes, encode_file, to_document
+from indx_assets.pipeline.readers import READERS, ReaderConfig
 
 SCANNED = ["loremipsum-flat.pdf", "single_table.pdf", "table-multi-row-column-cells.pdf"]
 #: How the text of a scan must begin (read from the page images by eye).
@@ -66,8 +66,8 @@ def test_a_huge_pdf_page_is_rendered_for_ocr_under_the_pixel_limit() -> None:
     # 1700 px at 8.5 dpi: a page 200 inches wide, 1.6 gigapixels at 200 dpi if nothing capped it.
     import io
 
-    from indx_assets.readers import read_document
-    from indx_assets.readers.image import MAX_PIXELS
+    from indx_assets.pipeline.readers import read_document
+    from indx_assets.pipeline.readers.image import MAX_PIXELS
 
     scan = clean()
     buffer = io.BytesIO()

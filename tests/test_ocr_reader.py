@@ -23,9 +23,9 @@ from fixtures.make_scans import (
     multipage_tiff,
     two_columns,
 )
-from indx_assets.port import validate_bbox
-from indx_assets.readers import READERS, DocumentRead, ReaderConfig, read_document
-from indx_assets.readers import ocr as ocr_module
+from indx_assets.pipeline.chunker_port import validate_bbox
+from indx_assets.pipeline.readers import READERS, DocumentRead, ReaderConfig, read_document
+from indx_assets.pipeline.readers import ocr as ocr_module
 
 SCANS = {scan.name: scan for scan in all_scans()}
 MAX_CER = 0.05
@@ -167,7 +167,7 @@ def test_missing_ocr_extra_keeps_pages_unreadable_and_says_what_to_install(monke
     # simulated by making `import tesserocr` fail, exactly as it does without the extra.
     monkeypatch.setitem(sys.modules, "tesserocr", None)
     monkeypatch.setattr(ocr_module, "_ENGINES", {})
-    with caplog.at_level(logging.WARNING, logger="indx_assets.readers.ocr"):
+    with caplog.at_level(logging.WARNING, logger="indx_assets.pipeline.readers.ocr"):
         read = _ocr(clean())
     (page,) = read.pages
     assert page.status == "unreadable" and page.reader == "image" and page.text == ""
@@ -176,7 +176,7 @@ def test_missing_ocr_extra_keeps_pages_unreadable_and_says_what_to_install(monke
 
 
 def test_a_language_without_data_names_the_package_to_install(caplog) -> None:
-    with caplog.at_level(logging.WARNING, logger="indx_assets.readers.ocr"):
+    with caplog.at_level(logging.WARNING, logger="indx_assets.pipeline.readers.ocr"):
         read = read_document(clean().encode(), "image/png", ReaderConfig(ocr_languages="eng+xyz"))
     assert read.pages[0].status == "unreadable"
     assert "tessdata-fast-xyz" in caplog.text

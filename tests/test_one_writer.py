@@ -13,12 +13,12 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from indx_assets.assets.ingest import INGEST_POOL
-from indx_assets.assets.partitions import SOURCES
-from indx_assets.home_lock import HomeLocked, writer_lock
-from indx_assets.roots import parse_root
-from indx_assets.settings import Settings, recorded_roots
-from indx_assets.table_check import expected_chunk_ids, table_discrepancies
+from indx_assets.wiring.assets.ingest import INGEST_POOL
+from indx_assets.wiring.assets.partitions import SOURCES
+from indx_assets.app.home_lock import HomeLocked, writer_lock
+from indx_assets.pipeline.roots import parse_root
+from indx_assets.wiring.settings import Settings, recorded_roots
+from indx_assets.app.table_check import expected_chunk_ids, table_discrepancies
 
 ROOT = Path(__file__).resolve().parent.parent
 INDX = str(Path(sys.executable).parent / "indx")
@@ -38,7 +38,7 @@ def _settings(home: Path) -> Settings:
 HOLD = """
 import sys, time
 from pathlib import Path
-from indx_assets.home_lock import writer_lock
+from indx_assets.app.home_lock import writer_lock
 with writer_lock(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(600)
@@ -151,7 +151,7 @@ def test_an_ingest_killed_holding_the_embedder_slot_blocks_no_later_ingest(tmp_p
 RECORD = """
 import sys
 from pathlib import Path
-from indx_assets.settings import record_roots
+from indx_assets.wiring.settings import record_roots
 print("writing", flush=True)
 while True:
     record_roots(Path(sys.argv[1]), ["/data/" + "x" * 5000, "/more"])

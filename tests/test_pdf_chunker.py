@@ -9,12 +9,12 @@ import pytest
 from fixtures import make_pdfs as fx
 from PIL import Image
 
-from indx_assets.chain import ChainConfig, load_chain
-from indx_assets.chunkers.pdf import PdfChunker, PdfProvider
-from indx_assets.encode import encode_file, to_document
-from indx_assets.port import ChunkPiece, Line, PageOutput
-from indx_assets.readers import ReaderConfig
-from indx_assets.readers.pdf import PASSWORDS_ENV, read_pdf
+from indx_assets.pipeline.chain import ChainConfig, load_chain
+from indx_assets.pipeline.chunkers.pdf import PdfChunker, PdfProvider
+from indx_assets.pipeline.read_and_chunk import encode_file, to_document
+from indx_assets.pipeline.chunker_port import ChunkPiece, Line, PageOutput
+from indx_assets.pipeline.readers import ReaderConfig
+from indx_assets.pipeline.readers.pdf import PASSWORDS_ENV, read_pdf
 
 PDF = "application/pdf"
 
@@ -251,7 +251,7 @@ def test_body_size_is_the_median_of_line_sizes_weighted_by_length() -> None:
     import random
     from statistics import median
 
-    from indx_assets.chunkers.pdf_layout import weighted_median
+    from indx_assets.pipeline.chunkers.pdf_layout import weighted_median
 
     rng = random.Random(15)
     assert weighted_median([]) == 0.0

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from indx_assets.chunkers.pdf import PdfChunker
-from indx_assets.port import validate_bbox
-from indx_assets.readers import DOCUMENT_STATUSES, ReaderConfig
-from indx_assets.readers.pdf import PASSWORDS_ENV, read_pdf
+from indx_assets.pipeline.chunkers.pdf import PdfChunker
+from indx_assets.pipeline.chunker_port import validate_bbox
+from indx_assets.pipeline.readers import DOCUMENT_STATUSES, ReaderConfig
+from indx_assets.pipeline.readers.pdf import PASSWORDS_ENV, read_pdf
 
 PDF = "application/pdf"
 BENCH_ONLY = {"DA-619p.pdf"}

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from fixtures import make_pdfs as fx
 
-from indx_assets.readers import DocumentRead, ReaderConfig
-from indx_assets.readers.pdf import PASSWORDS_ENV, pdf_passwords, read_pdf
+from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
+from indx_assets.pipeline.readers.pdf import PASSWORDS_ENV, pdf_passwords, read_pdf
 
 
 def _read(path: Path, **config: object) -> DocumentRead:

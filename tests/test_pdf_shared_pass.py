@@ -8,10 +8,10 @@ import pypdfium2
 import pytest
 from fixtures import make_pdfs as fx
 
-from indx_assets.chunkers.pdf import PdfChunker
-from indx_assets.port import PageChunks
-from indx_assets.readers import ReaderConfig
-from indx_assets.readers import pdf as pdf_reader
+from indx_assets.pipeline.chunkers.pdf import PdfChunker
+from indx_assets.pipeline.chunker_port import PageChunks
+from indx_assets.pipeline.readers import ReaderConfig
+from indx_assets.pipeline.readers import pdf as pdf_reader
 
 PDF = "application/pdf"
 

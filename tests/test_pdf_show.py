@@ -7,16 +7,16 @@ from fixtures import make_pdfs as fx
 from PIL import Image
 from typer.testing import CliRunner
 
-from indx_assets.cli import COMMAND_MODULES, app
-from indx_assets.encode import encode_file, to_document
-from indx_assets.picture import render_chunk_picture
+from indx_assets.app.cli import COMMAND_MODULES, app
+from indx_assets.pipeline.read_and_chunk import encode_file, to_document
+from indx_assets.pipeline.chunk_picture import render_chunk_picture
 
 
 def _register() -> None:
     import importlib
 
     for name in COMMAND_MODULES:
-        importlib.import_module(f"indx_assets.cli.{name}")
+        importlib.import_module(f"indx_assets.app.cli.{name}")
 
 
 def _coloured(image: Image.Image, x: int, y: int) -> bool:

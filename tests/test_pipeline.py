@@ -17,12 +17,12 @@ import pytest
 from dagster._utils.test.data_versions import get_stale_status_resolver
 
 from chunker_dists import install
-from indx_assets.assets.ingest import ASSET_KEYS, CHUNK_EMBEDDINGS, CHUNK_MAP, CHUNKS_TABLE, PAGE_OUTPUTS, SOURCE_DOCUMENTS
-from indx_assets.definitions import build_definitions, build_resources
-from indx_assets.embedder import MiniLMEmbedder
-from indx_assets.runner import materialize_partitions, sync_partitions
-from indx_assets.search import search_chunks
-from indx_assets.settings import Settings
+from indx_assets.wiring.assets.ingest import ASSET_KEYS, CHUNK_EMBEDDINGS, CHUNK_MAP, CHUNKS_TABLE, PAGE_OUTPUTS, SOURCE_DOCUMENTS
+from indx_assets.wiring.definitions import build_definitions, build_resources
+from indx_assets.pipeline.embedder import MiniLMEmbedder
+from indx_assets.app.runner import materialize_partitions, sync_partitions
+from indx_assets.app.search import search_chunks
+from indx_assets.wiring.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -266,8 +266,8 @@ def test_with_sentences_a_hit_is_the_chunk_holding_the_sentence_that_matched(ins
 
 CONCURRENT_UPSERT = """
 import sys, pyarrow as pa
-from indx_assets.resources.lancedb import LanceDBResource
-from indx_assets.schema import CHUNK_ROWS
+from indx_assets.wiring.resources.lancedb import LanceDBResource
+from indx_assets.pipeline.schema import CHUNK_ROWS
 lancedb, tag = LanceDBResource(uri=sys.argv[1]), sys.argv[2]
 for round_ in range(6):
     rows = [dict.fromkeys(CHUNK_ROWS.names) | {"id": f"id-{i}", "source_id": "doc.md", "text": f"{tag} {round_} {i}"}
@@ -277,7 +277,7 @@ for round_ in range(6):
 
 
 def test_two_processes_upserting_one_source_leave_no_duplicate_ids(tmp_path: Path) -> None:
-    from indx_assets.resources.lancedb import LanceDBResource
+    from indx_assets.wiring.resources.lancedb import LanceDBResource
 
     uri = str(tmp_path / "lancedb")
     LanceDBResource(uri=uri).table()

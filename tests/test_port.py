@@ -6,7 +6,7 @@ import pytest
 
 import indx_assets
 from indx_assets import ChunkPiece, Line, PageChunks, PageOutput, sentence_holders, validate_bbox
-from indx_assets.document import DocumentChunk
+from indx_assets.pipeline.document import DocumentChunk
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16  # bytes are opaque to the port; only non-emptiness counts
 

@@ -10,12 +10,12 @@ import pytest
 from PIL import Image
 
 from fixtures import make_pptx as fx
-from indx_assets.chain import ChainConfig, load_chain
-from indx_assets.chunkers.pptx import PptxChunker
-from indx_assets.encode import encode_bytes, to_document
-from indx_assets.port import validate_bbox
-from indx_assets.readers import ReaderConfig
-from indx_assets.readers.pptx import PPTX, read_pptx
+from indx_assets.pipeline.chain import ChainConfig, load_chain
+from indx_assets.pipeline.chunkers.pptx import PptxChunker
+from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
+from indx_assets.pipeline.chunker_port import validate_bbox
+from indx_assets.pipeline.readers import ReaderConfig
+from indx_assets.pipeline.readers.pptx import PPTX, read_pptx
 
 APPROX = dict(abs=1e-9)
 

@@ -2,10 +2,10 @@
 
 from pathlib import Path
 
-from indx_assets.chain import ChainConfig, load_chain
-from indx_assets.encode import encode_bytes, to_document
-from indx_assets.port import validate_bbox
-from indx_assets.readers.pptx import PPTX
+from indx_assets.pipeline.chain import ChainConfig, load_chain
+from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
+from indx_assets.pipeline.chunker_port import validate_bbox
+from indx_assets.pipeline.readers.pptx import PPTX
 
 LETTERS = list("ABCDEFGHIJ")
 

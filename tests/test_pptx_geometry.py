@@ -2,7 +2,7 @@
 
 import pytest
 
-from indx_assets.readers.pptx_geometry import Frame, GroupTransform, normalise
+from indx_assets.pipeline.readers.pptx_geometry import Frame, GroupTransform, normalise
 
 
 def test_a_rotated_group_carries_its_children_round_its_centre() -> None:

@@ -13,10 +13,10 @@ import zipfile
 import pytest
 
 from fixtures import make_pptx as fx
-from indx_assets.chunkers.pptx import PptxChunker
-from indx_assets.readers import DocumentRead, ReaderConfig, read_document
-from indx_assets.readers.ooxml_guard import is_encrypted_ooxml
-from indx_assets.readers.pptx import PPTX, read_pptx
+from indx_assets.pipeline.chunkers.pptx import PptxChunker
+from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, read_document
+from indx_assets.pipeline.readers.ooxml_guard import is_encrypted_ooxml
+from indx_assets.pipeline.readers.pptx import PPTX, read_pptx
 
 #: Generous bounds: the bombs threaten 64 MiB to 4 GB; a refusal inflates nothing close to that.
 MAX_PEAK_BYTES = 16 << 20
@@ -143,7 +143,7 @@ def test_external_references_are_never_fetched(deck_bytes: bytes, monkeypatch: p
 
 def test_refused_packages_never_reach_the_xml_parser(deck_bytes: bytes) -> None:
     """The guard hands python-pptx a stored zip: nothing it parses can inflate further."""
-    from indx_assets.readers.ooxml_guard import verified_package
+    from indx_assets.pipeline.readers.ooxml_guard import verified_package
 
     with zipfile.ZipFile(verified_package(deck_bytes)) as package:
         assert {i.compress_type for i in package.infolist()} == {zipfile.ZIP_STORED}

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from indx_assets.chain import ChainConfig, load_chain
-from indx_assets.chunkers.html import HtmlProvider
-from indx_assets.chunkers.markdown import MarkdownProvider
-from indx_assets.chunkers.text import TextProvider
-from indx_assets.encode import encode_bytes, to_document
-from indx_assets.port import ChunkPiece, PageOutput
+from indx_assets.pipeline.chain import ChainConfig, load_chain
+from indx_assets.pipeline.chunkers.html import HtmlProvider
+from indx_assets.pipeline.chunkers.markdown import MarkdownProvider
+from indx_assets.pipeline.chunkers.text import TextProvider
+from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
+from indx_assets.pipeline.chunker_port import ChunkPiece, PageOutput
 
 PROVIDERS = {"text/markdown": MarkdownProvider, "text/html": HtmlProvider, "text/plain": TextProvider}
 MARKDOWN = """# Retention

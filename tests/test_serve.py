@@ -18,8 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from indx_assets.search import SearchFilters, search_chunks
-from indx_assets.settings import Settings
+from indx_assets.app.search import SearchFilters, search_chunks
+from indx_assets.wiring.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 INDX = shutil.which("indx") or "indx"
@@ -375,7 +375,7 @@ def test_healthz_answers_before_the_index_exists_and_readyz_says_why_not(tmp_pat
 
 def _imports_torch(args: list[str], env: dict[str, str]) -> bool:
     """Whether `indx ARGS` imports torch, read from the interpreter's own import log."""
-    code = f"import sys; sys.argv = ['indx', *{args!r}]; from indx_assets.cli import main; main()"
+    code = f"import sys; sys.argv = ['indx', *{args!r}]; from indx_assets.app.cli import main; main()"
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True, text=True,
                           timeout=300, check=False)
     return any(line.rsplit("|", 1)[-1].strip() in ("torch", "sentence_transformers") for line in done.stderr.splitlines())

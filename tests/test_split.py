@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from indx_assets.chunking.split import SplitError, sentence_spans, split_document
-from indx_assets.tokenizer import minilm_tokenizer
+from indx_assets.pipeline.chunking.split import SplitError, sentence_spans, split_document
+from indx_assets.pipeline.tokenizer import minilm_tokenizer
 from metered import MeteredCounter
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "001_5ec20ec03b38a566.txt"
@@ -255,8 +255,8 @@ def test_bad_input_raises_a_split_error_naming_the_problem(content: str | bytes,
 
 
 def _cli(args: list[str], stdin: bytes | None = None) -> tuple[int, dict[str, Any]]:
-    import indx_assets.cli.split  # noqa: F401 - registers the command on the app
-    from indx_assets.cli import app
+    import indx_assets.app.cli.split  # noqa: F401 - registers the command on the app
+    from indx_assets.app.cli import app
 
     run = CliRunner().invoke(app, ["split", *args], input=stdin)
     return run.exit_code, json.loads(run.stdout)

@@ -11,10 +11,10 @@ import dagster as dg
 import pytest
 from typer.testing import CliRunner
 
-from indx_assets.analytics import corpus_stats, ingest_summary
-from indx_assets.definitions import build_resources
-from indx_assets.runner import materialize_partitions, sync_partitions
-from indx_assets.settings import Settings
+from indx_assets.app.analytics import corpus_stats, ingest_summary
+from indx_assets.wiring.definitions import build_resources
+from indx_assets.app.runner import materialize_partitions, sync_partitions
+from indx_assets.wiring.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from make_sample_corpus import write_corpus  # noqa: E402
@@ -61,9 +61,9 @@ def test_stats_agree_with_the_lancedb_table_and_the_pages(ingested: Settings) ->
 
 
 def test_the_stats_command_prints_json_and_a_table(ingested: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    from indx_assets.cli import app
+    from indx_assets.app.cli import app
 
-    importlib.import_module("indx_assets.cli.stats")
+    importlib.import_module("indx_assets.app.cli.stats")
     monkeypatch.setenv("INDX_HOME", str(ingested.home))
     done = CliRunner().invoke(app, ["stats", "--json"])
     assert done.exit_code == 0, done.output

@@ -11,10 +11,10 @@ from dagster._utils.test.data_versions import get_stale_status_resolver
 from typer.testing import CliRunner
 
 from chunker_dists import install
-from indx_assets.definitions import build_definitions, build_resources
-from indx_assets.runner import materialize_partitions, sync_partitions
-from indx_assets.settings import Settings
-from indx_assets.status import CODE_VERSION, UPSTREAM_DATA, code_versions, corpus_status
+from indx_assets.wiring.definitions import build_definitions, build_resources
+from indx_assets.app.runner import materialize_partitions, sync_partitions
+from indx_assets.wiring.settings import Settings
+from indx_assets.app.status import CODE_VERSION, UPSTREAM_DATA, code_versions, corpus_status
 
 
 def test_status_agrees_with_dagsters_resolver_and_pages_give_the_same_answer(
@@ -50,10 +50,10 @@ def test_status_agrees_with_dagsters_resolver_and_pages_give_the_same_answer(
 def cli(settings: Settings, monkeypatch: pytest.MonkeyPatch):
     """Run `indx ...` in this process (the commands are the installed Typer app; `open_instance`
     points DAGSTER_HOME at the data directory, restored after the test)."""
-    from indx_assets.cli import COMMAND_MODULES, app
+    from indx_assets.app.cli import COMMAND_MODULES, app
 
     for name in COMMAND_MODULES:
-        importlib.import_module(f"indx_assets.cli.{name}")
+        importlib.import_module(f"indx_assets.app.cli.{name}")
     monkeypatch.setenv("INDX_HOME", str(settings.home))
     monkeypatch.setenv("DAGSTER_HOME", str(settings.home / "dagster"))
 

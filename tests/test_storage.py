@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 
-from indx_assets.resources.storage import StorageResource
+from indx_assets.wiring.resources.storage import StorageResource
 
 TABLE = pa.table({"id": ["a", "b"], "text": ["one", "two"]})
 
@@ -77,7 +77,7 @@ def test_the_run_cache_keeps_the_newest_tables_within_its_budget(tmp_path: Path)
 CONCURRENT_WRITES = """
 import sys
 import pyarrow as pa
-from indx_assets.resources.storage import StorageResource
+from indx_assets.wiring.resources.storage import StorageResource
 storage, tag = StorageResource(root=sys.argv[1]), sys.argv[2]
 for i in range(150):
     storage.write("chunk_map", "notes/tea.txt", pa.table({"id": [f"{tag}{i}"], "text": ["x" * 2000]}))

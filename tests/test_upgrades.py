@@ -70,7 +70,7 @@ def test_ocr_installed_after_an_ingest_rereads_the_scanned_pages_and_recuts_only
     assert second["pages_by_status"]["ok"] == 3
     # both documents re-read; only the letter's pages changed, so only it is re-cut, re-embedded, re-written
     assert second["materializations"] == 2 + 3
-    from indx_assets.resources.storage import StorageResource
+    from indx_assets.wiring.resources.storage import StorageResource
 
     pages = StorageResource(root=str(tmp_path / "indx" / "assets")).read("page_outputs", "corpus/letter.pdf").to_pylist()
     assert pages[1]["status"] == "ok" and pages[1]["reader"] == "ocr:tesseract"
@@ -93,7 +93,7 @@ def test_force_redoes_what_is_selected_regardless(tmp_path: Path) -> None:
 
 def _fingerprint(package_parent: Path) -> str:
     """The chain fingerprint as a fresh interpreter computes it with `package_parent` first on its path."""
-    code = "import indx_assets, sys; from indx_assets.chain import load_chain; " \
+    code = "import indx_assets, sys; from indx_assets.pipeline.chain import load_chain; " \
            "assert indx_assets.__file__.startswith(sys.argv[1]), indx_assets.__file__; print(load_chain().fingerprint)"
     env = {**os.environ, "PYTHONPATH": str(package_parent)}
     env.pop("INDX_CHAIN", None)
@@ -106,11 +106,11 @@ def _fingerprint(package_parent: Path) -> str:
 @pytest.mark.parametrize(
     ("edited", "moves"),
     [
-        ("chunkers/markdown.py", True),  # defines the markdown chunker
-        ("chunking/split.py", True),  # what the chunkers import from indx_assets.chunking
-        ("chunkers/pdf_layout.py", True),  # a helper module the pdf chunker imports
-        ("search.py", False),  # unrelated to any chunker
-        ("readers/pptx_geometry.py", False),
+        ("pipeline/chunkers/markdown.py", True),  # defines the markdown chunker
+        ("pipeline/chunking/split.py", True),  # what the chunkers import from indx_assets.pipeline.chunking
+        ("pipeline/chunkers/pdf_layout.py", True),  # a helper module the pdf chunker imports
+        ("app/search.py", False),  # unrelated to any chunker
+        ("pipeline/readers/pptx_geometry.py", False),
     ],
 )
 def test_editing_a_builtin_chunkers_code_moves_the_chain_fingerprint(tmp_path: Path, edited: str, moves: bool) -> None:

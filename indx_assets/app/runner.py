@@ -1,0 +1,231 @@
+"""Running the pipeline outside the UI: the persistent instance, partitions, batched runs.
+
+The CLI and the benchmarks go through here; so does anything else that launches runs
+in-process against `INDX_HOME`.
+"""
+
+import logging
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import dagster as dg
+from dagster._core.storage.event_log import SqliteEventLogStorage
+
+from indx_assets.app.abandoned_runs import launcher_tags, reclaim_abandoned_runs
+from indx_assets.wiring.assets import stages
+from indx_assets.wiring.assets.ingest import ASSET_KEYS, BATCH_SIZE, FAILED_SOURCES
+from indx_assets.wiring.assets.partitions import SOURCES
+from indx_assets.wiring.assets.provenance import EVENT_BATCH_SIZE, mark_removed
+from indx_assets.wiring.automation.source_index import SourceIndex
+from indx_assets.wiring.definitions import build_definitions, build_resources
+from indx_assets.app.home_lock import instance_lock
+from indx_assets.pipeline.roots import Root, parse_roots
+from indx_assets.wiring.settings import Settings, has_unlabelled_ids, record_roots, recorded_roots
+
+log = logging.getLogger(__name__)
+
+#: Dagster's switch for one "materialization planned" event per asset and run, not per partition.
+PLANNED_EVENTS_AS_SUBSETS = "DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS"
+#: The most events a batch hands the event log in one write.
+EVENTS_PER_WRITE = 1000
+RANGE_START = "dagster/asset_partition_range_start"
+RANGE_END = "dagster/asset_partition_range_end"
+
+
+#: The instance's event log: Dagster's SQLite files, with connections kept open (see `event_log`).
+EVENT_LOG_STORAGE = {"module": "indx_assets.event_log", "class": "PooledSqliteEventLogStorage"}
+
+#: The dagster.yaml block that selects it.
+EVENT_LOG_BLOCK = f"""\
+event_log_storage:
+  module: {EVENT_LOG_STORAGE["module"]}
+  class: {EVENT_LOG_STORAGE["class"]}
+"""
+#: Written on first use; an existing dagster.yaml is never touched.
+DEFAULT_DAGSTER_YAML = f"""\
+# The Dagster instance of indx-assets (created by `indx`; edit freely).
+telemetry:
+  enabled: false
+{EVENT_LOG_BLOCK}"""
+
+
+def open_instance(settings: Settings) -> dg.DagsterInstance:
+    """The persistent Dagster instance under `INDX_HOME` (the one `dagster dev` shows when
+    DAGSTER_HOME points at `$INDX_HOME/dagster`).
+
+    Created and opened under `instance_lock`, one process at a time (two processes creating
+    the SQLite storage at once stamp its schema twice); runs that a killed `indx` left
+    unfinished are marked failed and their concurrency slots freed (`abandoned_runs`); a data
+    directory from before labelled source ids is re-keyed on this first use (`rekey_unlabelled`)."""
+    settings.dagster_home.mkdir(parents=True, exist_ok=True)
+    config = settings.dagster_home / "dagster.yaml"
+    with instance_lock(settings.home):
+        if not config.exists():
+            config.write_text(DEFAULT_DAGSTER_YAML)
+        os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
+        instance = dg.DagsterInstance.get()
+        reclaim_abandoned_runs(instance)
+        rekey_unlabelled(instance, settings)
+    if type(instance.event_log_storage) is SqliteEventLogStorage:  # an INDX_HOME from before the pooled log
+        log.warning("%s uses Dagster's stock SQLite event log, which takes about 10 ms per materialization "
+                    "where indx's takes 0.5 ms; to switch, add:\n%s", config, EVENT_LOG_BLOCK)
+    return instance
+
+
+@dataclass
+class PartitionSync:
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    current: list[str] = field(default_factory=list)
+    #: sources not found that were kept: their root is missing, their folder unreadable, or
+    #: their label is no configured root's
+    kept: list[str] = field(default_factory=list)
+    missing_roots: list[str] = field(default_factory=list)
+    #: folders that could not be listed (entry prefix: reason)
+    unlisted: dict[str, str] = field(default_factory=dict)
+
+
+def sync_partitions(instance: dg.DagsterInstance, settings: Settings) -> PartitionSync:
+    """Register a partition for every source under the corpus roots; remove those whose file
+    is known to be gone (`CorpusResource.vanished`), and keep the rest."""
+    corpus = build_resources(settings)["corpus"]
+    sync = PartitionSync(missing_roots=[r.spec for r in corpus.missing_roots()])  # type: ignore[attr-defined]
+    found = [listed.source_id for listed in corpus.iter_files(unlisted=sync.unlisted)]  # type: ignore[attr-defined]
+    known = set(instance.get_dynamic_partitions(SOURCES.name))
+    sync.added = [s for s in found if s not in known]
+    for source_id in sorted(known - set(found)):
+        (sync.removed if corpus.vanished(source_id) else sync.kept).append(source_id)  # type: ignore[attr-defined]
+    if sync.added:
+        instance.add_dynamic_partitions(SOURCES.name, sync.added)
+    remove_sources(instance, settings, sync.removed)
+    kept = set(sync.kept)
+    sync.current = [s for s in instance.get_dynamic_partitions(SOURCES.name) if s not in kept]
+    return sync
+
+
+def root_sources(instance: dg.DagsterInstance, root: Root) -> list[str]:
+    """The partitions of one root: ids start with its label (a mapped key keeps that prefix,
+    since a label is short and printable)."""
+    return [s for s in instance.get_dynamic_partitions(SOURCES.name) if s == root.label or s.startswith(root.prefix)]
+
+
+def forget_root(instance: dg.DagsterInstance, settings: Settings, root: Root) -> list[str]:
+    """Remove a root's sources from every asset and the table, and the root from the
+    recorded ones; the removed source ids."""
+    gone = root_sources(instance, root)
+    remove_sources(instance, settings, gone, reason=f"root {root.label} forgotten")
+    record_roots(settings.home, [r.spec for r in parse_roots(recorded_roots(settings.home)) if r.label != root.label])
+    return gone
+
+
+def rekey_unlabelled(instance: dg.DagsterInstance, settings: Settings) -> int:
+    """Once, in a data directory written when a source id was its bare relative path: remove
+    every source (records voided, rows, outputs, partition) so the next sync ingests them
+    again as `{label}/{path}`; the roots are recorded with their labels. Returns the number
+    of sources removed (0 when the directory is already labelled)."""
+    if not has_unlabelled_ids(settings.home):
+        return 0
+    old = instance.get_dynamic_partitions(SOURCES.name)
+    remove_sources(instance, settings, old, reason="re-keyed: source ids are now {label}/{path}")
+    record_roots(settings.home, list(recorded_roots(settings.home)))
+    if old:
+        log.warning("%s: re-keyed %d source(s) to {label}/{path} ids; they are ingested again", settings.home, len(old))
+    return len(old)
+
+
+def remove_sources(instance: dg.DagsterInstance, settings: Settings, source_ids: Sequence[str],
+                   reason: str = "file gone") -> None:
+    """Forget sources: their records (voided first, so a kill midway leaves them missing, never
+    falsely fresh), their LanceDB rows, their stored outputs, what the sensor saw of them, and
+    their partitions."""
+    if not source_ids:
+        return
+    os.environ.setdefault(EVENT_BATCH_SIZE, str(EVENTS_PER_WRITE))  # the marks go in as batches
+    mark_removed(instance, ASSET_KEYS, source_ids, reason)
+    resources = build_resources(settings)
+    resources["lancedb"].delete_sources(source_ids)  # type: ignore[attr-defined]
+    for source_id in source_ids:
+        for asset in (stages.SOURCE_DOCUMENTS, stages.PAGE_OUTPUTS, stages.CHUNK_MAP, stages.CHUNK_EMBEDDINGS, stages.CHUNKS_TABLE):
+            resources["storage"].delete(asset, source_id)  # type: ignore[attr-defined]
+    SourceIndex(resources["corpus"].index).delete(source_ids)  # type: ignore[attr-defined]
+    for source_id in source_ids:
+        instance.delete_dynamic_partition(SOURCES.name, source_id)
+
+
+def ranges(keys: Sequence[str], order: Sequence[str], size: int) -> Iterator[list[str]]:
+    """`keys` as runs of at most `size` partitions that are contiguous in partition order
+    (a run covers a partition range, so a gap must start a new run)."""
+    wanted = set(keys)
+    run: list[str] = []
+    for key in order:
+        if key in wanted and len(run) < size:
+            run.append(key)
+            continue
+        if run:
+            yield run
+        run = [key] if key in wanted else []
+    if run:
+        yield run
+
+
+@dataclass
+class BatchResult:
+    partitions: list[str]
+    success: bool
+    run_id: str
+    materialized: int
+    #: the sources that failed, and why (the stage and the error), as the op recorded them
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def failed_sources(result: dg.ExecuteInProcessResult) -> dict[str, str]:
+    """Each failed source of a run and why, from the op's failure (`ingest.FAILED_SOURCES`)."""
+    failed: dict[str, str] = {}
+    for event in result.get_step_failure_events():
+        data = event.step_failure_data.user_failure_data
+        entry = data.metadata.get(FAILED_SOURCES) if data is not None else None
+        if entry is not None:
+            failed.update(entry.value)
+    return failed
+
+
+def materialize_partitions(
+    instance: dg.DagsterInstance,
+    settings: Settings,
+    keys: Sequence[str],
+    *,
+    batch_size: int = BATCH_SIZE,
+    selection: Sequence[str] | None = None,
+    on_batch: Callable[[BatchResult], None] | None = None,
+    log_level: str = "WARNING",
+    force: bool = False,
+) -> list[BatchResult]:
+    """Materialize `keys` in batched runs (each stage skips partitions that are fresh, unless
+    `force`: then every selected stage redoes every partition)."""
+    # A batched run announces each asset once with its partition range instead of once per
+    # partition: half of all event writes otherwise. The op reports every partition's
+    # materialization (or records its failure) itself, so nothing is lost; it logs each
+    # stage's reports as one batch, which the event log then writes at once.
+    os.environ.setdefault(PLANNED_EVENTS_AS_SUBSETS, "true")
+    os.environ.setdefault(EVENT_BATCH_SIZE, str(EVENTS_PER_WRITE))
+    defs = build_definitions(settings)
+    job = defs.resolve_implicit_global_asset_job_def().get_subset(
+        asset_selection={dg.AssetKey(s) for s in selection} if selection else set(ASSET_KEYS)
+    )
+    order = instance.get_dynamic_partitions(SOURCES.name)
+    results = []
+    for run in ranges(keys, order, batch_size):
+        result = job.execute_in_process(
+            instance=instance,
+            tags={RANGE_START: run[0], RANGE_END: run[-1], **launcher_tags()},
+            run_config={"loggers": {"console": {"config": {"log_level": log_level}}},
+                        **({"ops": {"ingest_documents": {"config": {"force": True}}}} if force else {})},
+            raise_on_error=False,
+        )
+        materialized = len(result.get_asset_materialization_events())
+        batch = BatchResult(run, result.success, result.run_id, materialized, failed_sources(result))
+        results.append(batch)
+        if on_batch:
+            on_batch(batch)
+    return results

@@ -1,0 +1,192 @@
+"""The `markdown` chunker: Markdown parsed with markdown-it-py, mapped to elements, cut by
+`chunk_by_title`.
+
+The page text of a Markdown source is the source itself, so each block's source map (its
+line range) gives its offsets: headings are `Title`s at their level, paragraphs
+`NarrativeText` (`ListItem` inside a list; a paragraph of long lines one element per line,
+see `indx_assets.pipeline.chunking.paragraphs`), fenced code (with its fences and info string) and
+indented code `CodeSnippet`s, tables `Table`s (cells `|`-separated per line, with an HTML
+table of the cells' source for row-wise splitting), and raw HTML blocks `NarrativeText` of
+their source, tags and all (they are words of the page). A block's text is its inline source
+(markers such as `#`, `>` or `-` gone, inline markup kept), except that inline data
+(`data:image/png;base64,...`, see `indx_assets.pipeline.chunking.inline_data`) keeps only the data's
+type: its payload is not text, and would fill hundreds of chunks. Text the parser gives no
+block to (past its nesting limit, link reference definitions) is cut as plain text.
+"""
+
+from typing import Any
+
+from indx_assets.pipeline.chunking.elements import CodeSnippet, Element, ListItem, NarrativeText, Table, Title
+from indx_assets.pipeline.chunking.inline_data import elide_inline_data, inline_data_spans
+from indx_assets.pipeline.chunking.paragraphs import line_runs
+from indx_assets.pipeline.chunkers.base import Span, StructuredProvider, StructuredTextChunker
+from indx_assets.pipeline.chunker_port import PageOutput
+
+class _Lines:
+    """Character offsets of a text's lines, for markdown-it's line-based source maps."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0]
+        at = text.find("\n")
+        while at >= 0:
+            self.starts.append(at + 1)
+            at = text.find("\n", at + 1)
+
+    def span(self, line_map: list[int] | None) -> tuple[int, int] | None:
+        if not line_map:
+            return None
+        first, last = line_map
+        start = self.starts[min(first, len(self.starts) - 1)]
+        end = self.starts[last] if last < len(self.starts) else len(self.text)
+        while end > start and self.text[end - 1].isspace():
+            end -= 1
+        while start < end and self.text[start].isspace():
+            start += 1
+        return start, end
+
+
+def _place(element: Element, span: tuple[int, int] | None) -> Element:
+    if span is not None:
+        element.metadata.start, element.metadata.end = span
+    return element
+
+
+def _table(tokens: list[Any], i: int) -> tuple[Table, int]:
+    """The table opening at `tokens[i]` and the index of its closing token. Its HTML, by which
+    a long table is split into rows, holds each cell's source ("[site](https://...)", not
+    the link's text alone): the rows of a split table keep the page's words."""
+    import html as html_lib
+
+    rows: list[list[tuple[str, str]]] = []  # (tag, source) of each cell
+    j = i
+    while tokens[j].type != "table_close":
+        token = tokens[j]
+        if token.type == "tr_open":
+            rows.append([])
+        elif token.type in ("th_open", "td_open") and rows:
+            rows[-1].append((token.tag, ""))
+        elif token.type == "inline" and rows and rows[-1]:
+            rows[-1][-1] = (rows[-1][-1][0], " ".join(elide_inline_data(token.content).split()))
+        j += 1
+    text = "\n".join(" | ".join(cell for _, cell in cells) for cells in rows if any(cell for _, cell in cells))
+    html = "<table>" + "".join(
+        "<tr>" + "".join(f"<{tag}>{html_lib.escape(cell)}</{tag}>" for tag, cell in cells) + "</tr>" for cells in rows
+    ) + "</table>"
+    return Table(text, text_as_html=html), j
+
+
+#: Block tokens that hold text themselves (a container's source map spans its children).
+_LEAVES = frozenset({"paragraph_open", "heading_open", "fence", "code_block", "html_block", "table_open", "hr"})
+
+
+def _unstructured(text: str, tokens: list[Any], lines: _Lines, max_nesting: int) -> list[Element]:
+    """The text no leaf block covers, as plain-text elements (`text_elements`) with offsets.
+
+    markdown-it skips everything after a block nested `max_nesting` levels deep (a list nested
+    10 deep, a blockquote 20 deep) and a link reference definition leaves no token: that text
+    still belongs in chunks. What the parser skipped says so in `unstructured`.
+    """
+    from indx_assets.pipeline.chunkers.text import text_elements
+
+    covered = bytearray(len(lines.starts))
+    for token in tokens:
+        if token.type in _LEAVES and token.map:
+            first, last = token.map
+            covered[first:last] = b"\x01" * (last - first)
+    deep = next((t.map[0] for t in tokens if t.nesting == 1 and t.level >= max_nesting - 1 and t.map), None)
+    out: list[Element] = []
+    line = 0
+    while line < len(covered):
+        if covered[line]:
+            line += 1
+            continue
+        first = line
+        while line < len(covered) and not covered[line]:
+            line += 1
+        span = lines.span([first, line])
+        if span is None or span[0] >= span[1]:
+            continue
+        reason = (f"nested deeper than the Markdown parser's limit of {max_nesting} levels; kept as plain text"
+                  if deep is not None and first >= deep else None)
+        for element in text_elements(text[span[0] : span[1]]):
+            element.metadata.start += span[0]  # type: ignore[operator]
+            element.metadata.end += span[0]  # type: ignore[operator]
+            element.metadata.unstructured = reason
+            out.append(element)
+    return out
+
+
+def markdown_elements(text: str) -> list[Element]:
+    """Elements of a Markdown text, each with `start`/`end` offsets into it, in text order;
+    text the parser gives no block to is plain text (`_unstructured`)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    tokens = md.parse(text)
+    lines = _Lines(text)
+    elements: list[Element] = []
+    list_depth = 0
+    marker: str | None = None  # the number of the ordered list item whose first paragraph is next
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        kind = token.type
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            list_depth += 1
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            list_depth -= 1
+        elif kind == "list_item_open" and token.info:
+            marker = f"{token.info}{token.markup}"  # an ordered item's number is a word of the page
+        elif kind == "heading_open":
+            title = Title(elide_inline_data(tokens[i + 1].content))
+            title.metadata.category_depth = int(token.tag[1:])
+            elements.append(_place(title, lines.span(token.map)))
+            i += 2
+        elif kind == "paragraph_open":
+            cls = ListItem if list_depth else NarrativeText
+            content = elide_inline_data(tokens[i + 1].content).split("\n")
+            if marker is not None:
+                content[0], marker = f"{marker} {content[0]}", None
+            first, last = token.map or (0, 0)
+            if len(content) != last - first:  # no line-for-line source map: keep it whole
+                elements.append(_place(cls("\n".join(content)), lines.span(token.map)))
+            else:
+                for a, b in line_runs(content):
+                    elements.append(_place(cls("\n".join(content[a:b])), lines.span([first + a, first + b])))
+            i += 2
+        elif kind == "fence":  # its fences and info string too ("```html"): words of the page
+            span = lines.span(token.map)
+            code = text[span[0] : span[1]] if span else token.content
+            elements.append(_place(CodeSnippet(elide_inline_data(code)), span))
+        elif kind == "code_block":
+            elements.append(_place(CodeSnippet(token.content), lines.span(token.map)))
+        elif kind == "table_open":
+            table, i = _table(tokens, i)
+            elements.append(_place(table, lines.span(token.map)))
+        elif kind == "html_block":  # its source, tags and all: they are words of the page
+            span = lines.span(token.map)
+            source = text[span[0] : span[1]] if span else token.content
+            if source.strip():
+                elements.append(_place(NarrativeText(elide_inline_data(source)), span))
+        i += 1
+    extra = _unstructured(text, tokens, lines, md.options["maxNesting"])
+    if not extra:
+        return elements
+    # sorted by start (stable): the span search walks the page forward
+    return sorted(elements + extra, key=lambda e: e.metadata.start if e.metadata.start is not None else -1)
+
+
+class MarkdownChunker(StructuredTextChunker):
+    media_types = frozenset({"text/markdown"})
+
+    def left_out(self, page_text: str) -> list[Span]:
+        """The inline-data payloads, which the elements elide (see the module docstring)."""
+        return inline_data_spans(page_text)
+
+    def page_elements(self, content: bytes, page: PageOutput) -> list[Element] | None:
+        return markdown_elements(page.text)
+
+
+class MarkdownProvider(StructuredProvider):
+    chunker_class = MarkdownChunker

@@ -1,0 +1,23 @@
+"""The `page` chunker: the floor. Every readable page's whole text becomes one piece.
+
+It is the fallback (`fallback = True`), asked after every other chunker, so it only cuts
+the pages nobody more specific claimed.
+"""
+
+from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks, PageOutput
+
+
+class PageChunker:
+    fallback = True
+
+    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
+        return tuple(
+            PageChunks(o.page, (ChunkPiece(text=o.text, bbox_reason="no_geometry", start=0, end=len(o.text)),))
+            for o in outputs
+            if o.readable and o.text.strip()
+        )
+
+
+class PageProvider:
+    def chunkers(self) -> tuple[PageChunker, ...]:
+        return (PageChunker(),)

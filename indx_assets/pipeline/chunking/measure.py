@@ -1,0 +1,163 @@
+"""How chunk sizes are measured: in characters, or in tokens of a caller's tokenizer.
+
+A tokenizer is anything with `.count(text) -> int` (optionally `.count_batch(texts)`, and
+`.count_words(words)` for many single words at once).
+Token counting is the expensive part of token-limited chunking, so it is organised for speed:
+
+- A tokenizer whose tokens never cross whitespace (BERT's WordPiece, the embedder's own, is
+  one) is *whitespace-additive*: the count of a text is the sum of the counts of its
+  whitespace-separated words. Such a tokenizer is asked only once per distinct word; every
+  element, join and split is then summed from that cache, exactly. The cache belongs to the
+  tokenizer object, shared by every measure of it (a chunker measures page after page, and
+  a document's pages share most of their words), and is emptied when it passes
+  `WORD_CACHE_LIMIT` words.
+- Any other tokenizer is asked for whole texts (in batches where it offers `count_batch`), and
+  joins are counted exactly where they are decided.
+
+A tokenizer declares additivity with a `whitespace_additive` attribute; a `tokenizers`
+tokenizer with BERT normalisation and pre-tokenization is recognised without it.
+"""
+
+import re
+import weakref
+from collections.abc import Iterable, Sequence
+from itertools import accumulate, chain
+from typing import Any, Protocol
+
+from indx_assets.pipeline.tokenizer import TokenCounter
+
+#: Characters Python's `str.split()` treats as whitespace but BERT's normaliser deletes
+#: (controls), so they must not separate words when counting per word.
+_DELETED_CONTROLS = "\x0b\x0c\x1c\x1d\x1e\x1f\x85"
+_ODD = re.compile(f"[{_DELETED_CONTROLS}]")
+_ODD_SPLIT = re.compile(rf"[^\S{_DELETED_CONTROLS}]+")
+#: A word: a run of characters that are not whitespace (deleted controls belong to the word).
+WORD = re.compile(rf"(?:[^\s]|[{_DELETED_CONTROLS}])+")
+
+
+class Measure(Protocol):
+    """Sizes of texts in one unit. `additive`: size(a + whitespace + b) == size(a) + join + size(b)."""
+
+    unit: str
+    additive: bool
+
+    def size(self, text: str) -> int: ...
+
+    def sizes(self, texts: Sequence[str]) -> list[int]: ...
+
+    def join_cost(self, separator: str) -> int: ...
+
+
+class CharMeasure:
+    """Sizes in characters (exact and additive by construction)."""
+
+    unit = "characters"
+    additive = True
+
+    def size(self, text: str) -> int:
+        return len(text)
+
+    def sizes(self, texts: Sequence[str]) -> list[int]:
+        return list(map(len, texts))
+
+    def join_cost(self, separator: str) -> int:
+        return len(separator)
+
+
+def whitespace_additive(tokenizer: Any) -> bool:
+    """True when `tokenizer` never forms a token across whitespace (see the module docstring)."""
+    declared = getattr(tokenizer, "whitespace_additive", None)
+    if declared is not None:
+        return bool(declared)
+    inner = getattr(tokenizer, "tokenizer", None)
+    pre = getattr(inner, "pre_tokenizer", None)
+    norm = getattr(inner, "normalizer", None)
+    if type(pre).__name__ != "BertPreTokenizer" or type(norm).__name__ not in ("BertNormalizer", "NoneType"):
+        return False
+    # a cheap guard against a tokenizer that only looks like BERT from here
+    probe = ("Chunk boundaries", "decide retrieval quality.")
+    return tokenizer.count(" ".join(probe)) == sum(tokenizer.count(p) for p in probe)
+
+
+#: Words whose counts a tokenizer's shared cache holds before it is emptied (memory bound).
+WORD_CACHE_LIMIT = 200_000
+#: Per tokenizer object: whether it is whitespace-additive, and its shared word counts.
+_SHARED: "weakref.WeakKeyDictionary[Any, tuple[bool, dict[str, int]]]" = weakref.WeakKeyDictionary()
+
+
+def _shared(tokenizer: Any) -> tuple[bool, dict[str, int]]:
+    """`tokenizer`'s additivity (probed once) and the word counts every measure of it shares;
+    a fresh probe and a private cache for a tokenizer that cannot be weakly keyed."""
+    try:
+        found = _SHARED.get(tokenizer)
+        if found is None:
+            found = _SHARED[tokenizer] = (whitespace_additive(tokenizer), {})
+        return found
+    except TypeError:
+        return whitespace_additive(tokenizer), {}
+
+
+class TokenMeasure:
+    """Sizes in tokens of `tokenizer`; one instance per chunking call (word counts are cached per tokenizer)."""
+
+    unit = "tokens"
+
+    def __init__(self, tokenizer: TokenCounter) -> None:
+        self.tokenizer = tokenizer
+        self.additive, self._words = _shared(tokenizer)
+        self._batch = getattr(tokenizer, "count_batch", None)
+        # a whitespace-additive tokenizer may count many single words in one go
+        self._words_at_once = getattr(tokenizer, "count_words", None) if self.additive else None
+
+    def _count_many(self, texts: list[str]) -> list[int]:
+        if not texts:
+            return []
+        if self._batch is not None:
+            return list(self._batch(texts))
+        return [self.tokenizer.count(t) for t in texts]
+
+    @staticmethod
+    def _split(text: str) -> list[str]:
+        return _ODD_SPLIT.split(text.strip()) if _ODD.search(text) else text.split()
+
+    def _learn(self, words: Iterable[str] | set[str]) -> None:
+        cache = self._words
+        wanted = words if isinstance(words, set) else set(words)
+        missing = list(wanted.difference(cache))  # looked up in C: most words are known already
+        if missing:
+            if len(cache) + len(missing) > WORD_CACHE_LIMIT:
+                cache.clear()  # memory bound; the words asked for now are all counted again
+                missing = list(wanted)
+            counted = self._words_at_once(missing) if self._words_at_once is not None else self._count_many(missing)
+            cache.update(zip(missing, counted))
+
+    def size(self, text: str) -> int:
+        if not self.additive:
+            return self.tokenizer.count(text)
+        words = self._split(text)
+        self._learn(words)
+        return sum(map(self._words.__getitem__, words))
+
+    def sizes(self, texts: Sequence[str]) -> list[int]:
+        if not self.additive:
+            return self._count_many(list(texts))
+        if any(map(_ODD.search, texts)):
+            split_lists = [self._split(t) for t in texts]
+        else:
+            split_lists = [t.split() for t in texts]
+        # one pass in C over every word: learn the new ones, then difference running sums
+        flat = list(chain.from_iterable(split_lists))
+        self._learn(set(flat))
+        running = list(accumulate(map(self._words.__getitem__, flat), initial=0))
+        bounds = list(accumulate(map(len, split_lists), initial=0))
+        return [running[b] - running[a] for a, b in zip(bounds, bounds[1:])]
+
+    def join_cost(self, separator: str) -> int:
+        if self.additive and not separator.strip():
+            return 0
+        return self.tokenizer.count(separator)
+
+    def word_counts(self, words: list[str]) -> list[int]:
+        """The count of each word (whitespace-additive tokenizers only), from the cache."""
+        self._learn(words)
+        return list(map(self._words.__getitem__, words))

@@ -1,0 +1,144 @@
+"""Splitting one table into chunks of whole rows, repeating its header rows on continuations.
+
+Rows come from `metadata.text_as_html` when the table has it (leading rows inside `<thead>`
+or made only of `<th>` cells are its header), else from the lines of its text (no header
+known). A table whose text fits is one `Table` chunk, its text and HTML kept whole; sizing is
+by text, the thing that is embedded (`unstructured` also splits a table whose HTML alone is
+over the limit). Otherwise every chunk is a `TableChunk` of as many whole rows as fit, a row
+too big on its own is text-split, and continuation chunks start with the header rows when
+those take at most half the window.
+"""
+
+import html as html_lib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from indx_assets.pipeline.chunking.elements import ElementMetadata, Table, TableChunk
+from indx_assets.pipeline.chunking.options import ChunkingOptions
+from indx_assets.pipeline.chunking.text_splitter import TextSplitter
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    text: str
+    html: str
+    is_header: bool
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def html_rows(text_as_html: str) -> list[Row] | None:
+    """The rows of an HTML table, or `None` when the HTML holds no row."""
+    from lxml import etree, html
+
+    try:
+        root = html.fragment_fromstring(text_as_html, create_parent="div")
+    except (etree.ParserError, ValueError):
+        return None
+    rows: list[Row] = []
+    for tr in root.iter("tr"):
+        cells = [c for c in tr if isinstance(c.tag, str) and c.tag in ("td", "th")]
+        texts = [t for t in (_normalise(c.text_content()) for c in cells) if t]
+        if not texts:
+            continue
+        in_head = any(a.tag == "thead" for a in tr.iterancestors())
+        is_header = in_head or all(c.tag == "th" for c in cells)
+        tr.tail = None
+        rows.append(Row(" ".join(texts), etree.tostring(tr, encoding="unicode", method="html"), is_header))
+    return rows or None
+
+
+def _text_rows(text: str) -> list[Row]:
+    return [
+        Row(line.strip(), f"<tr><td>{html_lib.escape(line.strip())}</td></tr>", False)
+        for line in text.splitlines()
+        if line.strip()
+    ]
+
+
+def table_chunks(table: Table, opts: ChunkingOptions, table_id: str) -> Iterator[Table | TableChunk]:
+    """The chunks of one isolated table (none when it holds no text)."""
+    text = table.text.strip()
+    if not text:
+        return
+    measure = opts.measure
+    if measure.size(text) <= opts.hard_max:
+        yield Table(text, metadata=_metadata(table, opts, table.metadata.text_as_html))
+        return
+    from_html = html_rows(table.metadata.text_as_html) if table.metadata.text_as_html else None
+    rows = from_html or _text_rows(text)
+    row_sep = " " if from_html else "\n"
+    headers: list[Row] = []
+    if opts.repeat_table_headers:
+        for row in rows:
+            if not row.is_header:
+                break
+            headers.append(row)
+        if headers and max(measure.size(r.text) for r in headers) > (opts.hard_max + 1) // 2:
+            headers = []  # a header that big would crowd out the rows it labels
+    header_text = row_sep.join(r.text for r in headers)
+    header_size = measure.size(header_text) + measure.join_cost(row_sep) if headers else 0
+    join = measure.join_cost(row_sep)
+
+    pieces: list[tuple[list[Row], str | None]] = []  # (rows, text of a split row or None)
+    group: list[Row] = []
+    group_size = 0
+    row_sizes = measure.sizes([r.text for r in rows]) if measure.additive else None
+
+    def window() -> int:
+        return opts.hard_max - header_size if pieces and headers else opts.hard_max
+
+    for i, row in enumerate(rows):
+        if group:
+            if row_sizes is not None:
+                fits = group_size + join + row_sizes[i] <= window()
+            else:
+                fits = measure.size(row_sep.join(r.text for r in [*group, row])) <= window()
+            if fits:
+                group.append(row)
+                group_size += join + (row_sizes[i] if row_sizes is not None else 0)
+                continue
+            pieces.append((group, None))
+            group, group_size = [], 0
+        size = row_sizes[i] if row_sizes is not None else measure.size(row.text)
+        if size <= window():
+            group, group_size = [row], size
+            continue
+        # one row alone is over the window: split its text; each piece is its own chunk
+        rest = row.text
+        while rest:
+            splitter = TextSplitter(measure, max(1, window()))
+            part, rest, _ = splitter.split(rest)
+            pieces.append(([Row(part, f"<tr><td>{html_lib.escape(part)}</td></tr>", False)], part))
+    if group:
+        pieces.append((group, None))
+
+    for index, (group_rows, _) in enumerate(pieces):
+        body = row_sep.join(r.text for r in group_rows)
+        repeat = bool(headers) and index > 0
+        chunk_text = f"{header_text}{row_sep}{body}" if repeat else body
+        head_html = "<thead>" + "".join(r.html for r in headers) + "</thead>" if repeat else ""
+        metadata = _metadata(table, opts, f"<table>{head_html}{''.join(r.html for r in group_rows)}</table>")
+        metadata.is_continuation = True if index > 0 else None
+        metadata.table_id = table_id
+        metadata.chunk_index = index
+        metadata.num_carried_over_header_rows = len(headers) if repeat else 0
+        metadata.header_prefix_len = len(header_text) + len(row_sep) if repeat else 0
+        yield TableChunk(chunk_text, metadata=metadata)
+
+
+def _metadata(table: Table, opts: ChunkingOptions, text_as_html: str | None) -> ElementMetadata:
+    src = table.metadata
+    metadata = ElementMetadata(
+        page_number=src.page_number,
+        bbox=src.bbox,
+        text_as_html=text_as_html,
+        section_title=src.section_title,
+        parent_id=src.parent_id,
+        category_depth=src.category_depth,
+    )
+    if opts.include_orig_elements:
+        metadata.orig_elements = [table]
+    return metadata

@@ -1,0 +1,68 @@
+"""The code a built-in component runs, as one hash: its module and what that module imports
+from the packages named, followed transitively.
+
+Used for the chunker chain's fingerprint: a built-in chunker edited without a version bump
+still changes the chunk maps it cuts, so its code (the module defining it and the modules it
+reaches in `indx_assets.pipeline.chunking` and `indx_assets.pipeline.chunkers`) is part of what `chunk_map`'s
+code version says. Sources are read and parsed, never imported, so the digest costs
+milliseconds and no heavy import; an edit outside the closure leaves it where it was.
+"""
+
+import ast
+import hashlib
+import importlib.util
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+#: The packages whose modules a chunker's digest follows.
+CHUNKER_PACKAGES = ("indx_assets.pipeline.chunking", "indx_assets.pipeline.chunkers")
+
+
+def _source(module: str) -> tuple[Path, bool] | None:
+    """The module's source file and whether it is a package's `__init__`; None when it has none."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    return Path(spec.origin), spec.submodule_search_locations is not None
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool) -> Iterable[str]:
+    """Every module an `import` or `from ... import` anywhere in the tree (functions too: heavy
+    imports sit inside `chunk()`) may name, relative imports resolved; `from pkg import name`
+    yields `pkg.name` as well, since the name may be a submodule."""
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            yield base
+            yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def code_digest(modules: Iterable[str], packages: Sequence[str] = CHUNKER_PACKAGES) -> str:
+    """sha256 over the sources of `modules` and of every module of `packages` they reach, in name order."""
+    seen: dict[str, bytes] = {}
+    todo = list(modules)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        found = _source(name)
+        if found is None:
+            continue
+        path, is_package = found
+        seen[name] = path.read_bytes()
+        for imported in _imports(ast.parse(seen[name]), name, is_package):
+            if imported not in seen and any(imported == p or imported.startswith(p + ".") for p in packages):
+                todo.append(imported)
+    digest = hashlib.sha256()
+    for name in sorted(seen):
+        digest.update(name.encode() + b"\0" + hashlib.sha256(seen[name]).digest())
+    return digest.hexdigest()

@@ -1,0 +1,384 @@
+"""Word fidelity: whether a document's chunks hold its pages' words, whole (DESIGN §7).
+
+The measure `indx verify` reports, page by page, comparing the text chunks of a page with the
+reader's text of that page (for a PDF, PDFium's text layer; for Markdown, the source itself).
+
+- A *word* is a whitespace-separated token with its surrounding punctuation and symbols
+  (Unicode categories P and S) stripped, soft hyphens (U+00AD, and U+FFFE, PDFium's soft
+  hyphen) removed. A token that ends in a hyphen at a line end joins the word on the next
+  line: the page's word is then the joined one, spelled with or without the hyphen.
+- A chunk word is *foreign* when it is no word of its page. Two whole words run together
+  ("exerciseshas") and a fragment ("rown" of "Brown") are foreign.
+- Sub/superscript *notation* is listed apart from foreign: a chunk word that is a page word
+  run together with the mark beside it ("word1" for "word" and its footnote mark "1", "CO2"
+  for "CO" and "2"), or a page word the chunk cut before such a mark ("x 2" for "x2"). A mark
+  is one to three digits, a single letter, or super/subscript characters, set on its word's
+  line or on a line of its own (where PDFium puts a raised mark), and the word it joins holds
+  a letter: a number cut in two ("2" and "4.0910" for "24.0910") stays foreign, and so does a
+  word run into the number that starts the next line ("Directors28" of a table of contents).
+- A page word is *lost* when it is neither in the page's chunks nor in the furniture the
+  chunks name (`page_header` / `page_footer` in their metadata). Words are counted as
+  multisets per page (chunks may reorder a page's text, as columns and tables do): a page
+  holding "the" 40 times whose chunks hold it 38 times lost two.
+- A word is *duplicated* when the page's chunks hold it more often than the page does, except
+  the repetition the chain asked for: a piece whose metadata says `overlap` (the characters its
+  chunker repeated from the piece before) starts with words that end the piece before it, and
+  one that says `repeated_header` starts with that many characters of its table's header
+  rows; those words are not counted. `sentence` pieces (which repeat their chunk by design)
+  and image pieces are never counted at all.
+- The payload of inline data (a `data:` URI's base64), which chunkers leave out of their
+  chunks, is no word (`indx_assets.pipeline.chunking.inline_data`).
+
+A page passes when none of its chunk words is foreign (notation aside) and at least
+`MIN_KEPT` of its words are in its chunks or furniture; a document passes when every page does.
+"""
+
+import functools
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import regex
+
+from indx_assets.pipeline.chunking.inline_data import elide_inline_data
+from indx_assets.pipeline.identity import char_locator
+from indx_assets.pipeline.chunker_port import PageOutput
+
+#: The least share of a page's words its chunks (or its named furniture) must hold.
+MIN_KEPT = 0.99
+#: Examples kept per kind (foreign, notation, lost, duplicated) and page.
+EXAMPLES_PER_KIND = 3
+#: Chunk types whose text repeats other chunks by design, left out of the measure.
+EXCLUDED_TYPES = frozenset({"sentence", "image"})
+#: Piece metadata naming the page's furniture (lines left out of its chunks on purpose).
+FURNITURE_KEYS = ("page_header", "page_footer")
+#: Piece metadata: how many characters at its start repeat the piece before (the chain's `overlap`).
+OVERLAP_KEY = "overlap"
+#: Piece metadata: how many characters at its start repeat its table's header rows (`repeat_table_headers`).
+HEADER_KEY = "repeated_header"
+#: Piece metadata: why its text is plain text a parser did not structure (the page's record repeats it).
+UNSTRUCTURED_KEY = "unstructured"
+#: The most words an overlap is looked for at a piece's start.
+MAX_OVERLAP_WORDS = 400
+
+_EDGES = regex.compile(r"^[\p{P}\p{S}]+|[\p{P}\p{S}]+$")
+_SOFT_HYPHENS = "\u00ad\ufffe"
+_NO_SOFT_HYPHENS = str.maketrans("", "", _SOFT_HYPHENS)
+#: A hyphen after a letter or digit ends the token (a double hyphen is a dash: "exposed--").
+_HYPHENATED = regex.compile(r"[\p{L}\p{N}][-\u2010]$")
+_SCRIPT_MARK = regex.compile(r"\d{1,3}|\p{L}|[\u00b2\u00b3\u00b9\u2070-\u209f]+")
+_HAS_LETTER = regex.compile(r"\p{L}")
+_KEEPS_HYPHEN = regex.compile(r"[-\d]")
+
+#: A token: its word, the number of its line, and how it ends (`_SOFT`, `_HARD` hyphen, or 0).
+Token = tuple[str, int, int]
+_HARD, _SOFT = 1, 2
+
+
+def tokens(text: str) -> list[Token]:
+    """The words of `text` in order (see the module docstring), before line-end joining."""
+    out: list[Token] = []
+    for number, line in enumerate(text.splitlines()):
+        for raw in line.split():
+            soft = _SOFT_HYPHENS[0] in raw or _SOFT_HYPHENS[1] in raw
+            bare = raw.translate(_NO_SOFT_HYPHENS) if soft else raw
+            # most tokens are a bare word: the regex only for those with something at an edge
+            word = bare if bare[:1].isalnum() and bare[-1:].isalnum() else _EDGES.sub("", bare)
+            if word:
+                ends = (_SOFT if soft and raw.endswith(tuple(_SOFT_HYPHENS))
+                        else _HARD if raw[-1] in "-\u2010" and _HYPHENATED.search(raw) else 0)
+                out.append((word, number, ends))
+    return out
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_mark(word: str) -> bool:
+    return _SCRIPT_MARK.fullmatch(word) is not None
+
+
+@functools.lru_cache(maxsize=65536)
+def _has_letter(word: str) -> bool:
+    return _HAS_LETTER.search(word) is not None
+
+
+def _glues(a: str, b: str) -> bool:
+    """Whether `a` followed by `b` is a word and its sub/superscript mark (see the module docstring)."""
+    return (_is_mark(b) and _has_letter(a)) or (_is_mark(a) and len(b) > 1 and _has_letter(b))
+
+
+@dataclass
+class _Page:
+    """A page's words (`keys`, in order), each spelling mapped to its word, and the notation
+    forms of word pairs (run-together form -> the two words)."""
+
+    keys: list[str] = field(default_factory=list)
+    spellings: dict[str, str] = field(default_factory=dict)
+    glued: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, text: str, furniture: frozenset[str] = frozenset()) -> "_Page":
+        """The words of a page's `text`; a line that is one of its `furniture` lines (a page
+        number between the halves of a hyphenated word) does not keep the halves apart."""
+        page = cls()
+        found = tokens(text)
+        if furniture:
+            apart = {n for n, line in enumerate(text.splitlines()) if " ".join(line.split()) in furniture}
+        lines: list[int] = []
+        pending: list[tuple[str, int]] = []  # furniture words passed over by a join, still to count
+        i = 0
+        while i < len(found):
+            word, line, ends = found[i]
+            k = i + 1
+            if ends and furniture:
+                while k < len(found) and found[k][1] in apart and found[k][1] != line:
+                    k += 1
+            if ends and k < len(found) and found[k][1] != line:
+                # a word hyphenated across a line end: one word, with or without its hyphen
+                pending = [(w, n) for w, n, _ in found[i + 1 : k]]
+                found_k = found[k]
+                i = k - 1
+                following = found_k[0]
+                joined, hyphenated = word + following, f"{word}-{following}"
+                # a compound or a code keeps its hyphen ("state-of-the-" "art", "ISBN 0-" "7472-7857-1"),
+                # a word does not ("exer-" "cises"); a spelling the page already has keeps its word,
+                # so both spellings count as one word however the page spells it elsewhere
+                keeps = ends == _HARD and _KEEPS_HYPHEN.search(joined) is not None
+                key = (page.spellings.get(hyphenated) if ends == _HARD else None) or page.spellings.get(joined) \
+                    or (hyphenated if keeps else joined)
+                page.spellings.setdefault(joined, key)
+                if ends == _HARD:
+                    page.spellings.setdefault(hyphenated, key)
+                i += 2
+            else:
+                key = page.spellings.setdefault(word, word)
+                i += 1
+            page.keys.append(key)
+            lines.append(line)
+            for passed, passed_line in pending:
+                page.keys.append(page.spellings.setdefault(passed, passed))
+                lines.append(passed_line)
+            pending = []
+
+        def alone(j: int) -> bool:  # the only word of its line
+            return (j == 0 or lines[j - 1] != lines[j]) and (j + 1 == len(lines) or lines[j + 1] != lines[j])
+
+        for j in range(len(page.keys) - 1):
+            a, b = page.keys[j], page.keys[j + 1]
+            # a mark is set beside its word, or on a line of its own (PDFium's text of a raised
+            # footnote mark); a number that starts the next line is not one ("Directors", "28 Model")
+            if _glues(a, b) and (lines[j] == lines[j + 1] or alone(j + 1 if _is_mark(b) else j)):
+                page.glued.setdefault(a + b, (a, b))
+        return page
+
+
+def words(text: str) -> list[str]:
+    """The words of a page's `text`, in order, hyphenation across line ends joined."""
+    return _Page.of(text).keys
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """One finding: its kind, the word, where (a chunk's locator, or the page span of a lost
+    word) and the text around it."""
+
+    kind: str
+    word: str
+    locator: str
+    context: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "word": self.word, "locator": self.locator, "context": self.context}
+
+
+@dataclass(frozen=True, slots=True)
+class PageFidelity:
+    """The measure of one page (see the module docstring)."""
+
+    page: int
+    words: int
+    foreign: int = 0
+    notation: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    examples: tuple[Example, ...] = ()
+
+    @property
+    def kept(self) -> float:
+        """The share of the page's words in its chunks or furniture (1.0 for a page without words)."""
+        return 1.0 if not self.words else (self.words - self.lost) / self.words
+
+    @property
+    def passes(self) -> bool:
+        return self.foreign == 0 and self.kept >= MIN_KEPT
+
+    def to_json(self) -> dict[str, Any]:
+        return {"page": self.page, "words": self.words, "foreign": self.foreign, "notation": self.notation,
+                "lost": self.lost, "duplicated": self.duplicated, "kept": round(self.kept, 4),
+                "passes": self.passes, "examples": [e.to_json() for e in self.examples]}
+
+
+COUNTS = ("words", "foreign", "notation", "lost", "duplicated")
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentFidelity:
+    """The measure of one document: its pages, in order."""
+
+    source_id: str
+    pages: tuple[PageFidelity, ...]
+
+    @property
+    def passes(self) -> bool:
+        return all(p.passes for p in self.pages)
+
+    @property
+    def failing_pages(self) -> list[int]:
+        return [p.page for p in self.pages if not p.passes]
+
+    def totals(self) -> dict[str, int]:
+        return {name: sum(getattr(p, name) for p in self.pages) for name in COUNTS}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source_id": self.source_id, "passes": self.passes, **self.totals(),
+                "pages": [p.to_json() for p in self.pages]}
+
+
+def summary(document: DocumentFidelity) -> dict[str, Any]:
+    """A document's verdict in brief (what the chunk map records and `indx ingest` reports):
+    its counts, whether it passes, the pages below the thresholds and the first examples of
+    what put them there."""
+    failing = [p for p in document.pages if not p.passes]
+    examples = [e.to_json() | {"page": p.page} for p in failing for e in p.examples if e.kind in ("foreign", "lost")]
+    return {"passes": document.passes, **document.totals(), "pages": len(document.pages),
+            "pages_below": [p.page for p in failing], "examples": examples[:EXAMPLES_PER_KIND]}
+
+
+def totals(documents: Iterable[DocumentFidelity]) -> dict[str, int]:
+    """Counts summed over `documents`, with how many documents and pages fall below the thresholds."""
+    documents = list(documents)
+    summed = {name: sum(d.totals()[name] for d in documents) for name in COUNTS}
+    return {"documents": len(documents), "pages": sum(len(d.pages) for d in documents), **summed,
+            "documents_below": sum(not d.passes for d in documents),
+            "pages_below": sum(len(d.failing_pages) for d in documents)}
+
+
+class ChunkText(Protocol):
+    """What the measure reads of a chunk (a `DocumentChunk` has it)."""
+
+    page: int | None
+    locator: str
+    chunk_type: str
+    content: str
+    metadata: Mapping[str, Any]
+
+
+def _context(text: str, word: str, width: int = 30) -> tuple[int, int, str] | None:
+    """Where `word` first stands as a whole word in `text`, and the text around it."""
+    m = regex.search(rf"(?<![\p{{L}}\p{{N}}]){regex.escape(word)}(?![\p{{L}}\p{{N}}])", text)
+    if m is None:
+        return None
+    return m.start(), m.end(), " ".join(text[max(0, m.start() - width) : m.end() + width].split())
+
+
+def _overlap_words(previous: list[str], current: list[str]) -> int:
+    """How many words at the start of `current` repeat the end of `previous`."""
+    for n in range(min(len(previous), len(current), MAX_OVERLAP_WORDS), 0, -1):
+        if previous[-n:] == current[:n]:
+            return n
+    return 0
+
+
+class _Findings:
+    """Counts and the first few examples of each kind, for one page."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.examples: dict[str, list[Example]] = {kind: [] for kind in KINDS}
+
+    def add(self, kind: str, word: str, text: str, locator: str | None = None, page: int = 0, n: int = 1) -> None:
+        self.counts[kind] += n
+        if len(self.examples[kind]) >= EXAMPLES_PER_KIND:
+            return
+        where = _context(text, word.split()[0])
+        if locator is None:  # a page word: its own span on the page
+            locator = char_locator(where[0], where[1], page=page) if where else f"page:{page}"
+        self.examples[kind].append(Example(kind, word, locator, where[2] if where else ""))
+
+
+#: The kinds of finding, in the order examples are listed.
+KINDS = ("foreign", "lost", "duplicated", "notation")
+
+
+def measure_page(number: int, text: str, chunks: Sequence[ChunkText]) -> PageFidelity:
+    """The measure of page `number` (its reader's `text`) against its chunks, in chunk order."""
+    furniture = {line for chunk in chunks for key in FURNITURE_KEYS for line in chunk.metadata.get(key) or ()}
+    page = _Page.of(elide_inline_data(text), frozenset(" ".join(line.split()) for line in furniture))
+    spellings = page.spellings
+    # the counted chunks' words as one stream; a chunk boundary counts as a line end, so a word
+    # the page hyphenates across a line end may end one chunk and start the next
+    stream: list[tuple[str, int, int, int]] = []  # word, line, how it ends, chunk index
+    counted = [c for c in chunks if c.chunk_type not in EXCLUDED_TYPES and c.content]
+    previous: list[str] = []
+    line_base = 0
+    for index, chunk in enumerate(counted):
+        chunk_tokens = tokens(elide_inline_data(chunk.content))
+        spelled = [t[0] for t in chunk_tokens]
+        skip = _overlap_words(previous, spelled) if chunk.metadata.get(OVERLAP_KEY) else 0
+        if chunk.metadata.get(HEADER_KEY):
+            skip = max(skip, len(tokens(chunk.content[: chunk.metadata[HEADER_KEY]])))
+        previous = spelled
+        stream.extend((word, line_base + line, ends, index) for word, line, ends in chunk_tokens[skip:])
+        line_base += (chunk_tokens[-1][1] + 1) if chunk_tokens else 0
+    found: Counter[str] = Counter()
+    findings = _Findings()
+    i = 0
+    while i < len(stream):
+        word, line, ends, index = stream[i]
+        following = stream[i + 1][0] if i + 1 < len(stream) else None
+        body, locator = counted[index].content, counted[index].locator
+        key = spellings.get(word)
+        if ends and following is not None:
+            # hyphenated across a line end as on the page, or where the page joined the lines
+            joined = spellings.get(word + following) or spellings.get(f"{word}-{following}")
+            if joined is not None and (stream[i + 1][1] != line or key is None or spellings.get(following) is None):
+                found[joined] += 1
+                i += 2
+                continue
+        if key is not None:
+            found[key] += 1
+        elif word in page.glued:
+            found.update(page.glued[word])
+            findings.add("notation", word, body, locator)
+        elif following is not None and stream[i + 1][3] == index and _glues(word, following) \
+                and spellings.get(word + following):
+            found[spellings[word + following]] += 1
+            findings.add("notation", f"{word} {following}", body, locator, n=2)
+            i += 1
+        else:
+            findings.add("foreign", word, body, locator)
+        i += 1
+    expected = Counter(page.keys)
+    held = Counter(spellings.get(w, w) for line in furniture for w in words(line))
+    for key, count in expected.items():
+        short = count - found[key] - held[key]
+        if short > 0:
+            findings.add("lost", key, text, page=number, n=short)
+    for key, count in found.items():
+        extra = count - expected[key]
+        if extra > 0:
+            findings.add("duplicated", key, text, page=number, n=extra)
+    c = findings.counts
+    examples = tuple(e for kind in KINDS for e in findings.examples[kind])
+    return PageFidelity(number, len(page.keys), c["foreign"], c["notation"], c["lost"], c["duplicated"], examples)
+
+
+def measure(source_id: str, pages: Sequence[PageOutput], chunks: Iterable[ChunkText]) -> DocumentFidelity:
+    """The measure of a document: every page with text or chunks, against its chunks."""
+    by_page: dict[int, list[ChunkText]] = {}
+    for chunk in chunks:
+        if chunk.page is not None:
+            by_page.setdefault(chunk.page, []).append(chunk)
+    texts = {p.page: p.text for p in pages}
+    numbers = sorted({n for n, t in texts.items() if t.strip()} | set(by_page))
+    return DocumentFidelity(source_id, tuple(measure_page(n, texts.get(n, ""), by_page.get(n, ())) for n in numbers))

@@ -1,0 +1,156 @@
+"""Encoding one source: read its pages, run the chain, and turn the result into a `Document`.
+
+`to_document` is the one place where page outputs and a chunk map become identity-bearing
+records; the CLI, the assets and the tests all go through it.
+"""
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from itertools import groupby
+from pathlib import Path
+
+from indx_assets.pipeline.chain import Chain, load_chain
+from indx_assets.pipeline.document import Document, DocumentChunk
+from indx_assets.pipeline.chain_runner import ChunkMap, MappedChunk, run_chain
+from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY
+from indx_assets.pipeline.identity import char_locator, position_locator, typed_locator
+from indx_assets.pipeline.media import detect_media_type, is_text_type
+from indx_assets.pipeline.chunker_port import sentence_holders
+from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, read_document
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A source after reading and chunking, before embedding."""
+
+    source_id: str
+    read: DocumentRead
+    chunk_map: ChunkMap
+    chain: Chain
+
+    @property
+    def media_type(self) -> str:
+        return self.read.media_type
+
+
+def encode_bytes(
+    content: bytes,
+    *,
+    source_id: str,
+    name: str | None = None,
+    media_type: str | None = None,
+    chain: Chain | None = None,
+    reader_config: ReaderConfig | None = None,
+) -> Encoded:
+    media_type = media_type or detect_media_type(content, name or source_id)
+    chain = chain if chain is not None else load_chain()
+    read = read_document(content, media_type, reader_config)
+    chunk_map = run_chain(chain, content, media_type, read.pages) if read.pages else ChunkMap((), ())
+    return Encoded(source_id, read, chunk_map, chain)
+
+
+def encode_file(path: Path, *, source_id: str | None = None, **kwargs: object) -> Encoded:
+    """Encode a file; its `source_id` defaults to the file's name."""
+    return encode_bytes(path.read_bytes(), source_id=source_id or path.name, name=path.name, **kwargs)  # type: ignore[arg-type]
+
+
+def _page_starts(read: DocumentRead) -> dict[int, int]:
+    """Where each page's text starts in `read.content` (pages joined by one form feed)."""
+    starts, offset = {}, 0
+    for page in read.pages:
+        starts[page.page] = offset
+        offset += len(page.text) + 1
+    return starts
+
+
+def _locate(mapped: MappedChunk, paged: bool, starts: dict[int, int]) -> tuple[str, int | None, int | None]:
+    piece = mapped.piece
+    if piece.start is None or piece.end is None:
+        return position_locator(mapped.page, mapped.index), None, None
+    if paged:
+        return char_locator(piece.start, piece.end, page=mapped.page), piece.start, piece.end
+    start, end = starts[mapped.page] + piece.start, starts[mapped.page] + piece.end
+    return char_locator(start, end), start, end
+
+
+def _sentence_links(chunks: Sequence[MappedChunk]) -> list[int | None]:
+    """For each mapped chunk, the index in `chunks` of the chunk it is a sentence of (the
+    port's rule, `sentence_holders`, applied page by page), or None."""
+    links: list[int | None] = []
+    for _, run in groupby(range(len(chunks)), key=lambda i: chunks[i].page):
+        on_page = list(run)
+        links += [None if h is None else on_page[h] for h in sentence_holders([chunks[i].piece for i in on_page])]
+    return links
+
+
+def to_document(encoded: Encoded) -> Document:
+    """The `Document` for an encoded source: content, chunks with derived ids, read status.
+
+    A `sentence` piece's metadata names the chunk it is a sentence of (the port's rule,
+    `sentence_holders`) as `chunk_id`, the link by which search and embedding go from a
+    sentence to its chunk.
+    """
+    read = encoded.read
+    paged = not is_text_type(read.media_type)
+    starts = _page_starts(read)
+    chunks: list[DocumentChunk] = []
+    seen: set[str] = set()
+    links = _sentence_links(encoded.chunk_map.chunks)
+    for mapped, link in zip(encoded.chunk_map.chunks, links, strict=True):
+        piece = mapped.piece
+        locator, start, end = _locate(mapped, paged, starts)
+        locator = typed_locator(piece.chunk_type or "content", locator)
+        if locator in seen:  # two pieces cut the same span: fall back to the unique position
+            locator = typed_locator(piece.chunk_type or "content", position_locator(mapped.page, mapped.index))
+        seen.add(locator)
+        metadata = piece.metadata
+        if link is not None:
+            metadata = {**metadata, "chunk_id": chunks[link].id}
+        chunks.append(
+            DocumentChunk(
+                source_id=encoded.source_id,
+                locator=locator,
+                content=piece.text or "",
+                chunk_type=piece.chunk_type or "content",
+                page=mapped.page,
+                bbox=piece.bbox,
+                bbox_reason=piece.bbox_reason,
+                chunker=mapped.chunker,
+                start_offset=start,
+                end_offset=end,
+                image=piece.image,
+                metadata=metadata,
+            )
+        )
+    # a chunker that kept text its parser gave up on as plain text says why on its pieces;
+    # the page's record repeats it, so the reason is seen without reading the chunks
+    unstructured: dict[int, list[str]] = {}
+    for mapped in encoded.chunk_map.chunks:
+        reason = mapped.piece.metadata.get(UNSTRUCTURED_KEY)
+        if reason and reason not in unstructured.setdefault(mapped.page, []):
+            unstructured[mapped.page].append(reason)
+    metadata = {
+        "media_type": read.media_type,
+        "status": read.status,
+        "reason": read.reason,
+        "pages": [
+            {"page": p.page, "status": p.status, "reader": p.reader, "reason": p.reason,
+             **({UNSTRUCTURED_KEY: "; ".join(unstructured[p.page])} if p.page in unstructured else {})}
+            for p in read.pages
+        ],
+        "unclaimed_pages": list(encoded.chunk_map.unclaimed_pages),
+        "failed_chunkers": list(encoded.chunk_map.failed_chunkers),
+        "chain": encoded.chain.fingerprint,
+        "chunkers": list(encoded.chain.names),
+    }
+    # The reader's own facts (encoding, page size, ...) join in, but never overwrite the
+    # encoder's account of what happened: a reader key that collides is logged and dropped.
+    taken = set(metadata) | {f.name for f in fields(Document)}
+    clashes = sorted(set(read.metadata) & taken)
+    if clashes:
+        log.warning("reader metadata keys %s collide with the encoder's or the document's and are dropped", clashes)
+    metadata.update({k: v for k, v in read.metadata.items() if k not in taken})
+    return Document(source_id=encoded.source_id, content=read.content, chunks=tuple(chunks), metadata=metadata)

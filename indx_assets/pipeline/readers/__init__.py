@@ -1,0 +1,118 @@
+"""Readers turn a source's bytes into one `PageOutput` per page.
+
+A reader never raises for bad bytes: it returns pages with a `failed` or `unreadable`
+status and a reason, or, when the whole document cannot be opened, no pages and a
+document status (`failed`, `encrypted`, `unsupported`, ...) with a reason.
+"""
+
+import importlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from indx_assets.pipeline.chunker_port import PageOutput
+
+log = logging.getLogger(__name__)
+
+#: Document statuses. `ok`: at least one page read; `empty`: read, nothing in it; the rest
+#: say why nothing (or not everything) could be read: `too_large` and `outside_root` are the
+#: bounds of `indx_assets.pipeline.bounds`.
+DOCUMENT_STATUSES = ("ok", "empty", "unreadable", "failed", "encrypted", "unsupported", "too_large", "outside_root")
+
+
+@dataclass(frozen=True)
+class ReaderConfig:
+    """Settings readers honour (passwords for encrypted files and the like)."""
+
+    passwords: tuple[str, ...] = ()
+    ocr_dpi: int = 200
+    ocr_languages: str = "eng"
+    #: A document with more pages to OCR than this is not OCR'd: `too_large` (`INDX_MAX_OCR_PAGES`).
+    max_ocr_pages: int = 500
+
+
+@dataclass(frozen=True)
+class DocumentRead:
+    """What the readers made of one document."""
+
+    media_type: str
+    pages: tuple[PageOutput, ...]
+    status: str
+    reason: str | None = None
+    metadata: dict[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def from_pages(cls, media_type: str, pages: tuple[PageOutput, ...], **metadata: object) -> "DocumentRead":
+        """Derive the document status from its pages."""
+        statuses = {p.status for p in pages}
+        if "ok" in statuses:
+            status = "ok"
+        elif not pages or statuses == {"empty"}:
+            status = "empty"
+        elif "unreadable" in statuses:
+            status = "unreadable"
+        else:
+            status = "failed"
+        reasons = sorted({p.reason for p in pages if p.reason and p.status != "ok"})
+        return cls(media_type, tuple(pages), status, "; ".join(reasons) or None, dict(metadata))
+
+    @classmethod
+    def failure(cls, media_type: str, status: str, reason: str) -> "DocumentRead":
+        """A document that could not be opened at all."""
+        return cls(media_type, (), status, reason)
+
+    @property
+    def content(self) -> str:
+        """The document's full text: page texts joined by form feeds."""
+        return "\f".join(p.text for p in self.pages)
+
+
+Reader = Callable[[bytes, ReaderConfig], DocumentRead]
+
+#: media type -> "module:function"; imported on first use so a bare import stays cheap.
+READERS: dict[str, str] = {
+    "text/plain": "indx_assets.pipeline.readers.text:read_plain",
+    "text/markdown": "indx_assets.pipeline.readers.text:read_markdown",
+    "text/html": "indx_assets.pipeline.readers.html:read_html",
+    "application/pdf": "indx_assets.pipeline.readers.pdf:read_pdf",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": "indx_assets.pipeline.readers.pptx:read_pptx",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "indx_assets.pipeline.readers.docx:read_docx",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "indx_assets.pipeline.readers.sheets:read_xlsx",
+    "text/csv": "indx_assets.pipeline.readers.sheets:read_csv",
+    "text/tab-separated-values": "indx_assets.pipeline.readers.sheets:read_tsv",
+    "image/png": "indx_assets.pipeline.readers.image:read_png",
+    "image/jpeg": "indx_assets.pipeline.readers.image:read_jpeg",
+    "image/tiff": "indx_assets.pipeline.readers.image:read_tiff",
+    "image/bmp": "indx_assets.pipeline.readers.image:read_bmp",
+    "image/webp": "indx_assets.pipeline.readers.image:read_webp",
+}
+
+
+def reader_for(media_type: str) -> Reader | None:
+    target = READERS.get(media_type)
+    if target is None:
+        return None
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def read_document(content: bytes, media_type: str, config: ReaderConfig | None = None) -> DocumentRead:
+    """Read `content` with the reader for `media_type`; a reader's own crash becomes `failed`.
+
+    The ladder is per page: the primary reader (text layer) first, then OCR for the pages it
+    reported `unreadable` (`indx_assets.pipeline.readers.ocr.apply_ocr`).
+    """
+    config = config or ReaderConfig()
+    reader = reader_for(media_type)
+    if reader is None:
+        return DocumentRead.failure(media_type, "unsupported", f"no reader for media type {media_type}")
+    try:
+        read = reader(content, config)
+    except Exception as exc:  # a reader defect must not take the run down
+        log.exception("reader for %s raised", media_type)
+        return DocumentRead.failure(media_type, "failed", f"reader error: {type(exc).__name__}: {exc}")
+    if any(page.status == "unreadable" for page in read.pages):
+        from indx_assets.pipeline.readers.ocr import apply_ocr
+
+        read = apply_ocr(read, content, config)
+    return read

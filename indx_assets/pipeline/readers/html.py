@@ -1,0 +1,271 @@
+"""The HTML reader: visible text only, as a sequence of blocks.
+
+One walk over the parsed tree (Lexbor, via selectolax) yields the page's blocks: headings,
+paragraphs, list items, tables, code. The reader's page text is those blocks joined by a
+blank line, and structure-aware chunkers reuse the same blocks, so their offsets agree with
+the text the reader reported. Scripts, styles, templates and hidden nodes are dropped. A
+document nested too deep to parse in reasonable time (`MAX_BLOCK_DEPTH`) is refused: its page
+is `failed`, with the reason.
+"""
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from indx_assets.pipeline.chunker_port import PageOutput
+from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
+from indx_assets.pipeline.readers.text import NotText, decode_text
+
+BLOCK_SEPARATOR = "\n\n"
+
+_SKIPPED = frozenset(
+    {"script", "style", "noscript", "template", "head", "svg", "math", "iframe", "object", "embed", "canvas",
+     "select", "button", "-comment"}
+)
+_BLOCKS = frozenset(
+    {"p", "div", "section", "article", "header", "footer", "main", "aside", "nav", "blockquote", "dl", "dt", "dd",
+     "figure", "figcaption", "form", "fieldset", "address", "details", "summary", "ul", "ol", "li", "hr", "body",
+     "caption", "center", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table"}
+)
+_HEADINGS = {f"h{i}": i for i in range(1, 7)}
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+#: CSS that starts a printed page before or after an element (filings converted from print set it).
+_BREAK_BEFORE = re.compile(r"(?:page-)?break-before\s*:\s*(?:always|page|left|right)", re.I)
+_BREAK_AFTER = re.compile(r"(?:page-)?break-after\s*:\s*(?:always|page|left|right)", re.I)
+_SPACE = re.compile(r"\s+")
+
+#: Block elements nested deeper than this are refused. Each block start tag makes the parser
+#: search the stack of open elements (for a `p` to close) down to the nearest table cell or
+#: other scope boundary, so parsing costs the square of the depth: 20,000 nested `div`s take
+#: half a second, 100,000 (a 500 kB file) half a minute. Real pages nest a few dozen deep.
+MAX_BLOCK_DEPTH = 10_000
+_DEPTH_TAG = re.compile(
+    r"<(/?)(address|article|aside|blockquote|center|details|dialog|dir|div|dl|fieldset|figcaption|figure|footer"
+    r"|form|header|hgroup|main|menu|nav|ol|section|summary|ul|applet|button|caption|html|marquee|object|table"
+    r"|td|template|th)\b"  # matched in the lower-cased text: twice as fast as IGNORECASE
+)
+#: Where the parser's search stops (the HTML standard's default scope, and `button`).
+_SCOPES = frozenset({"applet", "button", "caption", "html", "marquee", "object", "table", "td", "template", "th"})
+
+
+class HtmlTooDeep(ValueError):
+    """The HTML nests block elements deeper than `MAX_BLOCK_DEPTH` (see there)."""
+
+
+def block_depth(html: str) -> int:
+    """The deepest nesting of block elements within one scope (a table cell and the like),
+    counted from the tags alone: a cheap bound taken before the document is parsed."""
+    depths = [0]  # one count per open scope
+    deepest = 0
+    for match in _DEPTH_TAG.finditer(html.lower()):
+        closing, tag = match.groups()
+        if tag in _SCOPES:
+            if not closing:
+                depths.append(0)
+            elif len(depths) > 1:
+                depths.pop()
+        elif closing:
+            depths[-1] = max(0, depths[-1] - 1)
+        else:
+            depths[-1] += 1
+            deepest = max(deepest, depths[-1])
+    return deepest
+
+
+def parse_html(html: str) -> LexborHTMLParser:
+    """The parsed document; `HtmlTooDeep` for nesting that would make parsing take quadratic time."""
+    # with no more tags than the limit, nothing can nest past it: skip the scan
+    if html.count("<") > MAX_BLOCK_DEPTH and (depth := block_depth(html)) > MAX_BLOCK_DEPTH:
+        raise HtmlTooDeep(f"the HTML nests block elements {depth:,} deep (at most {MAX_BLOCK_DEPTH:,} are read): "
+                          "parsing it would take time growing with the square of that depth")
+    return LexborHTMLParser(html)
+
+
+@dataclass(frozen=True, slots=True)
+class HtmlBlock:
+    """One block of visible text. `kind`: title, text, list_item, table or code. `ends_page`:
+    the document's CSS starts a printed page after it."""
+
+    kind: str
+    text: str
+    level: int = 0
+    html: str | None = None
+    ends_page: bool = False
+
+
+def _hidden(node: LexborNode) -> bool:
+    attrs = node.attributes
+    if "hidden" in attrs or attrs.get("aria-hidden") == "true":
+        return True
+    if node.tag == "input" and (attrs.get("type") or "").lower() == "hidden":
+        return True
+    style = attrs.get("style")
+    return bool(style and _HIDDEN_STYLE.search(style))
+
+
+def _children(node: LexborNode) -> Iterator[LexborNode]:
+    child = node.child
+    while child is not None:
+        yield child
+        child = child.next
+
+
+#: Elements whose text must not run into their neighbours' when flattened to inline text.
+_BREAKING = _BLOCKS | {"tr", "td", "th"}
+
+
+def _visible_text(node: LexborNode) -> str:
+    """Text under `node`, hidden parts dropped, whitespace left as found.
+
+    Iterative (an explicit stack), so hostile nesting depth cannot exhaust Python's stack.
+    Block elements and cells are set apart by a line break so their words never fuse.
+    """
+    parts: list[str] = []
+    stack: list[LexborNode | str] = list(reversed(list(_children(node))))
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+        elif item.tag == "-text":
+            parts.append(item.text_content or "")
+        elif item.tag == "br":
+            parts.append("\n")
+        elif item.tag not in _SKIPPED and not _hidden(item):
+            if item.tag in _BREAKING:
+                parts.append("\n")
+                stack.append("\n")
+            stack.extend(reversed(list(_children(item))))
+    return "".join(parts)
+
+
+def _rows(table: LexborNode) -> Iterator[LexborNode]:
+    """The visible rows of `table` itself; rows of tables nested in its cells belong to their cells."""
+    for child in _children(table):
+        if _hidden(child):
+            continue
+        if child.tag == "tr":
+            yield child
+        elif child.tag in ("thead", "tbody", "tfoot"):
+            yield from (row for row in _children(child) if row.tag == "tr" and not _hidden(row))
+
+
+def _table_block(table: LexborNode) -> HtmlBlock | None:
+    rows: list[str] = []
+    for tr in _rows(table):
+        cells = [
+            _SPACE.sub(" ", _visible_text(td)).strip()
+            for td in _children(tr)
+            if td.tag in ("td", "th") and not _hidden(td)
+        ]
+        if any(cells):
+            rows.append(" | ".join(cells))
+    if not rows:
+        return None
+    return HtmlBlock("table", "\n".join(rows), html=table.html)
+
+
+#: What a walk leaves on its stack after an element's children: the kind of block it closes.
+_Close = tuple[str, int]
+#: ... and, after that, where the element's CSS starts a printed page.
+_END_PAGE = "end page"
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.blocks: list[HtmlBlock] = []
+        self.inline: list[str] = []
+
+    def flush(self, kind: str = "text", level: int = 0) -> None:
+        text = _SPACE.sub(" ", "".join(self.inline)).strip()
+        self.inline.clear()
+        if text:
+            self.blocks.append(HtmlBlock(kind, text, level))
+
+    def end_page(self) -> None:
+        self.flush()
+        if self.blocks and not self.blocks[-1].ends_page:
+            self.blocks[-1] = replace(self.blocks[-1], ends_page=True)
+
+    def walk(self, root: LexborNode) -> None:
+        """Visit the tree under `root` in document order, with an explicit stack (no recursion)."""
+        stack: list[LexborNode | _Close | str] = list(reversed(list(_children(root))))
+        while stack:
+            item = stack.pop()
+            if isinstance(item, tuple):
+                self.flush(*item)
+                continue
+            if isinstance(item, str):
+                self.end_page()
+                continue
+            tag = item.tag
+            if tag == "-text":
+                self.inline.append(item.text_content or "")
+                continue
+            if tag == "br":
+                self.inline.append(" ")
+                continue
+            if tag in _SKIPPED or _hidden(item):
+                continue
+            style = item.attributes.get("style") or ""
+            if _BREAK_BEFORE.search(style):
+                self.end_page()
+            if _BREAK_AFTER.search(style):
+                stack.append(_END_PAGE)  # popped after the element's children and its close
+            if tag == "table":
+                self.flush()
+                block = _table_block(item)
+                if block:
+                    self.blocks.append(block)
+            elif tag == "pre":
+                self.flush()
+                code = _visible_text(item).strip("\n")
+                if code.strip():
+                    self.blocks.append(HtmlBlock("code", code))
+            else:
+                close: _Close | None = None
+                if tag in _HEADINGS:
+                    close = ("title", _HEADINGS[tag])
+                elif tag == "li":
+                    close = ("list_item", 0)
+                elif tag in _BLOCKS:
+                    close = ("text", 0)
+                if close is not None:
+                    self.flush()
+                    stack.append(close)
+                stack.extend(reversed(list(_children(item))))
+
+
+def html_blocks(html: str) -> tuple[HtmlBlock, ...]:
+    """The visible blocks of an HTML document, in document order (`HtmlTooDeep`: see `parse_html`)."""
+    tree = parse_html(html)
+    root = tree.body or tree.root
+    if root is None:
+        return ()
+    walker = _Walker()
+    walker.walk(root)
+    if any(block.ends_page for block in walker.blocks):
+        walker.end_page()  # a document set in printed pages ends one where it ends
+    walker.flush()
+    return tuple(walker.blocks)
+
+
+def read_html(content: bytes, config: ReaderConfig) -> DocumentRead:
+    media_type = "text/html"
+    if not content.strip():
+        return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="empty", reader="html"),))
+    try:
+        decoded = decode_text(content)
+    except NotText as exc:
+        return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))
+    try:
+        blocks = html_blocks(decoded.text)
+    except HtmlTooDeep as exc:
+        return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))
+    text = BLOCK_SEPARATOR.join(b.text for b in blocks)
+    if not text:
+        page = PageOutput(page=1, status="empty", reader="html", reason="no visible text")
+    else:
+        page = PageOutput(page=1, text=text, status="ok", reader="html")
+    return DocumentRead.from_pages(media_type, (page,), encoding=decoded.encoding)

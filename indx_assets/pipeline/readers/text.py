@@ -1,0 +1,118 @@
+"""Readers for plain text and Markdown: decode the bytes, split pages at form feeds."""
+
+import codecs
+import unicodedata
+from dataclasses import dataclass
+
+from indx_assets.pipeline.chunker_port import PageOutput
+from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
+
+#: Past this share of control characters a "decoding" is just binary seen through a codec.
+_MAX_CONTROL_SHARE = 0.01
+_ALLOWED_CONTROLS = frozenset("\t\n\r\f\v")
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+class NotText(ValueError):
+    """The bytes do not decode to text in any encoding worth trusting."""
+
+
+@dataclass(frozen=True)
+class DecodedText:
+    text: str
+    encoding: str
+
+
+def _control_share(text: str) -> float:
+    if not text:
+        return 0.0
+    sample = text[:65536]
+    controls = sum(1 for ch in sample if unicodedata.category(ch) == "Cc" and ch not in _ALLOWED_CONTROLS)
+    return controls / len(sample)
+
+
+#: UTF-16/32 without a byte-order mark would have NUL bytes for Latin text (refused above), so
+#: a detector's UTF-16 guess for NUL-free bytes pairs up single-byte text into CJK noise.
+_BOMLESS_WIDE = ["utf_16", "utf_16_be", "utf_16_le", "utf_32", "utf_32_be", "utf_32_le"]
+#: The legacy encoding of Western text on the web and on Windows (WHATWG maps latin-1 to it).
+_WESTERN = "cp1252"
+
+
+def _detect(content: bytes) -> tuple[str, str]:
+    """Charset detection for bytes that are not UTF-8.
+
+    charset-normalizer breaks ties between equally plausible code pages by name, so
+    Latin-1 text often comes out as cp1250 ("crème" as "crčme"); among the candidates it
+    rates best, Windows-1252 wins.
+    """
+    from charset_normalizer import from_bytes
+
+    results = from_bytes(content, cp_exclusion=_BOMLESS_WIDE)
+    best = results.best()
+    if best is None:
+        raise NotText("no text encoding fits these bytes")
+    tied = [r for r in results if (r.chaos, r.coherence) == (best.chaos, best.coherence)]
+    if any(_WESTERN in r.could_be_from_charset for r in tied):
+        try:
+            return content.decode(_WESTERN), _WESTERN
+        except UnicodeDecodeError:
+            pass
+    return str(best), best.encoding
+
+
+def decode_text(content: bytes) -> DecodedText:
+    """Decode bytes to text: BOM first, then strict UTF-8, then charset detection.
+
+    Raises `NotText` for binary content (NUL bytes, or a decoding full of control characters).
+    """
+    for bom, encoding in _BOMS:
+        if content.startswith(bom):
+            try:
+                return DecodedText(content.decode(encoding), encoding.replace("-sig", ""))
+            except UnicodeDecodeError as exc:
+                raise NotText(f"has a {encoding} byte-order mark but does not decode: {exc.reason}") from exc
+    if b"\x00" in content[:65536]:
+        raise NotText("contains NUL bytes: binary, not text")
+    try:
+        text, encoding = content.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        text, encoding = _detect(content)
+    if _control_share(text) > _MAX_CONTROL_SHARE:
+        raise NotText(f"decodes as {encoding} only into control characters: binary, not text")
+    return DecodedText(text, encoding)
+
+
+def text_pages(text: str, reader: str) -> tuple[PageOutput, ...]:
+    """One page per form-feed-separated part; whitespace-only parts are `empty`."""
+    return tuple(
+        PageOutput(page=i, text=part, reader=reader)
+        if part.strip()
+        else PageOutput(page=i, text=part, status="empty", reader=reader, reason="only whitespace")
+        for i, part in enumerate(text.split("\f"), start=1)
+    )
+
+
+def _read(content: bytes, media_type: str, reader: str) -> DocumentRead:
+    if not content:
+        return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="empty", reader=reader, reason="empty file"),))
+    try:
+        decoded = decode_text(content)
+    except NotText as exc:
+        failed = PageOutput(page=1, status="failed", reader=reader, reason=str(exc))
+        return DocumentRead.from_pages(media_type, (failed,))
+    return DocumentRead.from_pages(media_type, text_pages(decoded.text, reader), encoding=decoded.encoding)
+
+
+def read_plain(content: bytes, config: ReaderConfig) -> DocumentRead:
+    return _read(content, "text/plain", "text")
+
+
+def read_markdown(content: bytes, config: ReaderConfig) -> DocumentRead:
+    """Markdown pages keep their source text, so chunkers can parse its structure with offsets."""
+    return _read(content, "text/markdown", "markdown")

@@ -1,0 +1,180 @@
+"""The Arrow schemas of what the pipeline stores, and conversions to and from them.
+
+These are the documented, public shapes analysts query with pyarrow, DuckDB or Polars:
+`PAGES` (internal: what the readers made of each page), `CHUNKS` (the chunk map: one row per
+chunk, identity first) and `CHUNK_ROWS` (the chunk table: the chunk map plus its vector, as
+stored in LanceDB, the chunk id declared its primary key).
+"""
+
+import base64
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow as pa
+
+from indx_assets.pipeline.document import Document, DocumentChunk
+from indx_assets.pipeline.chunker_port import Line, PageOutput
+from indx_assets.pipeline.readers import DocumentRead
+
+VECTOR_DIM = 384
+#: Lance reads this field metadata as the table's primary key; without it concurrent upserts
+#: of one id silently duplicate rows.
+PRIMARY_KEY = {"lance-schema:unenforced-primary-key": "true"}
+
+_BBOX = pa.list_(pa.float64(), 4)
+_LINE = pa.struct([("text", pa.string()), ("bbox", _BBOX), ("metadata", pa.string())])
+
+PAGES = pa.schema(
+    [
+        ("source_id", pa.string()),
+        ("page", pa.int32()),
+        ("text", pa.string()),
+        ("status", pa.string()),
+        ("reader", pa.string()),
+        ("reason", pa.string()),
+        ("lines", pa.list_(_LINE)),
+        ("metadata", pa.string()),
+    ]
+)
+
+CHUNKS = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        ("document_id", pa.string()),
+        ("source_id", pa.string()),
+        ("locator", pa.string()),
+        ("chunk_type", pa.string()),
+        ("parent_ref", pa.string()),
+        ("page", pa.int32()),
+        ("bbox", _BBOX),
+        ("bbox_reason", pa.string()),
+        ("chunker", pa.string()),
+        ("text", pa.string()),
+        ("image", pa.binary()),
+        ("start_offset", pa.int64()),
+        ("end_offset", pa.int64()),
+        ("metadata", pa.string()),
+    ]
+)
+
+CHUNK_ROWS = pa.schema(
+    [pa.field("id", pa.string(), nullable=False, metadata=PRIMARY_KEY), *list(CHUNKS)[1:],
+     pa.field("vector", pa.list_(pa.float32(), VECTOR_DIM), nullable=True)]
+)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def pages_table(source_id: str, read: DocumentRead) -> pa.Table:
+    """The page outputs of one document; the document's own status rides in schema metadata."""
+    rows = [
+        {
+            "source_id": source_id,
+            "page": p.page,
+            "text": p.text,
+            "status": p.status,
+            "reader": p.reader,
+            "reason": p.reason,
+            "lines": None
+            if p.lines is None
+            else [{"text": l.text, "bbox": list(l.bbox), "metadata": _json(dict(l.metadata))} for l in p.lines],
+            "metadata": _json(dict(p.metadata)),
+        }
+        for p in read.pages
+    ]
+    document = {"media_type": read.media_type, "status": read.status, "reason": read.reason, "metadata": read.metadata}
+    schema = PAGES.with_metadata({"indx.document": _json(document)})
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def read_from_pages(table: pa.Table) -> DocumentRead:
+    """The inverse of `pages_table`."""
+    document = json.loads(table.schema.metadata[b"indx.document"])
+    pages = tuple(
+        PageOutput(
+            page=row["page"],
+            text=row["text"],
+            status=row["status"],
+            reader=row["reader"],
+            reason=row["reason"],
+            lines=None
+            if row["lines"] is None
+            else tuple(Line(l["text"], tuple(l["bbox"]), json.loads(l["metadata"])) for l in row["lines"]),
+            metadata=json.loads(row["metadata"]),
+        )
+        for row in table.to_pylist()
+    )
+    return DocumentRead(document["media_type"], pages, document["status"], document["reason"], document["metadata"])
+
+
+def chunks_table(document: Document) -> pa.Table:
+    """One row per chunk of `document`, in chunk order."""
+    rows = [
+        {
+            "id": c.id,
+            "document_id": document.id,
+            "source_id": c.source_id,
+            "locator": c.locator,
+            "chunk_type": c.chunk_type,
+            "parent_ref": c.parent_ref,
+            "page": c.page,
+            "bbox": list(c.bbox) if c.bbox is not None else None,
+            "bbox_reason": c.bbox_reason,
+            "chunker": c.chunker,
+            "text": c.content or None,
+            "image": c.image,
+            "start_offset": c.start_offset,
+            "end_offset": c.end_offset,
+            "metadata": _json(dict(c.metadata)),
+        }
+        for c in document.chunks
+    ]
+    return pa.Table.from_pylist(rows, schema=CHUNKS)
+
+
+#: The chunk map's schema metadata key for its document's word fidelity (`fidelity.summary`).
+FIDELITY_KEY = b"indx.fidelity"
+
+
+def with_fidelity(table: pa.Table, record: dict[str, Any]) -> pa.Table:
+    """`table` (a chunk map) with its document's fidelity record in its schema metadata, where a
+    reader of the file's footer finds it without reading a row (`digest` leaves it out: the
+    record follows from the rows)."""
+    return table.replace_schema_metadata({**(table.schema.metadata or {}), FIDELITY_KEY: _json(record)})
+
+
+def chunks_from_table(table: pa.Table) -> tuple[DocumentChunk, ...]:
+    """The chunks of one source's chunk map, in chunk order: the inverse of `chunks_table`
+    for what identifies and holds a chunk (image bytes and vectors are not read back)."""
+    columns = ["source_id", "locator", "chunk_type", "page", "bbox", "bbox_reason", "chunker", "text",
+               "start_offset", "end_offset", "metadata"]
+    return tuple(
+        DocumentChunk(source_id=row["source_id"], locator=row["locator"], content=row["text"] or "",
+                      chunk_type=row["chunk_type"], page=row["page"],
+                      bbox=tuple(row["bbox"]) if row["bbox"] is not None else None,  # type: ignore[arg-type]
+                      bbox_reason=row["bbox_reason"], chunker=row["chunker"], start_offset=row["start_offset"],
+                      end_offset=row["end_offset"], metadata=json.loads(row["metadata"] or "{}"))
+        for row in table.select(columns).to_pylist()
+    )
+
+
+def digest(table: pa.Table) -> str:
+    """A content hash of a table's rows (and the document record in its schema metadata).
+
+    Hashing values rather than file bytes keeps it independent of Parquet writer details.
+    """
+    h = hashlib.sha256()
+    meta = (table.schema.metadata or {}).get(b"indx.document", b"")
+    h.update(meta)
+    for row in table.to_pylist():
+        h.update(_json({k: base64.b64encode(v).decode() if isinstance(v, bytes) else v for k, v in row.items()}).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def combine_digests(parts: Iterable[str]) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()

@@ -1,0 +1,156 @@
+"""Per-partition data versions for batched runs.
+
+Dagster records one data version per output, copied to every partition a run covers
+(dagster-io/dagster#18649, #34013), so a run over fifty documents would give all fifty the
+same version and break staleness. The ingest op therefore reports each partition's
+materialization itself, with the provenance tags Dagster's own stale-status resolver reads:
+its code version, its data version, and the data version and event id of the upstream
+partition it was computed from. Everything here is the one place that knows those tags.
+
+A stage's materializations are logged as one event batch (`log_batch`): with
+`DAGSTER_EVENT_BATCH_SIZE` set, the instance hands them to its event log in one call, which
+`indx_assets.app.event_log` writes in one transaction per database.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+from dagster._core.definitions.data_version import (
+    CODE_VERSION_TAG,
+    DATA_VERSION_IS_USER_PROVIDED_TAG,
+    DATA_VERSION_TAG,
+    get_input_data_version_tag,
+    get_input_event_pointer_tag,
+)
+from dagster._core.events import (
+    AssetObservationData,
+    DagsterEvent,
+    DagsterEventBatchMetadata,
+    DagsterEventType,
+    generate_event_batch_id,
+)
+from dagster._core.instance.utils import RUNLESS_JOB_NAME, RUNLESS_RUN_ID
+
+#: Dagster's switch for handing event batches to the event log whole (its value: the most
+#: events per write).
+EVENT_BATCH_SIZE = "DAGSTER_EVENT_BATCH_SIZE"
+
+
+@dataclass(frozen=True)
+class PartitionRecord:
+    """The latest materialization of one asset partition: its event id and version tags."""
+
+    storage_id: int
+    tags: Mapping[str, str]
+
+    @property
+    def data_version(self) -> str | None:
+        return self.tags.get(DATA_VERSION_TAG)
+
+    @property
+    def code_version(self) -> str | None:
+        return self.tags.get(CODE_VERSION_TAG)
+
+    def input_data_version(self, parent: dg.AssetKey) -> str | None:
+        return self.tags.get(get_input_data_version_tag(parent))
+
+
+#: Metadata key of the observation that marks a partition's records void (`mark_removed`).
+REMOVED = "indx/removed"
+
+
+def mark_removed(instance: dg.DagsterInstance, keys: Sequence[dg.AssetKey], partitions: Sequence[str], reason: str) -> None:
+    """Void every record `keys` hold for `partitions` (their files left the corpus): an
+    observation later than all of them, so a file that comes back is missing again, not fresh.
+
+    Dagster's SQLite and Postgres event logs cannot wipe single partitions, and the records
+    must stay void for every reader (the stages, `indx status`, the sensor, automation), so
+    the mark lives where they all look: the event log, read by `latest_records`. The marks
+    are runless events (what `report_runless_asset_event` writes) handed over as one batch.
+    """
+    events = [
+        DagsterEvent(event_type_value=DagsterEventType.ASSET_OBSERVATION.value, job_name=RUNLESS_JOB_NAME,
+                     event_specific_data=AssetObservationData(
+                         dg.AssetObservation(asset_key=key, partition=partition, metadata={REMOVED: reason})))
+        for partition in partitions for key in keys
+    ]
+    batch_id, last = generate_event_batch_id(), len(events) - 1
+    for i, event in enumerate(events):
+        instance.report_dagster_event(event, run_id=RUNLESS_RUN_ID,
+                                      batch_metadata=DagsterEventBatchMetadata(batch_id, i == last))
+
+
+def latest_records(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Iterable[str]) -> dict[str, PartitionRecord]:
+    """The latest materialization record of each partition, in two queries for the batch (a
+    third for those that have one: a record older than the partition's removal mark does
+    not count)."""
+    storage = instance.event_log_storage
+    ids = storage.get_latest_storage_id_by_partition(key, DagsterEventType.ASSET_MATERIALIZATION, set(partitions))
+    if ids:
+        removed = storage.get_latest_storage_id_by_partition(key, DagsterEventType.ASSET_OBSERVATION, set(ids))
+        ids = {p: sid for p, sid in ids.items() if sid > removed.get(p, -1)}
+    if not ids:
+        return {}
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=key, storage_ids=list(ids.values())), limit=len(ids)
+    ).records
+    tags_by_id = {r.storage_id: dict(r.event_log_entry.tags or {}) for r in records}
+    return {p: PartitionRecord(sid, tags_by_id.get(sid, {})) for p, sid in ids.items()}
+
+
+def is_fresh(
+    record: PartitionRecord | None,
+    code_version: str,
+    parent: dg.AssetKey | None = None,
+    parent_record: PartitionRecord | None = None,
+    data_version: str | None = None,
+) -> bool:
+    """Whether a partition's latest materialization still stands.
+
+    It does when it was made by the same code from the same upstream data version (or, for a
+    root asset, when the data version it would get is the one it has).
+    """
+    if record is None or record.code_version != code_version:
+        return False
+    if parent is not None:
+        return parent_record is not None and record.input_data_version(parent) == parent_record.data_version
+    return data_version is not None and record.data_version == data_version
+
+
+def materialization(
+    key: dg.AssetKey,
+    partition: str,
+    *,
+    data_version: str,
+    code_version: str,
+    parent: dg.AssetKey | None = None,
+    parent_record: PartitionRecord | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> dg.AssetMaterialization:
+    """The materialization event of one partition, with its provenance."""
+    tags = {
+        CODE_VERSION_TAG: code_version,
+        DATA_VERSION_TAG: data_version,
+        DATA_VERSION_IS_USER_PROVIDED_TAG: "true",
+    }
+    if parent is not None and parent_record is not None:
+        tags[get_input_data_version_tag(parent)] = parent_record.data_version or ""
+        tags[get_input_event_pointer_tag(parent)] = str(parent_record.storage_id)
+    return dg.AssetMaterialization(asset_key=key, partition=partition, metadata=dict(metadata or {}), tags=tags)
+
+
+def log_batch(context: dg.AssetExecutionContext, events: Sequence[dg.AssetMaterialization]) -> list[DagsterEvent]:
+    """Log materializations as one event batch and return them for the op to yield (so they
+    count in the run's result, as events from `context.log_event` would).
+
+    This is `OpExecutionContext.log_event` with Dagster's batch marker, which the public
+    method does not take: the one use of its step context.
+    """
+    step_context = context.op_execution_context._step_execution_context  # noqa: SLF001
+    batch_id, last = generate_event_batch_id(), len(events) - 1
+    return [
+        DagsterEvent.asset_materialization(step_context, event, DagsterEventBatchMetadata(batch_id, i == last))
+        for i, event in enumerate(events)
+    ]

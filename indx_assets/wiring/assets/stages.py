@@ -1,0 +1,259 @@
+"""The work of each asset for one source, independent of Dagster's bookkeeping.
+
+Each stage reads its upstream's stored Parquet, does its one job, writes its own Parquet and
+returns the data version (a hash of what it wrote) and the metadata a person wants to see.
+"""
+
+import base64
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import dagster as dg
+import pyarrow as pa
+from upath import UPath
+
+from indx_assets.wiring.automation.source_index import readable_name
+from indx_assets.pipeline.chain import Chain
+from indx_assets.pipeline.document import Document
+from indx_assets.pipeline.embedder import MiniLMEmbedder, piece_vectors
+from indx_assets.pipeline.read_and_chunk import Encoded, to_document
+from indx_assets.pipeline.chain_runner import ChunkMap, run_chain
+from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY, measure
+from indx_assets.pipeline.fidelity import summary as fidelity_summary
+from indx_assets.pipeline.media import detect_media_type
+from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, read_document
+from indx_assets.pipeline.readers.ooxml_guard import OLE_MAGIC
+from indx_assets.wiring.resources.lancedb import LanceDBResource
+from indx_assets.wiring.resources.storage import StorageResource
+from indx_assets.pipeline.schema import (
+    CHUNK_ROWS,
+    VECTOR_DIM,
+    chunks_table,
+    combine_digests,
+    digest,
+    pages_table,
+    read_from_pages,
+    with_fidelity,
+)
+
+SOURCE_DOCUMENTS = "source_documents"
+PAGE_OUTPUTS = "page_outputs"
+CHUNK_MAP = "chunk_map"
+CHUNK_EMBEDDINGS = "chunk_embeddings"
+CHUNKS_TABLE = "chunks_table"
+
+SOURCE_SCHEMA = pa.schema(
+    [("source_id", pa.string()), ("name", pa.string()), ("media_type", pa.string()), ("sha256", pa.string()),
+     ("size", pa.int64()), ("content", pa.large_binary()), ("refused", pa.string()), ("reason", pa.string())]
+)
+EMBEDDING_SCHEMA = pa.schema([("id", pa.string()), ("vector", pa.list_(pa.float32(), VECTOR_DIM))])
+
+
+@dataclass(frozen=True)
+class StageOutput:
+    data_version: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def store_source(source_id: str, path: UPath, storage: StorageResource) -> StageOutput:
+    """Copy the source's bytes into storage in steps and record its row: name, media type,
+    sha256 (the data version, of the bytes copied) and size. Only a zip or OLE container is
+    read whole here, because what it holds is listed at its end."""
+    sha, size = storage.write_blob(SOURCE_DOCUMENTS, source_id, path)
+    head = storage.read_blob(SOURCE_DOCUMENTS, source_id, 8192)
+    if head.startswith((b"PK", OLE_MAGIC)):
+        head = storage.read_blob(SOURCE_DOCUMENTS, source_id)
+    name = readable_name(path.name)  # a name that is not UTF-8 cannot be a Parquet string
+    media_type = detect_media_type(head, name)
+    del head
+    table = pa.Table.from_pylist(
+        [{"source_id": source_id, "name": name, "media_type": media_type, "sha256": sha, "size": size,
+          "content": None}],
+        schema=SOURCE_SCHEMA,
+    )
+    storage.write(SOURCE_DOCUMENTS, source_id, table)
+    return StageOutput(sha, {"media_type": media_type, "bytes": size, "sha256": sha})
+
+
+def refusal_version(status: str, reason: str) -> str:
+    """The data version of a refused source: a hash of the refusal, so changing a bound that
+    refused it re-runs what follows (and the sensor never reads a refused file to hash it)."""
+    return combine_digests(["refused", status, reason])
+
+
+def store_refusal(source_id: str, name: str, size: int, status: str, reason: str, storage: StorageResource) -> StageOutput:
+    """Record a source refused before it was read (`CorpusResource.refusal`): no bytes, the
+    document status and reason, which `read_pages` reports as the document's."""
+    version = refusal_version(status, reason)
+    media_type = detect_media_type(b"", name)
+    table = pa.Table.from_pylist(
+        [{"source_id": source_id, "name": name, "media_type": media_type, "sha256": None, "size": size,
+          "content": None, "refused": status, "reason": reason}],
+        schema=SOURCE_SCHEMA,
+    )
+    storage.write(SOURCE_DOCUMENTS, source_id, table)
+    return StageOutput(version, {"media_type": media_type, "bytes": size, "refused": status, "reason": reason})
+
+
+def _source_row(source_id: str, storage: StorageResource) -> dict[str, Any]:
+    """The source's row; its bytes are in `content`, or, when that is null (written since the
+    bytes moved beside the row), in the blob beside it; a refused source has none."""
+    row = storage.read(SOURCE_DOCUMENTS, source_id).to_pylist()[0]
+    if row["content"] is None:
+        row["content"] = b"" if row.get("refused") else storage.read_blob(SOURCE_DOCUMENTS, source_id)
+    return row
+
+
+def _source(source_id: str, storage: StorageResource) -> tuple[bytes, str]:
+    row = _source_row(source_id, storage)
+    return row["content"], row["media_type"]
+
+
+def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -> StageOutput:
+    row = _source_row(source_id, storage)
+    media_type = row["media_type"]
+    if row.get("refused"):
+        read = DocumentRead.failure(media_type, row["refused"], row["reason"] or row["refused"])
+    else:
+        read = read_document(row.pop("content"), media_type, config)
+    table = pages_table(source_id, read)
+    storage.write(PAGE_OUTPUTS, source_id, table)
+    metadata: dict[str, Any] = {
+        "status": read.status,
+        "pages": len(read.pages),
+        "pages_by_status": dict(Counter(p.status for p in read.pages)),
+        "readers": sorted({p.reader for p in read.pages}),
+    }
+    if read.reason:
+        metadata["reason"] = read.reason
+    return StageOutput(digest(table), metadata)
+
+
+def encode_stored(source_id: str, storage: StorageResource, chain: Chain) -> tuple[bytes, Encoded]:
+    """Re-run the chain on a stored source and its stored page outputs (never re-reads the
+    source itself); returns the source's bytes with the result."""
+    content, media_type = _source(source_id, storage)
+    read = read_from_pages(storage.read(PAGE_OUTPUTS, source_id))
+    chunk_map = run_chain(chain, content, media_type, read.pages) if read.pages else ChunkMap((), ())
+    return content, Encoded(source_id, read, chunk_map, chain)
+
+
+#: Documents up to this many pages get a picture of their first page's cut in the UI.
+PICTURE_MAX_PAGES = 50
+PICTURE_DPI = 50
+
+
+def first_page_picture(content: bytes, encoded: Encoded, document: Document) -> dg.MetadataValue | None:
+    """The first page with its chunk boxes drawn and numbered, as Markdown the UI renders;
+    None for large documents and for pages whose chunks have no boxes (nothing to see)."""
+    from indx_assets.pipeline.chunk_picture import render_chunk_picture
+
+    first = [c for c in document.chunks if c.page == 1]
+    if len(encoded.read.pages) > PICTURE_MAX_PAGES or not any(c.bbox for c in first):
+        return None
+    meta = encoded.read.metadata
+    width, height = meta.get("slide_width"), meta.get("slide_height")
+    aspect = width / height if isinstance(width, int) and isinstance(height, int) and height else 1 / 2**0.5
+    png = render_chunk_picture(content, encoded.media_type, 1, first, dpi=PICTURE_DPI, aspect=aspect)
+    if png is None:
+        return None
+    return dg.MetadataValue.md(f"![chunks of page 1](data:image/png;base64,{base64.b64encode(png).decode()})")
+
+
+def cut_chunks(source_id: str, storage: StorageResource, chain: Chain) -> StageOutput:
+    content, encoded = encode_stored(source_id, storage, chain)
+    document = to_document(encoded)
+    fidelity = fidelity_summary(measure(source_id, encoded.read.pages, document.chunks))
+    table = with_fidelity(chunks_table(document), fidelity)
+    storage.write(CHUNK_MAP, source_id, table)
+    metadata: dict[str, Any] = {
+        "chunks": table.num_rows,
+        "chunks_by_chunker": dict(Counter(c.chunker for c in document.chunks)),
+        "chunks_by_type": dict(Counter(c.chunk_type for c in document.chunks)),
+        "pages_without_chunks": list(encoded.chunk_map.unclaimed_pages),
+        "chain": chain.fingerprint,
+        "fidelity": fidelity,
+    }
+    if not chain.links:
+        metadata["warning"] = "no chunker is installed (entry-point group indx.chunkers is empty): nothing was chunked"
+    unstructured = {str(p["page"]): p[UNSTRUCTURED_KEY] for p in document.metadata["pages"] if p.get(UNSTRUCTURED_KEY)}
+    if unstructured:  # text a parser gave up on, kept as plain text: why, page by page
+        metadata["unstructured_pages"] = unstructured
+    if encoded.chunk_map.failed_chunkers:
+        metadata["failed_chunkers"] = list(encoded.chunk_map.failed_chunkers)
+    picture = first_page_picture(content, encoded, document)
+    if picture is not None:
+        metadata["chunk_picture"] = picture
+    return StageOutput(digest(table), metadata)
+
+
+def embed_chunks(
+    source_ids: Sequence[str], storage: StorageResource, embedder: MiniLMEmbedder, chunk_versions: dict[str, str]
+) -> dict[str, StageOutput]:
+    """Embed the text chunks of several sources in one batched pass.
+
+    A chunk cut into sentences gets the centroid of its sentences' vectors (`piece_vectors`).
+    Image chunks are stored but get no vector unless the embedder declares the image modality.
+    The data version is derived from the chunk map's version and the model's, which together
+    decide the vectors (hashing floats would make version noise of batch composition).
+    """
+    tables = {sid: storage.read(CHUNK_MAP, sid) for sid in source_ids}
+    texts: list[str] = []
+    owners: list[tuple[str, str]] = []
+    holders: list[str | None] = []  # the chunk id a sentence belongs to
+    skipped: Counter[str] = Counter()
+    for sid, table in tables.items():
+        for row in table.select(["id", "text", "chunk_type", "metadata"]).to_pylist():
+            if row["text"]:
+                texts.append(row["text"])
+                owners.append((sid, row["id"]))
+                link = json.loads(row["metadata"] or "{}").get("chunk_id") if row["chunk_type"] == "sentence" else None
+                holders.append(link)
+            elif "image" not in embedder.modalities:
+                skipped[sid] += 1
+    position = {chunk_id: i for i, (_, chunk_id) in enumerate(owners)}
+    vectors = piece_vectors(embedder.embed_texts, texts, [position.get(h) if h else None for h in holders])
+    per_source: dict[str, list[tuple[str, Any]]] = {sid: [] for sid in source_ids}
+    for (sid, chunk_id), vector in zip(owners, vectors, strict=True):
+        per_source[sid].append((chunk_id, vector))
+    outputs = {}
+    for sid, pairs in per_source.items():
+        table = pa.Table.from_pylist(
+            [{"id": cid, "vector": vec.tolist()} for cid, vec in pairs], schema=EMBEDDING_SCHEMA
+        )
+        storage.write(CHUNK_EMBEDDINGS, sid, table)
+        metadata: dict[str, Any] = {"vectors": len(pairs), "model": embedder.model_version}
+        if skipped[sid]:
+            metadata["unembedded_image_chunks"] = skipped[sid]
+            metadata["unembedded_reason"] = "the embedder does not declare the image modality"
+        outputs[sid] = StageOutput(combine_digests([chunk_versions[sid], embedder.model_version]), metadata)
+    return outputs
+
+
+def write_rows(
+    source_ids: Sequence[str], storage: StorageResource, lancedb: LanceDBResource, versions: dict[str, list[str]]
+) -> dict[str, StageOutput]:
+    """Join each source's chunks and vectors, store them as Parquet, and upsert the batch into
+    LanceDB in one commit (each source's vanished chunks deleted in the same commit)."""
+    batch: dict[str, pa.Table] = {}
+    for sid in source_ids:
+        chunks = storage.read(CHUNK_MAP, sid)
+        vectors = storage.read(CHUNK_EMBEDDINGS, sid)
+        vector_by_id = dict(zip(vectors.column("id").to_pylist(), vectors.column("vector").to_pylist(), strict=True))
+        column = pa.array([vector_by_id.get(cid) for cid in chunks.column("id").to_pylist()], CHUNK_ROWS.field("vector").type)
+        batch[sid] = chunks.append_column(CHUNK_ROWS.field("vector"), column).cast(CHUNK_ROWS)
+        storage.write(CHUNKS_TABLE, sid, batch[sid])
+    result = lancedb.upsert_sources(batch)
+    lancedb.ensure_indexes()
+    batch_metadata = {f"lancedb_batch_{k}": v for k, v in result.items() if k != "version"}
+    return {
+        sid: StageOutput(
+            combine_digests(versions[sid]),
+            {"rows": rows.num_rows, "lancedb_table_version": result["version"], "batch_sources": len(batch),
+             **batch_metadata},
+        )
+        for sid, rows in batch.items()
+    }

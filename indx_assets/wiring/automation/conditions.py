@@ -1,0 +1,94 @@
+"""Declarative automation of the five ingestion assets.
+
+A partition is requested when it becomes missing (a new source; the initial load is just
+every partition being missing at the first evaluation) or stale by the same provenance rule
+`indx status` and the ingest stages use (`status.judge`): made by another code version, from
+another upstream data version, or — for `source_documents` — from bytes other than those the
+corpus sensor last hashed. Each request is made once (since it was last handled): a partition whose
+run failed is not re-requested every tick; run retries are the instance's job (dagster.yaml).
+
+Requests ride along the graph where the work is certain: `page_outputs` and `chunk_map` are
+requested with their parent (a re-read source is re-read and re-cut in the same run), and
+`chunks_table` with `chunk_embeddings`. `chunk_embeddings` deliberately waits for its chunk
+map's new data version: after a chain change every chunk map is re-cut, and only documents
+whose chunks came out different are re-embedded.
+"""
+
+import warnings
+
+import dagster as dg
+from dagster._core.definitions.events import AssetKeyPartitionKey
+
+from indx_assets.wiring.assets.ingest import CHUNK_MAP, CHUNKS_TABLE, PAGE_OUTPUTS, PARENT, SOURCE_DOCUMENTS
+from indx_assets.wiring.automation.source_index import SourceIndex
+from indx_assets.app.status import PAGE_SIZE, page_status
+
+#: Assets requested in the same tick as their parent.
+CHAINED = {PAGE_OUTPUTS, CHUNK_MAP, CHUNKS_TABLE}
+
+
+class ProvenanceStale(dg.AutomationCondition):
+    """True for the partitions whose latest materialization no longer stands (see `status`),
+    or was voided when their file left the corpus (`provenance.mark_removed`)."""
+
+    index_path: str = ""
+
+    def __init__(self, index_path: str = ""):
+        self.index_path = index_path
+
+    @property
+    def name(self) -> str:
+        return "provenance_stale"
+
+    @property
+    def description(self) -> str:
+        return "made by another code version or from other upstream data than today's"
+
+    def evaluate(self, context: dg.AutomationContext) -> dg.AutomationResult:  # type: ignore[override]
+        key = context.key
+        candidates = sorted(context.candidate_subset.expensively_compute_partition_keys())
+        code_version = context.asset_graph.get(key).code_version
+        index = SourceIndex(self.index_path) if self.index_path and key == SOURCE_DOCUMENTS else None
+        stale: set[AssetKeyPartitionKey] = set()
+        for i in range(0, len(candidates), PAGE_SIZE):
+            page = candidates[i:i + PAGE_SIZE]
+            statuses = page_status(context.asset_graph_view.instance, {key: code_version}, page, index, assets=[key])[key]
+            # "missing" by our records but not by Dagster's: a file that left and came back
+            stale.update(AssetKeyPartitionKey(key, pk) for pk, s in statuses.items() if s.state != "fresh")
+        subset = context.asset_graph_view.get_asset_subset_from_asset_partitions(key, stale)
+        return dg.AutomationResult(context=context, true_subset=subset)
+
+
+def ingest_condition(key: dg.AssetKey, index_path: str = "") -> dg.AutomationCondition:
+    """The automation condition of one ingestion asset."""
+    trigger = (
+        dg.AutomationCondition.missing().newly_true().with_label("newly_missing")
+        | ProvenanceStale(index_path).newly_true().with_label("newly_stale")
+    )
+    if key in CHAINED and key in PARENT:
+        trigger = trigger | dg.AutomationCondition.any_deps_match(dg.AutomationCondition.will_be_requested()).with_label(
+            "parent_requested")
+    # Dagster's since_last_handled() also resets on the condition's first evaluation, which would
+    # leave a corpus registered before automation was switched on unloaded: ours does not.
+    handled = (dg.AutomationCondition.newly_requested() | dg.AutomationCondition.newly_updated()).with_label("handled")
+    return (
+        trigger.since(handled)
+        & ~dg.AutomationCondition.any_deps_missing()
+        & ~dg.AutomationCondition.any_deps_in_progress()
+        & ~dg.AutomationCondition.in_progress()
+    ).with_label(f"ingest {key.to_user_string()}")
+
+
+def automation_sensor(minimum_interval_seconds: int = 30) -> dg.AutomationConditionSensorDefinition:
+    """Evaluates the ingestion conditions; their custom part runs in the code server."""
+    with warnings.catch_warnings():  # use_user_code_server is beta; our conditions need it
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        return dg.AutomationConditionSensorDefinition(
+            "ingest_automation",
+            target=dg.AssetSelection.groups("ingestion"),
+            use_user_code_server=True,
+            minimum_interval_seconds=minimum_interval_seconds,
+            default_status=dg.DefaultSensorStatus.RUNNING,
+            description="Materializes missing and stale ingestion partitions (the corpus sensor adds them).",
+        )
+

@@ -1,0 +1,157 @@
+"""The LanceDB chunk table: one upsert per source, full-text and scalar indexes, search.
+
+Each source is written by one `merge_insert` keyed on the chunk id (declared the table's
+primary key) that updates changed chunks, inserts new ones and deletes the source's chunks
+that no longer exist, all in one commit: readers never see a half-replaced document.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import dagster as dg
+import pyarrow as pa
+from pydantic import PrivateAttr
+
+from indx_assets.pipeline.schema import CHUNK_ROWS
+
+SearchMode = Literal["hybrid", "vector", "fts"]
+#: What a search hit carries: identity, place, text and score.
+HIT_COLUMNS = ["id", "document_id", "source_id", "locator", "chunk_type", "parent_ref", "page", "bbox",
+               "bbox_reason", "chunker", "text", "start_offset", "end_offset", "metadata"]
+
+
+def sql_string(value: str) -> str:
+    """A SQL string literal (LanceDB filters are SQL)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+class LanceDBResource(dg.ConfigurableResource):
+    """The `chunks` table in a LanceDB database (a local directory or an object-store URI)."""
+
+    uri: str
+    table_name: str = "chunks"
+    _db: Any = PrivateAttr(default=None)
+
+    @property
+    def db(self) -> Any:
+        if self._db is None:
+            import lancedb
+
+            self._db = lancedb.connect(self.uri)
+        return self._db
+
+    def existing_table(self) -> Any | None:
+        """The chunk table, or None before the first write."""
+        try:
+            return self.db.open_table(self.table_name)
+        except ValueError:  # LanceDB's "table not found"
+            return None
+
+    def table(self) -> Any:
+        """The chunk table, created on first use."""
+        table = self.existing_table()
+        if table is not None:
+            return table
+        try:
+            return self.db.create_table(self.table_name, schema=CHUNK_ROWS)
+        except ValueError:  # another process created it between our check and create
+            return self.db.open_table(self.table_name)
+
+    def ensure_indexes(self) -> None:
+        """Full-text index on text and scalar indexes on source_id and id, if missing (indexes
+        cover rows written since on `optimize()`; unindexed rows are still searched, just
+        slower). The id index serves the upsert's join on the key and search's step from a
+        sentence to its chunk."""
+        from lancedb.index import FTS, BTree
+
+        table = self.table()
+        present = {tuple(i.columns) for i in table.list_indices()}
+        if table.count_rows() == 0:
+            return
+        if ("text",) not in present:
+            table.create_index("text", config=FTS(with_position=True))
+        for column in ("source_id", "id"):
+            if (column,) not in present:
+                table.create_index(column, config=BTree())
+
+    def upsert_source(self, source_id: str, rows: pa.Table) -> dict[str, int]:
+        """Make the table hold exactly `rows` for `source_id`, in one commit."""
+        return self.upsert_sources({source_id: rows})
+
+    def upsert_sources(self, rows_by_source: Mapping[str, pa.Table]) -> dict[str, int]:
+        """Make the table hold exactly the given rows for each given source, in one commit.
+
+        One `merge_insert` keyed on the chunk id updates changed chunks, inserts new ones and
+        deletes the listed sources' chunks that are no longer there; a batch of sources costs
+        one table version instead of one each.
+        """
+        table = self.table()
+        scope = f"source_id IN ({', '.join(sql_string(s) for s in rows_by_source)})"
+        rows = pa.concat_tables([r.select(CHUNK_ROWS.names).cast(CHUNK_ROWS) for r in rows_by_source.values()])
+        if rows.num_rows == 0:
+            deleted = table.count_rows(scope)
+            if deleted:
+                table.delete(scope)
+            return {"inserted": 0, "updated": 0, "deleted": deleted, "version": table.version}
+        result = (
+            table.merge_insert("id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(scope)
+            # image chunks have no vector: null is their honest value, not a bad vector
+            .execute(rows, on_bad_vectors="null")
+        )
+        return {
+            "inserted": result.num_inserted_rows,
+            "updated": result.num_updated_rows,
+            "deleted": result.num_deleted_rows,
+            "version": result.version,
+        }
+
+    def delete_sources(self, source_ids: Sequence[str], per_commit: int = 500) -> None:
+        """Delete every row of these sources, `per_commit` sources a commit."""
+        table = self.existing_table()
+        for i in range(0, len(source_ids) if table is not None else 0, per_commit):
+            table.delete(f"source_id IN ({', '.join(map(sql_string, source_ids[i:i + per_commit]))})")
+
+    def source_rows(self, source_ids: Sequence[str], columns: Sequence[str] = HIT_COLUMNS) -> list[dict[str, Any]]:
+        """Every row of these sources (through the scalar index on `source_id`)."""
+        table = self.existing_table()
+        if table is None or not source_ids:
+            return []
+        where = f"source_id IN ({', '.join(map(sql_string, source_ids))})"
+        return table.search().where(where).select(list(columns)).limit(None).to_list()
+
+    def rows_by_id(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The rows with these ids (hit columns), in one query (through the scalar index on `id`)."""
+        table = self.existing_table()
+        if table is None or not ids:
+            return []
+        where = f"id IN ({', '.join(sql_string(i) for i in dict.fromkeys(ids))})"
+        return table.search().where(where).select(HIT_COLUMNS).limit(None).to_list()
+
+    def search(self, query: str, *, k: int = 5, mode: SearchMode = "hybrid", vector: Any = None,
+               where: str | None = None) -> list[dict[str, Any]]:
+        """Ranked hits with identity, page, bbox, text and `score` (higher is better), among the
+        rows `where` (SQL) admits, filtered before ranking so `k` hits come back when `k` match."""
+        table = self.table()
+        if mode == "fts":
+            builder = table.search(query, query_type="fts")
+        elif mode == "vector":
+            builder = table.search(vector, vector_column_name="vector").distance_type("cosine")
+        else:
+            builder = (
+                table.search(query_type="hybrid", vector_column_name="vector")
+                .vector(vector).text(query).distance_type("cosine")
+            )
+        if where:
+            builder = builder.where(where, prefilter=True)
+        score_key = {"fts": "_score", "vector": "_distance", "hybrid": "_relevance_score"}[mode]
+        hits = []
+        for row in builder.limit(k).to_list():
+            raw = row.get(score_key)
+            hit = {column: row[column] for column in HIT_COLUMNS}
+            # cosine distance on unit vectors: similarity = 1 - distance, so higher is better in every mode
+            hit["score"] = (1.0 - raw) if mode == "vector" and raw is not None else raw
+            hits.append(hit)
+        return hits
