@@ -25,10 +25,10 @@ from typing import Any
 
 import dagster as dg
 
+from indx_assets.app.runner import materialize_partitions, open_instance, sync_partitions
 from indx_assets.pipeline.chain import ChainConfig, load_chain
 from indx_assets.pipeline.embedder import MiniLMEmbedder, piece_vectors
 from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
-from indx_assets.app.runner import materialize_partitions, open_instance, sync_partitions
 from indx_assets.wiring.settings import Settings
 
 WORDS = (

@@ -50,7 +50,6 @@ def word_files() -> list[tuple[str, bytes]]:
 
 def excel_files() -> list[tuple[str, bytes]]:
     import openpyxl
-
     from fixtures.make_sheets import budget
 
     workbook = openpyxl.Workbook(write_only=True)

@@ -115,8 +115,9 @@ def worker(name: str, paths: list[str]) -> None:
     """Import, then time the work; print pages, seconds and peak RSS growth as JSON."""
     fn = WORKERS[name]
     if name == "indx":
-        import indx_assets.pipeline.chunkers.pdf  # noqa: F401
         import pypdfium2  # noqa: F401
+
+        import indx_assets.pipeline.chunkers.pdf  # noqa: F401
         from indx_assets.pipeline.tokenizer import minilm_tokenizer
 
         minilm_tokenizer()  # loaded once per process, like an import (the chunker counts MiniLM tokens)

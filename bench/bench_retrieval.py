@@ -203,9 +203,9 @@ def search_top(chunking: Chunking, sentences: Sentences, embed: Embeddings, benc
 
     import pyarrow as pa
 
-    from indx_assets.wiring.resources.lancedb import LanceDBResource
-    from indx_assets.pipeline.schema import CHUNK_ROWS
     from indx_assets.app.search import search_table
+    from indx_assets.pipeline.schema import CHUNK_ROWS
+    from indx_assets.wiring.resources.lancedb import LanceDBResource
 
     pooled = [("content", cid, span, text) for cid, chunks in chunking.items() for span, text in chunks]
     holders: list[int | None] = [None] * len(pooled)

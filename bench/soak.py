@@ -37,8 +37,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_ingest import document  # noqa: E402  (the same generated Markdown)
 
-from indx_assets.wiring.settings import Settings  # noqa: E402
 from indx_assets.app.table_check import expected_chunk_ids, table_chunk_ids, table_discrepancies  # noqa: E402
+from indx_assets.wiring.settings import Settings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 INDX = str(Path(sys.executable).parent / "indx")

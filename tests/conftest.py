@@ -7,8 +7,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from indx_assets.pipeline.read_and_chunk import Encoded
 from indx_assets.app.runner import EVENT_LOG_STORAGE
+from indx_assets.pipeline.read_and_chunk import Encoded
 from indx_assets.wiring.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent

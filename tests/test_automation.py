@@ -8,14 +8,12 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-
 from chunker_dists import install
+
+from indx_assets.app.status import code_versions, corpus_status
 from indx_assets.wiring.automation.daemon_tick import AutomationState, evaluate, run_requested, tick
 from indx_assets.wiring.definitions import build_definitions, build_resources
 from indx_assets.wiring.settings import Settings
-from indx_assets.app.status import code_versions, corpus_status
-
-
 
 ASSETS = ("source_documents", "page_outputs", "chunk_map", "chunk_embeddings", "chunks_table")
 

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-
 from fixtures import make_pdfs
+
 from indx_assets.app.analytics import ingest_summary
-from indx_assets.wiring.assets.stages import SOURCE_DOCUMENTS
-from indx_assets.pipeline.bounds import Bounds
-from indx_assets.wiring.definitions import build_resources
-from indx_assets.pipeline.readers import ReaderConfig, read_document
 from indx_assets.app.runner import materialize_partitions, sync_partitions
+from indx_assets.pipeline.bounds import Bounds
+from indx_assets.pipeline.readers import ReaderConfig, read_document
+from indx_assets.wiring.assets.stages import SOURCE_DOCUMENTS
+from indx_assets.wiring.definitions import build_resources
 from indx_assets.wiring.settings import Settings
 
 SECRET = "The vault combination is seventeen left, four right."

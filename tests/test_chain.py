@@ -9,12 +9,12 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
-
 from chunker_dists import install
+
 from indx_assets.pipeline.chain import ENTRY_POINT_GROUP, ChainConfig, load_chain
-from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
 from indx_assets.pipeline.chain_runner import run_chain
 from indx_assets.pipeline.chunker_port import PageOutput
+from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
 
 TWO_PAGES = "First page of the notes.\fSecond page of the notes.".encode()
 SCAN = (

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from indx_assets.pipeline.chain import ChainConfig, load_chain
+from indx_assets.pipeline.chunker_port import PageOutput
+from indx_assets.pipeline.chunkers.base import DEFAULT_MAX_TOKENS, ChunkerSettings
 from indx_assets.pipeline.chunkers.html import HtmlChunker
 from indx_assets.pipeline.chunkers.markdown import MarkdownChunker
 from indx_assets.pipeline.chunkers.text import TextChunker
 from indx_assets.pipeline.chunking.elements import NarrativeText, Table
 from indx_assets.pipeline.chunking.page_numbers import PAGE_NUMBER
-from indx_assets.pipeline.chunkers.base import DEFAULT_MAX_TOKENS, ChunkerSettings
 from indx_assets.pipeline.read_and_chunk import encode_bytes
-from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.readers.html import html_blocks
 from indx_assets.pipeline.tokenizer import minilm_tokenizer
 
@@ -337,8 +337,8 @@ SECTIONS = ("\n\n# Pilotage\n\nThe harbour pilot boards at the fairway buoy.\n\n
 ], ids=["list-10", "quote-20", "list-30"])
 def test_text_past_the_markdown_parsers_nesting_limit_reaches_chunks_as_plain_text(nested: str) -> None:
     from indx_assets.pipeline.document import Document
-    from indx_assets.pipeline.read_and_chunk import to_document
     from indx_assets.pipeline.fidelity import measure
+    from indx_assets.pipeline.read_and_chunk import to_document
 
     text = nested + SECTIONS
     encoded = encode_bytes(text.encode(), source_id="deep.md", chain=load_chain(ChainConfig(order=("markdown",))))

@@ -4,11 +4,11 @@ import math
 import random
 
 import pytest
+from metered import MeteredCounter
 
 from indx_assets.pipeline.chunking import CodeSnippet, NarrativeText, Table, Text, Title, chunk_by_title, chunk_elements
 from indx_assets.pipeline.chunking.measure import TokenMeasure, whitespace_additive
 from indx_assets.pipeline.tokenizer import minilm_tokenizer
-from metered import MeteredCounter
 
 PROSE = (
     "Well, Prince, so Genoa and Lucca are now just family estates of the Buonapartes. "

@@ -11,12 +11,12 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+from chunker_dists import install
 from typer.testing import CliRunner
 
 import indx_assets.app.cli.chunk  # noqa: F401  (registers the command on the app)
-from chunker_dists import install
-from indx_assets.pipeline.chain import ENTRY_POINT_GROUP
 from indx_assets.app.cli import app
+from indx_assets.pipeline.chain import ENTRY_POINT_GROUP
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
 DOCUMENT_FIELDS = {"id", "source_id", "content", "chunks", "metadata"}

@@ -5,11 +5,11 @@ import json
 from pathlib import Path
 
 import pytest
+from chunker_dists import install
 from typer.testing import CliRunner
 
 import indx_assets.app.cli.ingest  # noqa: F401  (registers the commands on the app)
 import indx_assets.app.cli.verify  # noqa: F401
-from chunker_dists import install
 from indx_assets.app.cli import app
 
 NOTES = ("The harbour pilot boards every inbound ship at the fairway buoy before dawn.\n\n"

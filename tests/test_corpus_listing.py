@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from upath import UPath
 
-from indx_assets.wiring.resources.corpus import CorpusResource
 from indx_assets.pipeline.roots import RootError
+from indx_assets.wiring.resources.corpus import CorpusResource
 
 # Names that sort on either side of "/": a folder's files must come where "name/..." sorts.
 TREE = ["a.txt", "a/b.txt", "a/c/d.txt", "a0.txt", "a-b/c.txt", "b.md", "z/y/x.txt", "ü.txt"]

@@ -10,16 +10,16 @@ import io
 from pathlib import Path
 
 import pytest
-
 from fixtures import make_docx as fx
 from fixtures import make_pptx
 from metered import cost
+
 from indx_assets.pipeline.chain import ChainConfig, load_chain
-from indx_assets.pipeline.chunkers.docx import DocxChunker
 from indx_assets.pipeline.chunkers.base import ChunkerSettings
-from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
+from indx_assets.pipeline.chunkers.docx import DocxChunker
 from indx_assets.pipeline.fidelity import measure
 from indx_assets.pipeline.media import detect_media_type
+from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
 from indx_assets.pipeline.readers import ReaderConfig, read_document
 from indx_assets.pipeline.readers.docx import DOCX
 

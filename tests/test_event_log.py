@@ -14,7 +14,12 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from dagster._core.events import AssetMaterializationPlannedData, DagsterEvent, DagsterEventType, StepMaterializationData
+from dagster._core.events import (
+    AssetMaterializationPlannedData,
+    DagsterEvent,
+    DagsterEventType,
+    StepMaterializationData,
+)
 from dagster._core.events.log import EventLogEntry
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
     SqliteEventLogStorage,

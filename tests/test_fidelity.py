@@ -3,9 +3,9 @@ chunks are charged with (foreign, notation, lost, duplicated)."""
 
 from typing import Any
 
+from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.document import DocumentChunk
 from indx_assets.pipeline.fidelity import measure, measure_page, words
-from indx_assets.pipeline.chunker_port import PageOutput
 
 
 def chunk(text: str, locator: str = "page:1/chunk:0", chunk_type: str = "content", page: int = 1,

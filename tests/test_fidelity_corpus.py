@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from indx_assets.pipeline.document import Document
-from indx_assets.pipeline.read_and_chunk import Encoded, to_document
 from indx_assets.pipeline.fidelity import MIN_KEPT, DocumentFidelity, measure
+from indx_assets.pipeline.read_and_chunk import Encoded, to_document
 
 FORMATS = {".pdf": "pdf", ".pptx": "pptx", ".docx": "docx", ".html": "html", ".md": "markdown", ".txt": "text",
            ".csv": "sheets", ".tsv": "sheets"}

@@ -7,11 +7,18 @@ from pathlib import Path
 import pytest
 
 from indx_assets.pipeline.chain import Chain, ChainConfig, ChainLink, load_chain
-from indx_assets.pipeline.document import Document, DocumentChunk
-from indx_assets.pipeline.read_and_chunk import Encoded, encode_bytes, encode_file, to_document
 from indx_assets.pipeline.chain_runner import run_chain
-from indx_assets.pipeline.identity import NAMESPACE, char_locator, chunk_id, document_id, position_locator, typed_locator
 from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks, PageOutput
+from indx_assets.pipeline.document import Document, DocumentChunk
+from indx_assets.pipeline.identity import (
+    NAMESPACE,
+    char_locator,
+    chunk_id,
+    document_id,
+    position_locator,
+    typed_locator,
+)
+from indx_assets.pipeline.read_and_chunk import Encoded, encode_bytes, encode_file, to_document
 from indx_assets.pipeline.readers import DocumentRead
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"

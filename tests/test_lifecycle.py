@@ -139,9 +139,9 @@ def _legacy_data_directory(home: Path, corpus: Path, monkeypatch: pytest.MonkeyP
     resource that locates a bare relative path under its root, as the old one did)."""
     import dagster as dg
 
+    from indx_assets.app.runner import open_instance
     from indx_assets.wiring.definitions import build_definitions, build_resources
     from indx_assets.wiring.resources.corpus import CorpusResource
-    from indx_assets.app.runner import open_instance
     from indx_assets.wiring.settings import Settings
 
     class BarePathCorpus(CorpusResource):

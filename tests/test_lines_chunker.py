@@ -1,12 +1,12 @@
 """The `lines` chunker: boxed line pieces from the lines a reader found, without the bytes."""
 
 import pytest
-
 from fixtures.make_scans import clean, two_columns
+
 from indx_assets.pipeline.chain import ChainConfig, load_chain
+from indx_assets.pipeline.chunker_port import Line, PageOutput
 from indx_assets.pipeline.chunkers.lines import LinesChunker, LinesProvider
 from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
-from indx_assets.pipeline.chunker_port import Line, PageOutput
 from indx_assets.pipeline.readers.ocr import page_text
 
 

@@ -4,11 +4,11 @@ and indexes without losing, duplicating or changing a row, and keeps tagged vers
 import dagster as dg
 import numpy as np
 
+from indx_assets.app.runner import materialize_partitions, sync_partitions
+from indx_assets.app.search import search_chunks
 from indx_assets.wiring.assets.maintenance import chunks_table_maintenance
 from indx_assets.wiring.definitions import build_resources
 from indx_assets.wiring.resources import LanceDBResource
-from indx_assets.app.runner import materialize_partitions, sync_partitions
-from indx_assets.app.search import search_chunks
 from indx_assets.wiring.settings import Settings
 
 QUERY = "How long are old table versions kept before cleanup?"

@@ -5,8 +5,9 @@ import zipfile
 from pathlib import Path
 
 from fixtures import make_pptx
-from indx_assets.pipeline.read_and_chunk import encode_bytes
+
 from indx_assets.pipeline.media import PPTX, detect_media_type
+from indx_assets.pipeline.read_and_chunk import encode_bytes
 
 
 def test_a_deck_whose_zip_signature_says_nothing_is_still_a_presentation(corpus: Path) -> None:

@@ -7,8 +7,8 @@ project draws whose pages are only images (`fixtures/make_scans.py`).
 from pathlib import Path
 
 import pytest
-
 from fixtures.make_scans import blank, character_error_rate, clean, image_only_pdf, two_columns
+
 from indx_assets.pipeline.chain import load_chain
 from indx_assets.pipeline.read_and_chunk import encode_bytes, encode_file, to_document
 from indx_assets.pipeline.readers import READERS, ReaderConfig

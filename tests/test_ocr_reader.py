@@ -10,8 +10,6 @@ import sys
 import time
 
 import pytest
-from PIL import Image
-
 from fixtures.make_scans import (
     Scan,
     all_scans,
@@ -23,6 +21,8 @@ from fixtures.make_scans import (
     multipage_tiff,
     two_columns,
 )
+from PIL import Image
+
 from indx_assets.pipeline.chunker_port import validate_bbox
 from indx_assets.pipeline.readers import READERS, DocumentRead, ReaderConfig, read_document
 from indx_assets.pipeline.readers import ocr as ocr_module

@@ -13,12 +13,12 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from indx_assets.app.home_lock import HomeLocked, writer_lock
+from indx_assets.app.table_check import expected_chunk_ids, table_discrepancies
+from indx_assets.pipeline.roots import parse_root
 from indx_assets.wiring.assets.ingest import INGEST_POOL
 from indx_assets.wiring.assets.partitions import SOURCES
-from indx_assets.app.home_lock import HomeLocked, writer_lock
-from indx_assets.pipeline.roots import parse_root
 from indx_assets.wiring.settings import Settings, recorded_roots
-from indx_assets.app.table_check import expected_chunk_ids, table_discrepancies
 
 ROOT = Path(__file__).resolve().parent.parent
 INDX = str(Path(sys.executable).parent / "indx")

@@ -10,9 +10,9 @@ from fixtures import make_pdfs as fx
 from PIL import Image
 
 from indx_assets.pipeline.chain import ChainConfig, load_chain
+from indx_assets.pipeline.chunker_port import ChunkPiece, Line, PageOutput
 from indx_assets.pipeline.chunkers.pdf import PdfChunker, PdfProvider
 from indx_assets.pipeline.read_and_chunk import encode_file, to_document
-from indx_assets.pipeline.chunker_port import ChunkPiece, Line, PageOutput
 from indx_assets.pipeline.readers import ReaderConfig
 from indx_assets.pipeline.readers.pdf import PASSWORDS_ENV, read_pdf
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from indx_assets.pipeline.chunkers.pdf import PdfChunker
 from indx_assets.pipeline.chunker_port import validate_bbox
+from indx_assets.pipeline.chunkers.pdf import PdfChunker
 from indx_assets.pipeline.readers import DOCUMENT_STATUSES, ReaderConfig
 from indx_assets.pipeline.readers.pdf import PASSWORDS_ENV, read_pdf
 

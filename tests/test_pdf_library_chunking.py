@@ -14,10 +14,10 @@ from fixtures import make_pdfs as fx
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen.canvas import Canvas
 
+from indx_assets.pipeline.chunker_port import ChunkPiece
+from indx_assets.pipeline.chunkers.base import DEFAULT_MAX_TOKENS
 from indx_assets.pipeline.chunkers.pdf import PdfChunker, PdfProvider
 from indx_assets.pipeline.chunking.measure import TokenMeasure
-from indx_assets.pipeline.chunkers.base import DEFAULT_MAX_TOKENS
-from indx_assets.pipeline.chunker_port import ChunkPiece
 from indx_assets.pipeline.readers import ReaderConfig
 from indx_assets.pipeline.readers.pdf import read_pdf
 from indx_assets.pipeline.tokenizer import minilm_tokenizer

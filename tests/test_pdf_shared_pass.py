@@ -8,8 +8,8 @@ import pypdfium2
 import pytest
 from fixtures import make_pdfs as fx
 
-from indx_assets.pipeline.chunkers.pdf import PdfChunker
 from indx_assets.pipeline.chunker_port import PageChunks
+from indx_assets.pipeline.chunkers.pdf import PdfChunker
 from indx_assets.pipeline.readers import ReaderConfig
 from indx_assets.pipeline.readers import pdf as pdf_reader
 

@@ -8,8 +8,8 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from indx_assets.app.cli import COMMAND_MODULES, app
-from indx_assets.pipeline.read_and_chunk import encode_file, to_document
 from indx_assets.pipeline.chunk_picture import render_chunk_picture
+from indx_assets.pipeline.read_and_chunk import encode_file, to_document
 
 
 def _register() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from indx_assets.pipeline.chunkers.pdf import PdfChunker
 from indx_assets.pipeline.chunker_port import ChunkPiece
+from indx_assets.pipeline.chunkers.pdf import PdfChunker
 from indx_assets.pipeline.readers import ReaderConfig
 from indx_assets.pipeline.readers.pdf import read_pdf
 

@@ -14,14 +14,21 @@ from pathlib import Path
 import dagster as dg
 import numpy as np
 import pytest
+from chunker_dists import install
 from dagster._utils.test.data_versions import get_stale_status_resolver
 
-from chunker_dists import install
-from indx_assets.wiring.assets.ingest import ASSET_KEYS, CHUNK_EMBEDDINGS, CHUNK_MAP, CHUNKS_TABLE, PAGE_OUTPUTS, SOURCE_DOCUMENTS
-from indx_assets.wiring.definitions import build_definitions, build_resources
-from indx_assets.pipeline.embedder import MiniLMEmbedder
 from indx_assets.app.runner import materialize_partitions, sync_partitions
 from indx_assets.app.search import search_chunks
+from indx_assets.pipeline.embedder import MiniLMEmbedder
+from indx_assets.wiring.assets.ingest import (
+    ASSET_KEYS,
+    CHUNK_EMBEDDINGS,
+    CHUNK_MAP,
+    CHUNKS_TABLE,
+    PAGE_OUTPUTS,
+    SOURCE_DOCUMENTS,
+)
+from indx_assets.wiring.definitions import build_definitions, build_resources
 from indx_assets.wiring.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,13 +7,13 @@ Every expected box is computed here from the EMU numbers the fixture generator w
 import io
 
 import pytest
+from fixtures import make_pptx as fx
 from PIL import Image
 
-from fixtures import make_pptx as fx
 from indx_assets.pipeline.chain import ChainConfig, load_chain
+from indx_assets.pipeline.chunker_port import validate_bbox
 from indx_assets.pipeline.chunkers.pptx import PptxChunker
 from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
-from indx_assets.pipeline.chunker_port import validate_bbox
 from indx_assets.pipeline.readers import ReaderConfig
 from indx_assets.pipeline.readers.pptx import PPTX, read_pptx
 

@@ -3,8 +3,8 @@
 from pathlib import Path
 
 from indx_assets.pipeline.chain import ChainConfig, load_chain
-from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
 from indx_assets.pipeline.chunker_port import validate_bbox
+from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
 from indx_assets.pipeline.readers.pptx import PPTX
 
 LETTERS = list("ABCDEFGHIJ")

@@ -11,8 +11,8 @@ import tracemalloc
 import zipfile
 
 import pytest
-
 from fixtures import make_pptx as fx
+
 from indx_assets.pipeline.chunkers.pptx import PptxChunker
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, read_document
 from indx_assets.pipeline.readers.ooxml_guard import is_encrypted_ooxml

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from indx_assets.pipeline.read_and_chunk import encode_file, to_document
 from indx_assets.pipeline.media import HTML, MARKDOWN, PDF, PLAIN, detect_media_type, is_text_type
+from indx_assets.pipeline.read_and_chunk import encode_file, to_document
 from indx_assets.pipeline.readers import DOCUMENT_STATUSES, read_document
 
 LATIN = "Grüße aus Zürich: café crème à la française, Ça coûte très cher. Señor Muñoz, naïve résumé."

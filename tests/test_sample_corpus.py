@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from indx_assets.pipeline.read_and_chunk import encode_file, to_document
 from indx_assets.pipeline.media import detect_media_type, is_text_type
+from indx_assets.pipeline.read_and_chunk import encode_file, to_document
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "make_sample_corpus.py"

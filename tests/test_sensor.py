@@ -5,13 +5,12 @@ from pathlib import Path
 
 import dagster as dg
 
+from indx_assets.app.status import code_versions, corpus_status
 from indx_assets.wiring.automation.daemon_tick import AutomationState, tick
 from indx_assets.wiring.automation.sensor import Cursor, corpus_sensor, scan
 from indx_assets.wiring.automation.source_index import MAX_KEY_LENGTH, SourceIndex, partition_key
 from indx_assets.wiring.definitions import build_definitions, build_resources
 from indx_assets.wiring.settings import Settings
-from indx_assets.app.status import code_versions, corpus_status
-
 
 
 def run_sensor(instance: dg.DagsterInstance, settings: Settings, cursor: str | None = None,

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from indx_assets.pipeline.chain import ChainConfig, load_chain
+from indx_assets.pipeline.chunker_port import ChunkPiece, PageOutput
 from indx_assets.pipeline.chunkers.html import HtmlProvider
 from indx_assets.pipeline.chunkers.markdown import MarkdownProvider
 from indx_assets.pipeline.chunkers.text import TextProvider
 from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
-from indx_assets.pipeline.chunker_port import ChunkPiece, PageOutput
 
 PROVIDERS = {"text/markdown": MarkdownProvider, "text/html": HtmlProvider, "text/plain": TextProvider}
 MARKDOWN = """# Retention

@@ -10,15 +10,15 @@ import csv
 import io
 
 import pytest
-
 from fixtures import make_pptx
 from fixtures import make_sheets as fx
 from metered import cost
+
 from indx_assets.pipeline.chain import ChainConfig, load_chain
 from indx_assets.pipeline.chunkers.base import ChunkerSettings
-from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
 from indx_assets.pipeline.fidelity import measure
 from indx_assets.pipeline.media import detect_media_type
+from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
 from indx_assets.pipeline.readers import ReaderConfig, read_document
 from indx_assets.pipeline.readers.sheets import CSV, TSV, XLSX
 

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from metered import MeteredCounter
 from typer.testing import CliRunner
 
 from indx_assets.pipeline.chunking.split import SplitError, sentence_spans, split_document
 from indx_assets.pipeline.tokenizer import minilm_tokenizer
-from metered import MeteredCounter
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "001_5ec20ec03b38a566.txt"
 

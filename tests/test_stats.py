@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from indx_assets.app.analytics import corpus_stats, ingest_summary
-from indx_assets.wiring.definitions import build_resources
 from indx_assets.app.runner import materialize_partitions, sync_partitions
+from indx_assets.wiring.definitions import build_resources
 from indx_assets.wiring.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))

@@ -6,15 +6,14 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from chunker_dists import install
 from dagster._utils.test.data_versions import get_stale_status_resolver
-
 from typer.testing import CliRunner
 
-from chunker_dists import install
-from indx_assets.wiring.definitions import build_definitions, build_resources
 from indx_assets.app.runner import materialize_partitions, sync_partitions
-from indx_assets.wiring.settings import Settings
 from indx_assets.app.status import CODE_VERSION, UPSTREAM_DATA, code_versions, corpus_status
+from indx_assets.wiring.definitions import build_definitions, build_resources
+from indx_assets.wiring.settings import Settings
 
 
 def test_status_agrees_with_dagsters_resolver_and_pages_give_the_same_answer(

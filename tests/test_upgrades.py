@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fixtures import make_pdfs
 
 ROOT = Path(__file__).resolve().parent.parent

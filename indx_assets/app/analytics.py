@@ -20,11 +20,11 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from upath import UPath
 
-from indx_assets.wiring.assets import stages
-from indx_assets.pipeline.fidelity import DocumentFidelity, measure
 from indx_assets.pipeline.chunker_port import PageOutput
-from indx_assets.wiring.resources.storage import FILE_NAME, StorageResource
+from indx_assets.pipeline.fidelity import DocumentFidelity, measure
 from indx_assets.pipeline.schema import FIDELITY_KEY, chunks_from_table
+from indx_assets.wiring.assets import stages
+from indx_assets.wiring.resources.storage import FILE_NAME, StorageResource
 
 PERCENTILES = (0.5, 0.9, 0.99)
 

@@ -13,14 +13,14 @@ import dagster as dg
 from dagster._core.storage.event_log import SqliteEventLogStorage
 
 from indx_assets.app.abandoned_runs import launcher_tags, reclaim_abandoned_runs
+from indx_assets.app.home_lock import instance_lock
+from indx_assets.pipeline.roots import Root, parse_roots
 from indx_assets.wiring.assets import stages
 from indx_assets.wiring.assets.ingest import ASSET_KEYS, BATCH_SIZE, FAILED_SOURCES
 from indx_assets.wiring.assets.partitions import SOURCES
 from indx_assets.wiring.assets.provenance import EVENT_BATCH_SIZE, mark_removed
 from indx_assets.wiring.automation.source_index import SourceIndex
 from indx_assets.wiring.definitions import build_definitions, build_resources
-from indx_assets.app.home_lock import instance_lock
-from indx_assets.pipeline.roots import Root, parse_roots
 from indx_assets.wiring.settings import Settings, has_unlabelled_ids, record_roots, recorded_roots
 
 log = logging.getLogger(__name__)

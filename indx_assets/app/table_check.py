@@ -9,8 +9,8 @@ by it.
 
 from collections import Counter, defaultdict
 
-from indx_assets.wiring.definitions import build_resources
 from indx_assets.pipeline.read_and_chunk import encode_file, to_document
+from indx_assets.wiring.definitions import build_resources
 from indx_assets.wiring.settings import Settings
 
 

@@ -16,8 +16,8 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
-from indx_assets.pipeline.code_digest import code_digest
 from indx_assets.pipeline.chunker_port import Chunker, ChunkerProvider
+from indx_assets.pipeline.code_digest import code_digest
 
 ENTRY_POINT_GROUP = "indx.chunkers"
 #: Environment variable holding the chain configuration (JSON text or a path to a JSON file).

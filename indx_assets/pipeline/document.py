@@ -9,8 +9,8 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
-from indx_assets.pipeline.identity import chunk_id, document_id
 from indx_assets.pipeline.chunker_port import BBOX_REASONS, BBox, BBoxReason, validate_bbox
+from indx_assets.pipeline.identity import chunk_id, document_id
 
 
 class Metadata(Mapping[str, Any]):

@@ -41,9 +41,9 @@ from typing import Any, Protocol
 
 import regex
 
+from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.chunking.inline_data import elide_inline_data
 from indx_assets.pipeline.identity import char_locator
-from indx_assets.pipeline.chunker_port import PageOutput
 
 #: The least share of a page's words its chunks (or its named furniture) must hold.
 MIN_KEPT = 0.99

@@ -11,12 +11,12 @@ from itertools import groupby
 from pathlib import Path
 
 from indx_assets.pipeline.chain import Chain, load_chain
-from indx_assets.pipeline.document import Document, DocumentChunk
 from indx_assets.pipeline.chain_runner import ChunkMap, MappedChunk, run_chain
+from indx_assets.pipeline.chunker_port import sentence_holders
+from indx_assets.pipeline.document import Document, DocumentChunk
 from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY
 from indx_assets.pipeline.identity import char_locator, position_locator, typed_locator
 from indx_assets.pipeline.media import detect_media_type, is_text_type
-from indx_assets.pipeline.chunker_port import sentence_holders
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, read_document
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from indx_assets.pipeline.document import Document, DocumentChunk
 from indx_assets.pipeline.chunker_port import Line, PageOutput
+from indx_assets.pipeline.document import Document, DocumentChunk
 from indx_assets.pipeline.readers import DocumentRead
 
 VECTOR_DIM = 384

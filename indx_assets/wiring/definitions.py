@@ -8,14 +8,14 @@ every chunk map stale and nothing upstream. Likewise the reading ladder's finger
 
 import dagster as dg
 
+from indx_assets.pipeline.chain import ChainConfig, load_chain
+from indx_assets.pipeline.embedder import MiniLMEmbedder
+from indx_assets.pipeline.readers.ladder import ladder_fingerprint
 from indx_assets.wiring.assets.ingest import ASSET_KEYS, build_ingest_assets
 from indx_assets.wiring.assets.maintenance import chunks_table_maintenance, maintenance_job, maintenance_schedule
 from indx_assets.wiring.automation.conditions import automation_sensor, ingest_condition
 from indx_assets.wiring.automation.sensor import corpus_sensor
 from indx_assets.wiring.automation.source_index import INDEX_FILE
-from indx_assets.pipeline.chain import ChainConfig, load_chain
-from indx_assets.pipeline.embedder import MiniLMEmbedder
-from indx_assets.pipeline.readers.ladder import ladder_fingerprint
 from indx_assets.wiring.resources import (
     ChainResource,
     CorpusResource,

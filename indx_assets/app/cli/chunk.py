@@ -8,12 +8,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from indx_assets.pipeline.chain import CHAIN_ENV, ENTRY_POINT_GROUP, Chain, load_chain
 from indx_assets.app.cli import app
+from indx_assets.pipeline.chain import CHAIN_ENV, ENTRY_POINT_GROUP, Chain, load_chain
 from indx_assets.pipeline.document import Document, document_to_json
-from indx_assets.pipeline.read_and_chunk import encode_file, to_document
 from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY
-
+from indx_assets.pipeline.read_and_chunk import encode_file, to_document
 
 #: A row of the chunk listing: page, locator, chunker, box or reason, text excerpt.
 _ROW = "{:>5}  {:<22}  {:<8}  {:<27}  {}"

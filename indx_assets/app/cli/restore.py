@@ -16,9 +16,9 @@ def restore(
     json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Restore the search table to the version tagged TAG (e.g. the one before a re-chunk)."""
-    from indx_assets.wiring.definitions import build_resources
     from indx_assets.app.table_versions import restore as restore_tag
     from indx_assets.app.table_versions import tags
+    from indx_assets.wiring.definitions import build_resources
 
     lancedb = build_resources(Settings.from_env())["lancedb"]
     if tag is None:

@@ -16,8 +16,8 @@ def serve(
     """Serve the document-split API, search and chunking over HTTP."""
     import uvicorn
 
-    from indx_assets.pipeline.chain import load_chain
     from indx_assets.app.server.auth import check_bind, load_keys
+    from indx_assets.pipeline.chain import load_chain
 
     try:
         check_bind(host, load_keys())

@@ -14,9 +14,9 @@ from rich.console import Console
 from rich.table import Table
 
 from indx_assets.app.cli import app
+from indx_assets.pipeline.chunk_picture import DEFAULT_DPI, render_chunk_picture
 from indx_assets.pipeline.document import chunk_to_json
 from indx_assets.pipeline.read_and_chunk import encode_file, to_document
-from indx_assets.pipeline.chunk_picture import DEFAULT_DPI, render_chunk_picture
 
 
 @app.command()

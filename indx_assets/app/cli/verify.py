@@ -27,8 +27,8 @@ def _cut(paths: list[Path], chain: "Chain") -> Iterator[DocumentFidelity]:
     """Each file under `paths`, read and cut with `chain`, measured. A file's source id is the
     one `indx ingest` would give it: `{folder name}/{path below the folder}` (its name when
     given itself)."""
-    from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
     from indx_assets.pipeline.fidelity import measure
+    from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
     from indx_assets.wiring.resources.corpus import CorpusResource
 
     for source_id, path in CorpusResource(roots=[str(p) for p in paths]).iter_sources():

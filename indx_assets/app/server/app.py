@@ -53,9 +53,9 @@ class Warm:
 
     def load(self) -> None:
         try:
-            from indx_assets.wiring.resources.lancedb import LanceDBResource
             from indx_assets.app.search import minilm_query_embedder
             from indx_assets.pipeline.tokenizer import minilm_tokenizer
+            from indx_assets.wiring.resources.lancedb import LanceDBResource
 
             self.tokenizer = minilm_tokenizer()
             embed = minilm_query_embedder()

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks, PageOutput
 from indx_assets.pipeline.chunking.elements import (
     CodeSnippet,
     Element,
@@ -49,7 +50,6 @@ from indx_assets.pipeline.chunking.elements import (
 from indx_assets.pipeline.chunking.measure import WORD
 from indx_assets.pipeline.chunking.text_splitter import SENTENCE_END
 from indx_assets.pipeline.fidelity import HEADER_KEY, OVERLAP_KEY, UNSTRUCTURED_KEY
-from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks, PageOutput
 
 if TYPE_CHECKING:
     from indx_assets.pipeline.chunking.core import PreChunk

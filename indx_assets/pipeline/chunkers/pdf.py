@@ -42,12 +42,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from indx_assets.pipeline.bounds import OVER_OCR_BOUND
+from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks, PageOutput
+from indx_assets.pipeline.chunkers.base import ChunkerSettings
 from indx_assets.pipeline.chunkers.pdf_elements import Cut, SectionTrail, boxed, cut_page, page_layout, reader_offsets
 from indx_assets.pipeline.chunkers.pdf_furniture import Furniture
 from indx_assets.pipeline.chunkers.pdf_layout import Run, layout
 from indx_assets.pipeline.chunkers.pdf_runs import PageGeometry, page_geometry
-from indx_assets.pipeline.chunkers.base import ChunkerSettings
-from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks, PageOutput
 
 if TYPE_CHECKING:
     import pypdfium2

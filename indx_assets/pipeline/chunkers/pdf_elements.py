@@ -32,11 +32,11 @@ from dataclasses import dataclass, field, replace
 from html import escape
 from typing import Any
 
-from indx_assets.pipeline.chunking.elements import Element, ListItem, NarrativeText, Table, Title
-from indx_assets.pipeline.chunking.options import TEXT_SEPARATOR
+from indx_assets.pipeline.chunker_port import BBox, ChunkPiece
 from indx_assets.pipeline.chunkers.base import ChunkerSettings, Section, page_pieces
 from indx_assets.pipeline.chunkers.pdf_layout import Block, VisualLine
-from indx_assets.pipeline.chunker_port import BBox, ChunkPiece
+from indx_assets.pipeline.chunking.elements import Element, ListItem, NarrativeText, Table, Title
+from indx_assets.pipeline.chunking.options import TEXT_SEPARATOR
 
 Box = tuple[float, float, float, float]
 LINE_BREAK = "\n"

@@ -8,10 +8,10 @@ A paragraph (or line of such) of one short line without closing punctuation (a c
 
 import re
 
+from indx_assets.pipeline.chunker_port import PageOutput
+from indx_assets.pipeline.chunkers.base import StructuredProvider, StructuredTextChunker
 from indx_assets.pipeline.chunking.elements import Element, ListItem, NarrativeText, Title
 from indx_assets.pipeline.chunking.paragraphs import line_runs
-from indx_assets.pipeline.chunkers.base import StructuredProvider, StructuredTextChunker
-from indx_assets.pipeline.chunker_port import PageOutput
 
 _PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\r?\n[ \t\r]*\n|\s*\Z)", re.S)
 _BULLET = re.compile(r"^\s*(?:[-*+•‣◦]|\(?\d{1,3}[.)]|[a-zA-Z][.)])\s+\S")

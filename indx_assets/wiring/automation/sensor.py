@@ -122,8 +122,8 @@ def _scan_partitions(instance: dg.DagsterInstance, corpus: CorpusResource, index
 def scan(instance: dg.DagsterInstance, settings: Settings, cursor: Cursor, page_size: int = PAGE_SIZE) -> Tick:
     """One tick of the sweep: look at a page of files and a page of partitions, and remove the
     partitions whose files are gone (returns what it found; new keys are not added here)."""
-    from indx_assets.wiring.definitions import build_resources
     from indx_assets.app.runner import remove_sources
+    from indx_assets.wiring.definitions import build_resources
 
     corpus: CorpusResource = build_resources(settings)["corpus"]  # type: ignore[assignment]
     index = SourceIndex(corpus.index)

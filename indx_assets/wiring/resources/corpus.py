@@ -13,9 +13,9 @@ from typing import NamedTuple
 import dagster as dg
 from upath import UPath
 
-from indx_assets.wiring.automation.source_index import SourceIndex, partition_key
 from indx_assets.pipeline.bounds import OUTSIDE_ROOT, TOO_LARGE, Bounds, link_refusal, size_refusal
 from indx_assets.pipeline.roots import Root, parse_roots
+from indx_assets.wiring.automation.source_index import SourceIndex, partition_key
 
 _MAPPED_KEY = re.compile(r"~[0-9a-f]{16}$")
 
