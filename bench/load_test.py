@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from indx_assets.app.analytics import dataset  # noqa: E402
+from indx_assets.app.daemon_tick import AutomationState, tick  # noqa: E402
 from indx_assets.app.runner import EVENT_LOG_STORAGE  # noqa: E402
-from indx_assets.wiring.automation.daemon_tick import AutomationState, tick  # noqa: E402
 from indx_assets.wiring.definitions import build_resources  # noqa: E402
 from indx_assets.wiring.settings import Settings  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Declarative automation on a real instance: the conditions' requests, and the runs they cause.
 
 `evaluate_automation_conditions` is Dagster's own evaluator (what the daemon runs each tick);
-the requested partitions are then executed in-process by `wiring.automation.daemon_tick`.
+the requested partitions are then executed in-process by `app.daemon_tick`.
 """
 
 from pathlib import Path
@@ -10,8 +10,8 @@ import dagster as dg
 import pytest
 from chunker_dists import install
 
-from indx_assets.app.status import code_versions, corpus_status
-from indx_assets.wiring.automation.daemon_tick import AutomationState, evaluate, run_requested, tick
+from indx_assets.app.daemon_tick import AutomationState, evaluate, run_requested, tick
+from indx_assets.wiring.assets.status import code_versions, corpus_status
 from indx_assets.wiring.definitions import build_definitions, build_resources
 from indx_assets.wiring.settings import Settings
 

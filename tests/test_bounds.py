@@ -171,7 +171,7 @@ def test_the_ocr_page_bound_applies_to_the_reader_itself(tmp_path: Path) -> None
 
 
 def test_the_corpus_sensor_never_reads_a_link_out_of_the_root(tmp_path: Path, instance: dg.DagsterInstance) -> None:
-    from indx_assets.wiring.automation.daemon_tick import AutomationState, tick
+    from indx_assets.app.daemon_tick import AutomationState, tick
     from indx_assets.wiring.automation.sensor import scan
 
     corpus, elsewhere = tmp_path / "corpus", tmp_path / "elsewhere"

@@ -3,8 +3,7 @@
 import pytest
 
 from indx_assets.pipeline.chunkers.pdf_furniture import Furniture
-from indx_assets.pipeline.chunkers.pdf_layout import Run
-from indx_assets.pipeline.chunkers.pdf_runs import PageGeometry
+from indx_assets.pipeline.readers.pdf_runs import PageGeometry, Run
 
 SIZE = (600.0, 800.0)  # points; the bands are the top and bottom 96 points
 BODY = "Body text of the page that is long enough to be a paragraph."

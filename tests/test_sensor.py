@@ -5,11 +5,11 @@ from pathlib import Path
 
 import dagster as dg
 
-from indx_assets.app.status import code_versions, corpus_status
-from indx_assets.wiring.automation.daemon_tick import AutomationState, tick
+from indx_assets.app.daemon_tick import AutomationState, tick
+from indx_assets.wiring.assets.status import code_versions, corpus_status
 from indx_assets.wiring.automation.sensor import Cursor, corpus_sensor, scan
-from indx_assets.wiring.automation.source_index import MAX_KEY_LENGTH, SourceIndex, partition_key
 from indx_assets.wiring.definitions import build_definitions, build_resources
+from indx_assets.wiring.resources.source_index import MAX_KEY_LENGTH, SourceIndex, partition_key
 from indx_assets.wiring.settings import Settings
 
 

@@ -11,7 +11,7 @@ from dagster._utils.test.data_versions import get_stale_status_resolver
 from typer.testing import CliRunner
 
 from indx_assets.app.runner import materialize_partitions, sync_partitions
-from indx_assets.app.status import CODE_VERSION, UPSTREAM_DATA, code_versions, corpus_status
+from indx_assets.wiring.assets.status import CODE_VERSION, UPSTREAM_DATA, code_versions, corpus_status
 from indx_assets.wiring.definitions import build_definitions, build_resources
 from indx_assets.wiring.settings import Settings
 

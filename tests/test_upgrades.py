@@ -108,6 +108,7 @@ def _fingerprint(package_parent: Path) -> str:
         ("pipeline/chunkers/markdown.py", True),  # defines the markdown chunker
         ("pipeline/chunking/split.py", True),  # what the chunkers import from indx_assets.pipeline.chunking
         ("pipeline/chunkers/pdf_layout.py", True),  # a helper module the pdf chunker imports
+        ("pipeline/readers/pdf_runs.py", True),  # reader-side, but the pdf chunker computes runs with it
         ("app/search.py", False),  # unrelated to any chunker
         ("pipeline/readers/pptx_geometry.py", False),
     ],

@@ -19,8 +19,8 @@ from indx_assets.wiring.assets import stages
 from indx_assets.wiring.assets.ingest import ASSET_KEYS, BATCH_SIZE, FAILED_SOURCES
 from indx_assets.wiring.assets.partitions import SOURCES
 from indx_assets.wiring.assets.provenance import EVENT_BATCH_SIZE, mark_removed
-from indx_assets.wiring.automation.source_index import SourceIndex
 from indx_assets.wiring.definitions import build_definitions, build_resources
+from indx_assets.wiring.resources.source_index import SourceIndex
 from indx_assets.wiring.settings import Settings, has_unlabelled_ids, record_roots, recorded_roots
 
 log = logging.getLogger(__name__)

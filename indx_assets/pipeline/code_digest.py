@@ -3,8 +3,9 @@ from the packages named, followed transitively.
 
 Used for the chunker chain's fingerprint: a built-in chunker edited without a version bump
 still changes the chunk maps it cuts, so its code (the module defining it and the modules it
-reaches in `indx_assets.pipeline.chunking` and `indx_assets.pipeline.chunkers`) is part of what `chunk_map`'s
-code version says. Sources are read and parsed, never imported, so the digest costs
+reaches in `indx_assets.pipeline.chunking`, `indx_assets.pipeline.chunkers` and the PDF runs the
+`pdf` chunker lays out, `indx_assets.pipeline.readers.pdf_runs`) is part of what `chunk_map`'s code
+version says. Sources are read and parsed, never imported, so the digest costs
 milliseconds and no heavy import; an edit outside the closure leaves it where it was.
 """
 
@@ -14,8 +15,10 @@ import importlib.util
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-#: The packages whose modules a chunker's digest follows.
-CHUNKER_PACKAGES = ("indx_assets.pipeline.chunking", "indx_assets.pipeline.chunkers")
+#: The packages (or modules) whose modules a chunker's digest follows. `readers.pdf_runs` sits
+#: on the reader side (the PDF reader keeps each page's runs) but the `pdf` chunker computes
+#: runs with it for pages the reader kept none for, so its code cuts chunk maps too.
+CHUNKER_PACKAGES = ("indx_assets.pipeline.chunking", "indx_assets.pipeline.chunkers", "indx_assets.pipeline.readers.pdf_runs")
 
 
 def _source(module: str) -> tuple[Path, bool] | None:

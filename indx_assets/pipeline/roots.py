@@ -1,7 +1,7 @@
 """Corpus roots and their labels: the first part of every source id.
 
 A source's id is `{label}/{path relative to its root}` (`CorpusResource` lists them; ids that
-are not valid partition keys are mapped by `automation.source_index.partition_key`). A root's
+are not valid partition keys are mapped by `resources.source_index.partition_key`). A root's
 label is its folder's name (a file given as a root: the file's name, which is then the whole
 id) unless the user names it, `LABEL=PATH`. Two roots never share a label: that is what keeps
 two files with the same relative path under two roots apart.

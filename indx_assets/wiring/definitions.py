@@ -15,7 +15,6 @@ from indx_assets.wiring.assets.ingest import ASSET_KEYS, build_ingest_assets
 from indx_assets.wiring.assets.maintenance import chunks_table_maintenance, maintenance_job, maintenance_schedule
 from indx_assets.wiring.automation.conditions import automation_sensor, ingest_condition
 from indx_assets.wiring.automation.sensor import corpus_sensor
-from indx_assets.wiring.automation.source_index import INDEX_FILE
 from indx_assets.wiring.resources import (
     ChainResource,
     CorpusResource,
@@ -24,6 +23,7 @@ from indx_assets.wiring.resources import (
     ReadersResource,
     StorageResource,
 )
+from indx_assets.wiring.resources.source_index import INDEX_FILE
 from indx_assets.wiring.settings import Settings
 
 

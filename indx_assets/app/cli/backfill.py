@@ -44,11 +44,11 @@ def backfill(
     import dagster as dg
 
     from indx_assets.app.runner import materialize_partitions, open_instance
-    from indx_assets.app.status import CODE_VERSION, code_versions, corpus_status
     from indx_assets.app.table_versions import tag_current
     from indx_assets.wiring.assets.partitions import SOURCES
-    from indx_assets.wiring.automation.source_index import SourceIndex
+    from indx_assets.wiring.assets.status import CODE_VERSION, code_versions, corpus_status
     from indx_assets.wiring.definitions import build_definitions, build_resources
+    from indx_assets.wiring.resources.source_index import SourceIndex
 
     started = time.perf_counter()
     selection = _assets(assets)

@@ -15,9 +15,9 @@ from indx_assets.wiring.settings import Settings
 def status(json_output: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False) -> None:
     """Missing, stale and fresh partitions of every ingestion asset, in one paged scan."""
     from indx_assets.app.runner import open_instance
-    from indx_assets.app.status import code_versions, corpus_status
-    from indx_assets.wiring.automation.source_index import SourceIndex
+    from indx_assets.wiring.assets.status import code_versions, corpus_status
     from indx_assets.wiring.definitions import build_definitions, build_resources
+    from indx_assets.wiring.resources.source_index import SourceIndex
 
     settings = Settings.from_env()
     instance = open_instance(settings)

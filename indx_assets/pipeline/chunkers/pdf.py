@@ -46,8 +46,8 @@ from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks, PageOutput
 from indx_assets.pipeline.chunkers.base import ChunkerSettings
 from indx_assets.pipeline.chunkers.pdf_elements import Cut, SectionTrail, boxed, cut_page, page_layout, reader_offsets
 from indx_assets.pipeline.chunkers.pdf_furniture import Furniture
-from indx_assets.pipeline.chunkers.pdf_layout import Run, layout
-from indx_assets.pipeline.chunkers.pdf_runs import PageGeometry, page_geometry
+from indx_assets.pipeline.chunkers.pdf_layout import layout
+from indx_assets.pipeline.readers.pdf_runs import PageGeometry, Run, page_geometry
 
 if TYPE_CHECKING:
     import pypdfium2

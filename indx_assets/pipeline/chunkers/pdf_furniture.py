@@ -23,9 +23,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from indx_assets.pipeline.chunkers.pdf_layout import Run, VisualLine, visual_lines
-from indx_assets.pipeline.chunkers.pdf_runs import PageGeometry
+from indx_assets.pipeline.chunkers.pdf_layout import VisualLine, visual_lines
 from indx_assets.pipeline.chunking.page_numbers import PAGE_NUMBER
+from indx_assets.pipeline.readers.pdf_runs import PageGeometry, Run
 
 #: The top and bottom bands, as a fraction of the displayed page height.
 BAND = 0.12

@@ -1,5 +1,5 @@
 """Page layout from text runs: runs → visual lines → blocks (paragraphs, list items, headings,
-tables) → reading order. Pure geometry, no PDF library: the `pdf` chunker feeds it runs.
+tables) → reading order. Pure geometry, no PDF library: the `pdf` chunker feeds it runs (`readers.pdf_runs.Run`).
 
 Coordinates are points on the *displayed* page (rotation and crop box already applied),
 top-left origin, y growing downwards. Thresholds are multiples of the local line height, so
@@ -29,6 +29,8 @@ import re
 from dataclasses import dataclass, field, replace
 from statistics import median
 
+from indx_assets.pipeline.readers.pdf_runs import Run
+
 #: Gap (in line heights) under which two runs on one baseline belong to one line.
 WORD_GAP = 1.2
 #: Gap (in line heights) from which a new paragraph starts.
@@ -45,34 +47,6 @@ SHORT_CELL_CHARS = 24
 TABLE_ROW_GAP = 2.5
 
 _BULLET = re.compile(r"^\s*(?:[•◦▪▫●○■□‣⁃∙·\-–—*]\s|(?:\(?\d{1,3}|[a-zA-Z]|[ivxlcdm]{1,6})[.)]\s)")
-
-
-@dataclass(slots=True)
-class Run:
-    """A piece of text PDFium drew on one baseline, with its box and its span in the page text."""
-
-    text: str
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-    start: int
-    end: int
-    size: float = 0.0
-    bold: bool = False
-    #: the page-text offset of the next visible character after the run (-1: not known)
-    next_start: int = -1
-    #: drawn outside the displayed page (its box lies beyond the page's edges)
-    hidden: bool = False
-
-    @property
-    def height(self) -> float:
-        return self.y1 - self.y0
-
-    def spaced_before(self, run: "Run") -> bool | None:
-        """Whether the page text puts whitespace between this run and `run`, when `run` is what
-        the page text reads next (None when it is not: the text does not say)."""
-        return self.next_start > self.end if self.next_start == run.start else None
 
 
 @dataclass(slots=True)

@@ -35,7 +35,7 @@ from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
 if TYPE_CHECKING:
     import pypdfium2
 
-    from indx_assets.pipeline.chunkers.pdf_runs import PageGeometry
+    from indx_assets.pipeline.readers.pdf_runs import PageGeometry
 
 READER = "pdfium"
 MEDIA_TYPE = "application/pdf"
@@ -162,7 +162,7 @@ def read_page(document: "pypdfium2.PdfDocument", index: int, keep_geometry: bool
     A text page's runs are measured in the same pass (`keep_geometry`): loading a page is most
     of the cost of reading it, and the `pdf` chunker needs exactly these runs.
     """
-    from indx_assets.pipeline.chunkers.pdf_runs import page_geometry
+    from indx_assets.pipeline.readers.pdf_runs import page_geometry
 
     number = index + 1
     try:

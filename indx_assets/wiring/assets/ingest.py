@@ -23,7 +23,6 @@ from indx_assets.wiring.assets.provenance import (
     log_batch,
     materialization,
 )
-from indx_assets.wiring.automation.source_index import readable_name
 from indx_assets.wiring.resources import (
     ChainResource,
     CorpusResource,
@@ -32,6 +31,7 @@ from indx_assets.wiring.resources import (
     ReadersResource,
     StorageResource,
 )
+from indx_assets.wiring.resources.source_index import readable_name
 from indx_assets.wiring.resources.storage import sha256_file
 
 #: Documents per run when a backfill or the CLI batches partitions.

@@ -35,8 +35,8 @@ from indx_assets.pipeline.schema import (
     read_from_pages,
     with_fidelity,
 )
-from indx_assets.wiring.automation.source_index import readable_name
 from indx_assets.wiring.resources.lancedb import LanceDBResource
+from indx_assets.wiring.resources.source_index import readable_name
 from indx_assets.wiring.resources.storage import StorageResource
 
 SOURCE_DOCUMENTS = "source_documents"

@@ -19,9 +19,9 @@ import warnings
 import dagster as dg
 from dagster._core.definitions.events import AssetKeyPartitionKey
 
-from indx_assets.app.status import PAGE_SIZE, page_status
 from indx_assets.wiring.assets.ingest import CHUNK_MAP, CHUNKS_TABLE, PAGE_OUTPUTS, PARENT, SOURCE_DOCUMENTS
-from indx_assets.wiring.automation.source_index import SourceIndex
+from indx_assets.wiring.assets.status import PAGE_SIZE, page_status
+from indx_assets.wiring.resources.source_index import SourceIndex
 
 #: Assets requested in the same tick as their parent.
 CHAINED = {PAGE_OUTPUTS, CHUNK_MAP, CHUNKS_TABLE}

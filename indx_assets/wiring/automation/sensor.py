@@ -29,8 +29,8 @@ from indx_assets.wiring.assets.ingest import SOURCE_DOCUMENTS
 from indx_assets.wiring.assets.partitions import SOURCES
 from indx_assets.wiring.assets.provenance import latest_records
 from indx_assets.wiring.assets.stages import refusal_version
-from indx_assets.wiring.automation.source_index import SeenSource, SourceIndex
 from indx_assets.wiring.resources.corpus import CorpusResource
+from indx_assets.wiring.resources.source_index import SeenSource, SourceIndex
 from indx_assets.wiring.resources.storage import sha256_file
 from indx_assets.wiring.settings import Settings
 

@@ -2,7 +2,7 @@
 
 A source's id is `{root label}/{path relative to the root}` (`roots`), so moving a whole
 root keeps every identity and two roots never share an id; ids that are not valid partition
-keys get the stable key of `automation.source_index.partition_key`.
+keys get the stable key of `resources.source_index.partition_key`.
 """
 
 import os
@@ -15,7 +15,7 @@ from upath import UPath
 
 from indx_assets.pipeline.bounds import OUTSIDE_ROOT, TOO_LARGE, Bounds, link_refusal, size_refusal
 from indx_assets.pipeline.roots import Root, parse_roots
-from indx_assets.wiring.automation.source_index import SourceIndex, partition_key
+from indx_assets.wiring.resources.source_index import SourceIndex, partition_key
 
 _MAPPED_KEY = re.compile(r"~[0-9a-f]{16}$")
 

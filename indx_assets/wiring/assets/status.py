@@ -21,7 +21,7 @@ import dagster as dg
 from indx_assets.wiring.assets.ingest import ASSET_KEYS, PARENT, SOURCE_DOCUMENTS
 from indx_assets.wiring.assets.partitions import SOURCES
 from indx_assets.wiring.assets.provenance import PartitionRecord, latest_records
-from indx_assets.wiring.automation.source_index import SourceIndex
+from indx_assets.wiring.resources.source_index import SourceIndex
 
 State = Literal["missing", "stale", "fresh"]
 #: Why a partition is stale.

@@ -18,8 +18,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from indx_assets.pipeline.chunkers.pdf_layout import Run
-
 if TYPE_CHECKING:
     import pypdfium2
 
@@ -28,6 +26,34 @@ RUN_GAP = 1.2
 _LINE = re.compile(r"[^\r\n]+")
 _VISIBLE = re.compile(r"\S")
 _SOFT_HYPHENS = str.maketrans({"\x02": "\u00ad", "\ufffe": "\u00ad"})
+
+
+@dataclass(slots=True)
+class Run:
+    """A piece of text PDFium drew on one baseline, with its box and its span in the page text."""
+
+    text: str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    start: int
+    end: int
+    size: float = 0.0
+    bold: bool = False
+    #: the page-text offset of the next visible character after the run (-1: not known)
+    next_start: int = -1
+    #: drawn outside the displayed page (its box lies beyond the page's edges)
+    hidden: bool = False
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+    def spaced_before(self, run: "Run") -> bool | None:
+        """Whether the page text puts whitespace between this run and `run`, when `run` is what
+        the page text reads next (None when it is not: the text does not say)."""
+        return self.next_start > self.end if self.next_start == run.start else None
 
 
 def _shown(span: str) -> str:
