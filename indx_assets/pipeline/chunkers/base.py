@@ -48,7 +48,7 @@ from indx_assets.pipeline.chunking.elements import (
     Title,
 )
 from indx_assets.pipeline.chunking.measure import WORD
-from indx_assets.pipeline.chunking.text_splitter import SENTENCE_END
+from indx_assets.pipeline.chunking.sentences import sentence_ends, sentence_spans
 from indx_assets.pipeline.fidelity import HEADER_KEY, OVERLAP_KEY, UNSTRUCTURED_KEY
 
 if TYPE_CHECKING:
@@ -176,8 +176,7 @@ def _leads_in(element: Element) -> bool:
         type(element) in _PROSE
         and 0 < len(text) <= _LEAD_IN_MAX_CHARS
         and "\n" not in text
-        and text[-1] not in ".!?。！？…"
-        and SENTENCE_END.search(text) is None
+        and next(sentence_ends(text), None) is None
     )
 
 
@@ -218,9 +217,9 @@ def sentence_units(
             out.append(element)
             continue
         start = 0
-        for m in SENTENCE_END.finditer(text):
-            out.append(type(element)(text[start : m.end()].strip(), metadata=element.metadata.copy()))
-            start = m.end()
+        for end in sentence_ends(text):
+            out.append(type(element)(text[start:end].strip(), metadata=element.metadata.copy()))
+            start = end
         if text[start:].strip():
             out.append(type(element)(text[start:].strip(), metadata=element.metadata.copy()))
     return out, frozenset(starts)
@@ -396,8 +395,6 @@ def sentence_pieces(text: str, chunk: ChunkPiece, elements: Sequence[Element], a
     sentence's chunk is therefore the earliest piece of the page whose span encloses it. A
     chunk of one sentence has no sentence pieces: they would repeat it.
     """
-    from indx_assets.pipeline.chunking.split import sentence_spans
-
     if chunk.start is None or chunk.end is None or chunk.chunk_type != "content":
         return []
     first, last = max(chunk.start, after), chunk.end

@@ -16,6 +16,8 @@ paragraph, however long (text dumped from PDFs wraps at 90 to 130 characters).
 import re
 from collections.abc import Sequence
 
+from indx_assets.pipeline.chunking.sentences import CLOSERS, ends_sentence
+
 #: Longer than any hard-wrapped line (editors wrap at 72-80, some at 100).
 WRAP_WIDTH = 100
 
@@ -33,10 +35,12 @@ def line_runs(lines: Sequence[str]) -> list[tuple[int, int]]:
     return runs
 
 
-_ENDS_SENTENCE = re.compile(r"[.!?:;。！？…]['\"”’)\]]*\s*$")
+#: A clause end at the end of a line (a list or a quote follows it, not more of the sentence).
+_ENDS_CLAUSE = re.compile(rf"[:;：；][{CLOSERS}]*\s*$")
 
 
 def _runs_on(line: str, after: str) -> bool:
-    """Whether a sentence runs on from `line` into `after` (no sentence end, then lower case)."""
+    """Whether a sentence runs on from `line` into `after` (no sentence or clause end, then
+    lower case)."""
     head = after.lstrip()[:1]
-    return bool(head) and head.islower() and _ENDS_SENTENCE.search(line) is None
+    return bool(head) and head.islower() and not ends_sentence(line) and _ENDS_CLAUSE.search(line) is None

@@ -42,10 +42,11 @@ import uuid
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import accumulate
 from typing import Any, Literal
 
-from indx_assets.pipeline.chunking.text_splitter import CITATION
+from indx_assets.pipeline.chunking.sentences import CLOSERS, Span, sentence_spans, trim_span
 from indx_assets.pipeline.tokenizer import TokenCounter
 
 ContentType = Literal["text", "markdown", "html"]
@@ -56,7 +57,6 @@ COMPUTE_TYPES: tuple[str, ...] = ("token", "character")
 #: Fixed namespace of split-tree ids (a UUID5 of the project's name for this service).
 _NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "indx-assets:document-split")
 
-Span = tuple[int, int]
 Measure = Callable[[str], int]
 
 
@@ -75,31 +75,14 @@ class SplitError(ValueError):
 # --- boundaries -----------------------------------------------------------------------------
 # Each pattern's group `g` is a *gap*: the text between two units. Units are what lies between
 # gaps, trimmed of whitespace; a terminator and the closing quotes after it stay with the unit
-# they end (they are matched before `g`).
+# they end (they are matched before `g`). Sentences are the project's one rule
+# (`chunking/sentences.py`).
 _PARAGRAPH_GAP = re.compile(r"(?P<g>\n[ \t\r\f\v]*\n\s*)")
 _LINE_GAP = re.compile(r"(?P<g>\s*\n\s*)")
-# A sentence ends at a CJK terminator, at an ASCII "!" or "?" that CJK text follows, or at an
-# ASCII terminator followed by whitespace (so "3.14", "example.com" and a Markdown image's
-# "![alt](...)" stay whole); closing quotes and brackets, and reference markers ("[7]"), stay
-# with the sentence they close.
-_CLOSERS = re.escape("\"'”’」』）)】》]")
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
-_SENTENCE_GAP = re.compile(rf"[。！？…．]+[{_CLOSERS}]*(?:{CITATION}[{_CLOSERS}]*)*(?P<g>\s*)"
-                           rf"|[!?]+[{_CLOSERS}]*(?:{CITATION}[{_CLOSERS}]*)*(?P<g3>\s*)(?=[{_CJK}])"
-                           rf"|[.!?]+[{_CLOSERS}]*(?:{CITATION}[{_CLOSERS}]*)*(?P<g2>\s+)")
-_SUBSENTENCE_GAP = re.compile(rf"[，、；：][{_CLOSERS}]*(?P<g>\s*)|[,;:][{_CLOSERS}]*(?P<g2>\s+)")
+_SUBSENTENCE_GAP = re.compile(rf"[，、；：][{CLOSERS}]*(?P<g>\s*)|[,;:][{CLOSERS}]*(?P<g2>\s+)")
 _WORD_GAP = re.compile(r"(?P<g>\s+)")
 #: Placeholders are atomic: a character cut never lands inside one.
 _PLACEHOLDER = re.compile(r"\[image_\d+\]|<table>table_\d+</table>|<code>code_\d+</code>")
-
-#: (node type, gap pattern), outermost first.
-_LEVELS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("paragraph", _PARAGRAPH_GAP),
-    ("newline", _LINE_GAP),
-    ("sentence", _SENTENCE_GAP),
-    ("subsentence", _SUBSENTENCE_GAP),
-)
-
 
 def _units(text: str, span: Span, gap: re.Pattern[str]) -> list[Span]:
     """The non-empty, whitespace-trimmed pieces of `text[span]` between matches of `gap`."""
@@ -111,25 +94,16 @@ def _units(text: str, span: Span, gap: re.Pattern[str]) -> list[Span]:
         out.append((pos, m.start(name)))
         pos = m.end(name)
     out.append((pos, end))
-    return [t for t in (_trim(text, s) for s in out) if t[0] < t[1]]
+    return [t for t in (trim_span(text, s) for s in out) if t[0] < t[1]]
 
 
-def sentence_spans(text: str, span: Span, *, lines: bool = True) -> list[Span]:
-    """The sentences of `text[span]`, trimmed. With `lines`, a sentence never runs across a
-    line break (in plain text a heading or a list item is not part of the next line); without,
-    for a span already known to be one paragraph, a line break is just a space."""
-    if not lines:
-        return _units(text, span, _SENTENCE_GAP)
-    return [sentence for line in _units(text, span, _LINE_GAP) for sentence in _units(text, line, _SENTENCE_GAP)]
-
-
-def _trim(text: str, span: Span) -> Span:
-    s, e = span
-    while s < e and text[s].isspace():
-        s += 1
-    while e > s and text[e - 1].isspace():
-        e -= 1
-    return s, e
+#: (node type, how a span splits into its units), outermost first.
+_LEVELS: tuple[tuple[str, Callable[[str, Span], list[Span]]], ...] = (
+    ("paragraph", partial(_units, gap=_PARAGRAPH_GAP)),
+    ("newline", partial(_units, gap=_LINE_GAP)),
+    ("sentence", partial(sentence_spans, lines=False)),
+    ("subsentence", partial(_units, gap=_SUBSENTENCE_GAP)),
+)
 
 
 #: A token is rarely longer than this many characters (WordPiece gives up at 100 per word).
@@ -162,7 +136,7 @@ def _char_pieces(text: str, span: Span, measure: Measure, limit: int) -> list[Sp
                 lo = mid
             else:
                 hi = mid - 1
-        pieces.append(_trim(text, (bounds[i], bounds[lo])))
+        pieces.append(trim_span(text, (bounds[i], bounds[lo])))
         i = lo
     return [p for p in pieces if p[0] < p[1]]
 
@@ -217,8 +191,8 @@ class _Tree:
     def split(self, span: Span, parent: str, path: str, level: int) -> None:
         """Children of the node `parent` covering `span`, split at `_LEVELS[level]` or finer."""
         if level < len(_LEVELS):
-            kind, gap = _LEVELS[level]
-            units = _units(self.text, span, gap)
+            kind, units_of = _LEVELS[level]
+            units = units_of(self.text, span)
         else:
             # Past sub-sentences: words, then characters; the pieces are sub-sentence leaves.
             kind = "subsentence"

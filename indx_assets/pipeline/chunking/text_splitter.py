@@ -1,7 +1,8 @@
 """Splitting one oversized text into pieces that fit, preferring the best boundary in reach.
 
-The rule, per piece: cut at the right-most sentence end (or line break, which survives only in
-code) that keeps the piece within the limit and at least half full; failing that at the
+The rule, per piece: cut at the right-most sentence end (as `chunking/sentences.py` finds them)
+or line break (which survives only in code) that keeps the piece within the limit and at least
+half full; failing that at the
 right-most space; failing that between characters. With `overlap`, the next piece starts with
 the tail of this one, and that tail always starts at a word (it is left out rather than
 started mid-word). `unstructured` prefers a line break, then any space, so prose splits
@@ -13,14 +14,8 @@ from bisect import bisect_left, bisect_right
 from itertools import accumulate, islice
 
 from indx_assets.pipeline.chunking.measure import WORD, Measure
+from indx_assets.pipeline.chunking.sentences import sentence_ends
 
-#: A reference marker right after a sentence's full stop, as encyclopedic and news text writes
-#: them ("...in 1862.[7] Next", "[12, 13]", "[a]", "[citation needed]"): part of the sentence it
-#: follows, so the sentence still ends there.
-CITATION = r"\[\w{1,10}(?:[ ,–-]{1,2}\w{1,10}){0,4}\]"
-#: A sentence end: terminal punctuation, then any closing quotes or brackets and reference
-#: markers, then whitespace.
-SENTENCE_END = re.compile(rf"[.!?。！？…]['\"”’)\]]*(?:{CITATION}['\"”’)]*)*(?=\s)")
 #: The right-most whitespace run in a range (greedy prefix pushes the match right).
 _LAST_SPACE = re.compile(r"(?s).*\S(\s+)")
 
@@ -69,10 +64,9 @@ class TextSplitter:
 
     def _strong_end(self, s: str, lo: int, hi: int) -> int | None:
         """The right-most end of a sentence or of a line in `s[lo:hi]` (where a piece would end)."""
-        last = None
-        for last in SENTENCE_END.finditer(s, lo, hi + 1):
+        best = None
+        for best in sentence_ends(s, lo, hi):  # noqa: B007 (the last one is wanted)
             pass
-        best = last.end() if last is not None else None
         newline = s.rfind("\n", lo, hi + 1)
         if newline > 0:
             end = newline
