@@ -95,16 +95,18 @@ def sentence_ends(text: str, start: int = 0, end: int | None = None) -> Iterator
             yield m.end()
 
 
-def ends_sentence(text: str) -> bool:
-    """Whether `text` (trailing whitespace aside) ends with a sentence end."""
+def ends_sentence(text: str, following: str = "") -> bool:
+    """Whether `text` (trailing whitespace aside) ends with a sentence end, judged with
+    `following` after it across whitespace (where `text` is a line, `following` the next)."""
     body = text.rstrip()
     if not body:
         return False
+    tail = max(0, len(body) - 80)  # closers and markers are short: the end lies in the tail
+    probe = body[tail:] + " " + following.lstrip()[:1]
     last = None
-    # the last sentence end can lie only in the text's tail: closers and markers are short
-    for last in sentence_ends(body, max(0, len(body) - 80)):
+    for last in sentence_ends(probe, 0, len(body) - tail):  # noqa: B007 (the last one is wanted)
         pass
-    return last == len(body)
+    return last == len(body) - tail
 
 
 def trim_span(text: str, span: Span) -> Span:
