@@ -20,31 +20,8 @@ from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.chunkers.base import Span, StructuredProvider, StructuredTextChunker
 from indx_assets.pipeline.chunking.elements import CodeSnippet, Element, ListItem, NarrativeText, Table, Title
 from indx_assets.pipeline.chunking.inline_data import elide_inline_data, inline_data_spans
+from indx_assets.pipeline.chunking.markdown_parse import LineOffsets, parse_markdown
 from indx_assets.pipeline.chunking.paragraphs import line_runs
-
-
-class _Lines:
-    """Character offsets of a text's lines, for markdown-it's line-based source maps."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.starts = [0]
-        at = text.find("\n")
-        while at >= 0:
-            self.starts.append(at + 1)
-            at = text.find("\n", at + 1)
-
-    def span(self, line_map: list[int] | None) -> tuple[int, int] | None:
-        if not line_map:
-            return None
-        first, last = line_map
-        start = self.starts[min(first, len(self.starts) - 1)]
-        end = self.starts[last] if last < len(self.starts) else len(self.text)
-        while end > start and self.text[end - 1].isspace():
-            end -= 1
-        while start < end and self.text[start].isspace():
-            start += 1
-        return start, end
 
 
 def _place(element: Element, span: tuple[int, int] | None) -> Element:
@@ -81,7 +58,7 @@ def _table(tokens: list[Any], i: int) -> tuple[Table, int]:
 _LEAVES = frozenset({"paragraph_open", "heading_open", "fence", "code_block", "html_block", "table_open", "hr"})
 
 
-def _unstructured(text: str, tokens: list[Any], lines: _Lines, max_nesting: int) -> list[Element]:
+def _unstructured(text: str, tokens: list[Any], lines: LineOffsets, max_nesting: int) -> list[Element]:
     """The text no leaf block covers, as plain-text elements (`text_elements`) with offsets.
 
     markdown-it skips everything after a block nested `max_nesting` levels deep (a list nested
@@ -121,11 +98,8 @@ def _unstructured(text: str, tokens: list[Any], lines: _Lines, max_nesting: int)
 def markdown_elements(text: str) -> list[Element]:
     """Elements of a Markdown text, each with `start`/`end` offsets into it, in text order;
     text the parser gives no block to is plain text (`_unstructured`)."""
-    from markdown_it import MarkdownIt
-
-    md = MarkdownIt("commonmark", {"html": True}).enable("table")
-    tokens = md.parse(text)
-    lines = _Lines(text)
+    tokens, max_nesting = parse_markdown(text)
+    lines = LineOffsets(text)
     elements: list[Element] = []
     list_depth = 0
     marker: str | None = None  # the number of the ordered list item whose first paragraph is next
@@ -171,7 +145,7 @@ def markdown_elements(text: str) -> list[Element]:
             if source.strip():
                 elements.append(_place(NarrativeText(elide_inline_data(source)), span))
         i += 1
-    extra = _unstructured(text, tokens, lines, md.options["maxNesting"])
+    extra = _unstructured(text, tokens, lines, max_nesting)
     if not extra:
         return elements
     # sorted by start (stable): the span search walks the page forward

@@ -4,11 +4,11 @@
 
 - `nodes`: every node of the tree, `{"id", "type", "parent_id"}`. The `root` node is its own
   parent (as in the service's responses). Below it the text is split by paragraph (blank
-  line), then line (`\\n`), then sentence (`。！？.!?…` and friends), then sub-sentence
-  (`，、；,;：`), and, as a last resort, by word and by character. At each level the pieces are
-  greedily merged with their neighbours while the merged span still fits `max_chunk_size`;
-  a merged group that fits is a leaf, a single piece that does not fit becomes an
-  intermediate node and is split at the next level. Every leaf therefore fits.
+  line), then line (`\\n`), then sentence (the project's one rule, `chunking/sentences.py`),
+  then sub-sentence (`，、；,;：`), and, as a last resort, by word and by character. At each
+  level the pieces are greedily merged with their neighbours while the merged span still
+  fits `max_chunk_size`; a merged group that fits is a leaf, a single piece that does not
+  fit becomes an intermediate node and is split at the next level. Every leaf therefore fits.
 - `chunks`: the leaves in reading order, `{"content", "meta": {"id", "parent_id", "type":
   "text", "size", "start", "end"}}`
   (`size` in the unit of `compute_type`). `content` is the exact slice `text[start:end]` of the
@@ -46,6 +46,8 @@ from functools import partial
 from itertools import accumulate
 from typing import Any, Literal
 
+from indx_assets.pipeline.chunking.markdown_parse import LineOffsets, parse_markdown
+from indx_assets.pipeline.chunking.measure import CharMeasure, Measure, TokenMeasure
 from indx_assets.pipeline.chunking.sentences import CLOSERS, Span, sentence_spans, trim_span
 from indx_assets.pipeline.tokenizer import TokenCounter
 
@@ -57,7 +59,6 @@ COMPUTE_TYPES: tuple[str, ...] = ("token", "character")
 #: Fixed namespace of split-tree ids (a UUID5 of the project's name for this service).
 _NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "indx-assets:document-split")
 
-Measure = Callable[[str], int]
 
 
 class SplitError(ValueError):
@@ -132,7 +133,7 @@ def _char_pieces(text: str, span: Span, measure: Measure, limit: int) -> list[Sp
         hi = max(hi, lo)
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if measure(text[bounds[i] : bounds[mid]]) <= limit:
+            if measure.size(text[bounds[i] : bounds[mid]]) <= limit:
                 lo = mid
             else:
                 hi = mid - 1
@@ -167,7 +168,7 @@ class _Tree:
         cost characters, never fewer tokens), so it caps the run; the real size is then
         bisected within that cap, a few measures a group instead of one per unit added.
         """
-        sizes = [self.measure(self.text[s:e]) for s, e in units]
+        sizes = self.measure.sizes([self.text[s:e] for s, e in units])
         running = list(accumulate(sizes, initial=0))  # running[k]: the sum of sizes[:k]
         i = 0
         while i < len(units):
@@ -180,7 +181,7 @@ class _Tree:
             size = sizes[i]
             while lo < hi:
                 mid = (lo + hi + 1) // 2
-                merged = self.measure(self.text[units[i][0] : units[mid - 1][1]])
+                merged = self.measure.size(self.text[units[i][0] : units[mid - 1][1]])
                 if merged <= self.limit:
                     lo, size = mid, merged
                 else:
@@ -201,7 +202,7 @@ class _Tree:
                 units = _char_pieces(self.text, span, self.measure, self.limit)
                 for n, piece in enumerate(units):
                     child = f"{path}/{n}"
-                    self.leaves.append((self.add(child, kind, parent), parent, piece, self.measure(self.text[piece[0]:piece[1]])))
+                    self.leaves.append((self.add(child, kind, parent), parent, piece, self.measure.size(self.text[piece[0]:piece[1]])))
                 return
         for n, (group, size) in enumerate(self.groups(units)):
             child = f"{path}/{n}"
@@ -231,13 +232,13 @@ def _pack_lines(lines: list[str], header: list[str], measure: Measure, limit: in
     current: list[str] = []
     for line in lines:
         candidate = "\n".join(header + current + [line])
-        if measure(candidate) <= limit:
+        if measure.size(candidate) <= limit:
             current.append(line)
             continue
         if current:
             parts.append("\n".join(header + current))
             current = []
-        if measure("\n".join(header + [line])) <= limit:
+        if measure.size("\n".join(header + [line])) <= limit:
             current = [line]
         else:
             # A single row or line too long even alone: cut it by characters, header dropped.
@@ -248,7 +249,7 @@ def _pack_lines(lines: list[str], header: list[str], measure: Measure, limit: in
 
 
 def _rich_parts(rich: _Rich, measure: Measure, limit: int) -> list[str]:
-    if rich.kind == "image" or measure(rich.content) <= limit:
+    if rich.kind == "image" or measure.size(rich.content) <= limit:
         return [rich.content]
     lines = rich.content.split("\n")
     return _pack_lines(lines[rich.header_lines :], lines[: rich.header_lines], measure, limit)
@@ -261,21 +262,13 @@ def _markdown_working_text(source: str) -> tuple[str, list[_Rich], list[tuple[in
     of the placeholder, its length, source offset of the block, source length) folded into
     anchors `(work_start, src_start, src_end)` for mapping offsets back.
     """
-    from markdown_it import MarkdownIt
-
-    md = MarkdownIt("commonmark").enable("table")
-    line_starts = [0]
-    for m in re.finditer("\n", source):
-        line_starts.append(m.end())
-    line_starts.append(len(source))
+    lines = LineOffsets(source)
 
     def line_span(first: int, last: int) -> Span:
-        start = line_starts[min(first, len(line_starts) - 1)]
-        end = line_starts[min(last, len(line_starts) - 1)]
-        return start, end if end == len(source) or end == start else end - 1  # drop the final newline
+        return lines.span((first, last), trim=False)  # type: ignore[return-value]
 
     blocks: list[tuple[Span, str, str, int]] = []  # source span, kind, content, header lines
-    tokens = md.parse(source)
+    tokens, _ = parse_markdown(source)
     for i, tok in enumerate(tokens):
         if tok.type in ("fence", "code_block") and tok.map:
             blocks.append((line_span(*tok.map), "code", tok.content.rstrip("\n"), 0))
@@ -407,13 +400,13 @@ def split_document(
 
     measure: Measure
     if compute_type == "character":
-        measure = len
+        measure = CharMeasure()
     else:
         if tokenizer is None:
             from indx_assets.pipeline.tokenizer import minilm_tokenizer
 
             tokenizer = minilm_tokenizer()
-        measure = tokenizer.count
+        measure = TokenMeasure(tokenizer)
 
     anchors: list[tuple[int, int, int]] = []
     rich: list[_Rich] = []
@@ -459,7 +452,7 @@ def split_document(
                         "id": f"{r.placeholder_id}-{n}",
                         "type": r.kind,
                         "belonged_chunk_id": holder.get(r.placeholder_id),
-                        "size": measure(part),
+                        "size": measure.size(part),
                     },
                 }
             )
