@@ -43,4 +43,4 @@ def _runs_on(line: str, after: str) -> bool:
     """Whether a sentence runs on from `line` into `after` (no sentence or clause end, then
     lower case)."""
     head = after.lstrip()[:1]
-    return bool(head) and head.islower() and not ends_sentence(line, after) and _ENDS_CLAUSE.search(line) is None
+    return bool(head) and head.islower() and not ends_sentence(line) and _ENDS_CLAUSE.search(line) is None
