@@ -9,7 +9,9 @@ The rules, in order:
 1. Runs on one baseline (vertical overlap) whose horizontal gap is under `WORD_GAP` line
    heights join into one visual line; a larger gap (a column gutter, a table's cell spacing)
    keeps them apart, so a generator that draws every glyph alone still gives whole lines
-   while two columns drawn row by row stay two columns.
+   while two columns drawn row by row stay two columns. A formula's sub/superscripts and an
+   accent drawn as a glyph of its own join the line of the letter they are set on (see
+   `scripts`), and runs stacked over each other are read in the page text's order.
 2. Rows where several separate lines share a baseline, at least one of them short (cells,
    not prose), and that follow each other closely, form a table region, read row by row.
 3. The remaining lines stack into blocks: the next line joins the block directly above it
@@ -26,6 +28,7 @@ The rules, in order:
 """
 
 import re
+import unicodedata
 from dataclasses import dataclass, field, replace
 from statistics import median
 
@@ -45,6 +48,10 @@ BOLD_HEADING_CHARS = 80
 SHORT_CELL_CHARS = 24
 #: Rows further apart than this (in row heights) do not continue a table.
 TABLE_ROW_GAP = 2.5
+#: A run set under this share of its base's size, beside it, can be its sub/superscript.
+SCRIPT_RATIO = 0.9
+#: Unicode categories of an accent PDFium draws as a glyph of its own ("ˇ", "´", "`", "¨").
+_ACCENT_CATEGORIES = frozenset({"Sk", "Lm", "Mn"})
 
 _BULLET = re.compile(r"^\s*(?:[•◦▪▫●○■□‣⁃∙·\-–—*]\s|(?:\(?\d{1,3}|[a-zA-Z]|[ivxlcdm]{1,6})[.)]\s)")
 
@@ -66,7 +73,7 @@ class VisualLine:
         if len(runs) == 1:  # most lines: one run, its box as it is
             run = runs[0]
             return cls([run], run.x0, run.y0, run.x1, run.y1)
-        runs = sorted(runs, key=lambda r: r.x0)
+        runs = left_to_right(runs)
         return cls(runs, min(r.x0 for r in runs), min(r.y0 for r in runs), max(r.x1 for r in runs), max(r.y1 for r in runs))
 
     @property
@@ -172,6 +179,62 @@ class Block:
         return max(l.size for l in self.all_lines)
 
 
+def left_to_right(runs: list[Run]) -> list[Run]:
+    """A line's runs left to right; runs stacked over each other (their x-ranges overlap: a
+    superscript over its subscript, an accent over its letter) in the order the page text
+    reads them, the only order the page gives for glyphs set one above the other ("w", "(i)",
+    "1" for w with (i) over 1, not "w1" and "(i)")."""
+    ordered = sorted(runs, key=lambda r: r.x0)
+    out: list[Run] = []
+    stack: list[Run] = []
+    reach = 0.0
+    for run in ordered:
+        if stack and run.x0 >= reach:
+            out.extend(sorted(stack, key=lambda r: r.start) if len(stack) > 1 else stack)
+            stack = []
+        if not stack:
+            reach = run.x1
+        stack.append(run)
+        reach = max(reach, run.x1)
+    out.extend(sorted(stack, key=lambda r: r.start) if len(stack) > 1 else stack)
+    return out
+
+
+def _is_accent(run: Run) -> bool:
+    """A run of nothing but accents (a modifier letter or symbol such as "ˇ" or "´"): set over
+    a letter, it is part of that letter's line, never a line of its own."""
+    return all(unicodedata.category(c) in _ACCENT_CATEGORIES for c in run.text if not c.isspace())
+
+
+def scripts(runs: list[Run]) -> dict[int, list[Run]]:
+    """Rule 1a: the sub/superscripts of the page's runs, by the `id` of the run they are set on
+    (their base), in page-text order.
+
+    A run is a script when the page text reads it right after its base (or after a script of
+    that base: "w", "(i)", "1"), it is set smaller (under `SCRIPT_RATIO` of the base's size),
+    its box shares height with the base's, and it starts past the base's start, no more than
+    a line height back from the base's end and less than `WORD_GAP` line heights after where
+    the base and its scripts so far end. A superscript shares too little height with its line
+    to join it by rule 1 (it made rows of "(i)" apart from their line, read as a table), and a
+    subscript under a superscript is drawn over it: attached, both are read with their letter.
+    """
+    after = {r.next_start: r for r in runs if r.next_start >= 0}
+    found: dict[int, list[Run]] = {}
+    base_of: dict[int, Run] = {}
+    for run in sorted(runs, key=lambda r: r.start):
+        before = after.get(run.start)
+        if before is None or before is run or before.hidden != run.hidden:
+            continue
+        base = base_of.get(id(before), before)
+        height = base.height
+        right = max([base.x1, *(s.x1 for s in found.get(id(base), ()))])
+        if (run.size < SCRIPT_RATIO * base.size and min(run.y1, base.y1) > max(run.y0, base.y0)
+                and run.x0 > base.x0 and base.x1 - height <= run.x0 <= right + WORD_GAP * height):
+            base_of[id(run)] = base
+            found.setdefault(id(base), []).append(run)
+    return found
+
+
 def _v_overlap(a: Run | VisualLine, b: Run | VisualLine) -> float:
     """Vertical overlap as a share of the shorter box's height."""
     inter = min(a.y1, b.y1) - max(a.y0, b.y0)
@@ -190,34 +253,45 @@ def visual_lines(runs: list[Run]) -> list[VisualLine]:
     # Runs far taller than the text around them (vertical text in a margin) are lines of
     # their own: on one "baseline" with everything beside them they would swallow it.
     typical = median(r.height for r in runs)
-    # (copies: the runs are the reader's, kept for every chunking of the document)
-    tall = [replace(r, size=typical) for r in runs if r.height > 2.5 * typical]
+    attached = scripts(runs)
+    ends: dict[int, float] = {}  # where a run and its scripts end, for the gaps of rule 1
+    if attached:  # laid out with their base, below
+        held = {id(script) for group in attached.values() for script in group}
+        runs = [r for r in runs if id(r) not in held]
+        ends = {id(r): max(r.x1, *(s.x1 for s in attached[id(r)])) for r in runs if id(r) in attached}
+    tall = [r for r in runs if r.height > 2.5 * typical]
     runs = [r for r in runs if r.height <= 2.5 * typical]
     runs.sort(key=lambda r: ((r.y0 + r.y1) / 2, r.x0))
-    lines: list[list[Run]] = [[r] for r in tall]
+    # (copies: the runs are the reader's, kept for every chunking of the document)
+    lines: list[list[Run]] = [[replace(r, size=typical), *attached.get(id(r), ())] for r in tall]
     # Bucket runs into baseline rows, then cut each row where the horizontal gap is large.
     row: list[Run] = []
     for run in runs:
         if row and _v_overlap(run, row[-1]) < 0.5 and _v_overlap(run, row[0]) < 0.5:
-            lines.extend(_split_row(row))
+            lines.extend(_split_row(row, ends))
             row = []
         row.append(run)
     if row:
-        lines.extend(_split_row(row))
+        lines.extend(_split_row(row, ends))
+    if attached:  # (a tall run's line is a copy of it, its scripts already with it)
+        for group in lines:
+            group.extend([script for run in group for script in attached.get(id(run), ())])
     return [VisualLine.of(group) for group in lines]
 
 
-def _split_row(row: list[Run]) -> list[list[Run]]:
+def _split_row(row: list[Run], ends: dict[int, float]) -> list[list[Run]]:
     """One baseline row's runs as lines, left to right: a run continues the line whose last run
     ends less than `WORD_GAP` line heights before it, shares its baseline (half the shorter
     height) and lies beside it rather than over it (less than half the narrower width shared).
     The row is a chain of overlaps, so it can hold two stacked lines of a paragraph
     joined through a taller run beside them (a big figure in the next column); testing the
     run's own neighbour keeps them apart, where one gap test for the row read them as one line
-    ("chapter" + "and one which..." as "chapterand one which...")."""
+    ("chapter" + "and one which..." as "chapterand one which...").
+
+    A run ends where its scripts end when they reach further (`ends`, by the run's `id`)."""
     row = sorted(row, key=lambda r: r.x0)
     groups: list[list[Run]] = [[row[0]]]
-    rights = [row[0].x1]
+    rights = [ends.get(id(row[0]), row[0].x1)]
     for run in row[1:]:
         best, overlap = -1, 0.5
         for k, group in enumerate(groups):
@@ -225,17 +299,19 @@ def _split_row(row: list[Run]) -> list[list[Run]]:
             if run.x0 - rights[k] > WORD_GAP * height:
                 continue
             last = group[-1]
-            if min(run.x1, last.x1) - max(run.x0, last.x0) > 0.5 * min(run.x1 - run.x0, last.x1 - last.x0):
+            if min(run.x1, last.x1) - max(run.x0, last.x0) > 0.5 * min(run.x1 - run.x0, last.x1 - last.x0) \
+                    and not _is_accent(run):
                 continue  # drawn over it, not beside it: the next line of slanted or stacked text
             shared = _v_overlap(run, last)
             if shared >= overlap:
                 best, overlap = k, shared
+        end = ends.get(id(run), run.x1)
         if best < 0:
             groups.append([run])
-            rights.append(run.x1)
+            rights.append(end)
         else:
             groups[best].append(run)
-            rights[best] = max(rights[best], run.x1)
+            rights[best] = max(rights[best], end)
     return groups
 
 
