@@ -5,24 +5,36 @@ Read in place from `../shared/corpus` (skipped when absent).
 """
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from indx_assets.pipeline.chunker_port import ChunkPiece
 from indx_assets.pipeline.chunkers.pdf import PdfChunker
+from indx_assets.pipeline.document import DocumentChunk
+from indx_assets.pipeline.fidelity import PageFidelity, measure_page
 from indx_assets.pipeline.readers import ReaderConfig
 from indx_assets.pipeline.readers.pdf import read_pdf
 
 PDF = "application/pdf"
 
 
-def _pieces(corpus: Path, name: str, page: int) -> tuple[str, list[ChunkPiece]]:
-    """Page `page` of corpus PDF `name`: the reader's text and its text pieces (no sentences)."""
-    content = (corpus / "example-docs" / "pdf" / name).read_bytes()
+def _pieces(corpus: Path, name: str, page: int, **options: Any) -> tuple[str, list[ChunkPiece]]:
+    """Page `page` of corpus PDF `name` (in `example-docs/pdf` unless it names its folder): the
+    reader's text and its text pieces (no sentences), cut with the chunker's `options`."""
+    content = (corpus / "example-docs" / (name if "/" in name else f"pdf/{name}")).read_bytes()
     read = read_pdf(content, ReaderConfig())
-    chunks = {c.page: c.pieces for c in PdfChunker().chunk(content, PDF, read.pages)}
+    chunks = {c.page: c.pieces for c in PdfChunker(**options).chunk(content, PDF, read.pages)}
     pieces = [p for p in chunks[page] if p.text and p.chunk_type != "sentence"]
     return read.pages[page - 1].text, pieces
+
+
+def _measured(page: int, text: str, pieces: list[ChunkPiece]) -> PageFidelity:
+    """`indx verify`'s measure of the page against its pieces."""
+    chunks = [DocumentChunk(source_id="doc", locator=f"page:{page}/chunk:{k}", content=p.text or "",
+                            chunk_type=p.chunk_type or "content", page=page, metadata=p.metadata)
+              for k, p in enumerate(pieces)]
+    return measure_page(page, text, chunks)
 
 
 def _words(text: str) -> list[str]:
@@ -115,3 +127,45 @@ def test_a_table_in_one_column_takes_no_lines_of_the_other(corpus: Path) -> None
     flat = [" ".join((p.text or "").split()) for p in pieces]
     assert any("how many train- ing examples are needed" in f for f in flat)
     assert any("different num- bers of training examples" in f for f in flat)
+
+
+@pytest.mark.parametrize(("name", "page", "line"), [
+    # w with (i) set over 1: the superscripts made a row of their own, read as a table's cells
+    # ("of tokens w1 , w2 , ... | (i) | (i) | (i)"), and "w1" is no word of the page
+    ("multi-column.pdf", 2, "of tokens w (i) 1 , w (i) 2 , · · · , w (i) |pi| . Given a question q,"),
+    # p with + over i: the subscript drawn over the superscript was a line of its own
+    ("multi-column.pdf", 3, "(positive) passage p + i , along with n irrelevant (neg-"),
+    ("multi-column.pdf", 7, "where Pˆ = [P [CLS] 1 , . . . , P [CLS] k ] ∈ R h×k and"),
+    # an accent PDFium draws as a glyph of its own, over its letter ("Šedivý")
+    ("multi-column.pdf", 4, "CuratedTREC (TREC) (Baudis and ˇ Sediv ˇ y`,"),
+    ("language-docs/fr_olap.pdf", 4, "i. mostfreq(q) = ×ihS 0 i = {m ∈ Si |@m0 ∈ Si , fi(m0 ) > fi(m)}, fi|S0"),
+])
+def test_a_formulas_scripts_and_accents_are_read_on_their_line_as_the_page_reads_them(
+        corpus: Path, name: str, page: int, line: str) -> None:
+    text, pieces = _pieces(corpus, name, page)
+    assert any(line in row for p in pieces for row in (p.text or "").splitlines())  # on one line, in the page's order
+    result = _measured(page, text, pieces)
+    assert (result.foreign, result.notation, result.lost) == (0, 0, 0), result.examples
+
+
+@pytest.mark.parametrize("sentences", [False, True])
+@pytest.mark.parametrize(("name", "page", "word", "before", "after"), [
+    # the left column ends in "simi-", the right one starts with "larity)"
+    ("multi-column.pdf", 3, "simi-\nlarity)", "(i.e., higher", "than the irrelevant ones"),
+    # one column, a chunk ended by its size at "ma-"
+    ("multi-column.pdf", 3, "ma-\ntrix", "is a (B × B)", "of similarity scores"),
+    ("language-docs/fr_olap.pdf", 3, "sec-\ntion", "dans la", "précédente."),
+])
+def test_a_word_hyphenated_across_a_chunk_break_is_whole_in_one_chunk(
+        corpus: Path, name: str, page: int, word: str, before: str, after: str, sentences: bool) -> None:
+    text, pieces = _pieces(corpus, name, page, sentences=sentences)
+    (holder,) = [p for p in pieces if word in (p.text or "")]
+    assert " ".join((holder.text or "").split()).endswith(f"{before} {' '.join(word.split())}")
+    assert holder.start is not None and holder.end is not None
+    assert text[holder.start : holder.end].endswith(word.split("-")[1].split()[-1])  # its offsets reach over the word
+    following = pieces[pieces.index(holder) + 1]
+    assert (following.text or "").startswith(after)
+    tail = word.split("\n")[1]
+    assert all(not (p.text or "").startswith(tail) for p in pieces)
+    result = _measured(page, text, pieces)
+    assert (result.foreign, result.lost, result.duplicated) == (0, 0, 0), result.examples

@@ -27,6 +27,7 @@ top of a column or page belongs to the heading above it, and section ids are uni
 document.
 """
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from html import escape
@@ -209,12 +210,15 @@ def _section_metadata(metadata: dict[str, Any], section: Section | None) -> dict
 @dataclass
 class Cut:
     """A chunk the library cut from a page: its piece, its span in the layout text, the lines
-    that span touches, and whether its text starts with a repeated table header."""
+    that span touches, and whether its text starts with a repeated table header; `tail`, the
+    rest of a word hyphenated across its end that it took from the next chunk (see
+    `rejoin_hyphenated`): the line it stands on and its span in the layout text."""
 
     piece: ChunkPiece
     span: tuple[int, int]
     lines: list[PlacedLine]
     repeated_header: bool
+    tail: tuple[PlacedLine, int, int] | None = None
 
 
 def _touching(lines: Sequence[PlacedLine], start: int, end: int) -> list[PlacedLine]:
@@ -249,7 +253,67 @@ def cut_page(layout: PageLayout, settings: ChunkerSettings, trail: SectionTrail)
             elif piece.chunk_type == "table":
                 text, repeated = _table_text(layout, piece, settings)
             cuts.append(Cut(replace(piece, text=text, metadata=metadata), (piece.start, piece.end), lines, repeated))
-    return cuts
+    return rejoin_hyphenated(cuts, layout)
+
+
+#: A chunk's text that ends in a word hyphenated at its last line's end ("simi-").
+_HYPHEN_END = re.compile(r"\w-$")
+#: The first word of a chunk's text, and the whitespace after it.
+_FIRST_WORD = re.compile(r"\s*\S+\s*")
+
+
+def _continues_at(before: Cut, after: Cut) -> bool:
+    """Whether the page text goes on from `before`'s last line into `after`'s first: the
+    last run `before` holds is followed, in PDFium's text, by the first run `after` holds."""
+    if not before.lines or not after.lines or before.span[1] != before.lines[-1].end or after.span[0] != after.lines[0].start:
+        return False
+    last, first = before.lines[-1].cells[-1].runs, after.lines[0].cells[0].runs
+    return bool(last and first) and max(last, key=lambda r: r.end).next_start == min(first, key=lambda r: r.start).start
+
+
+def rejoin_hyphenated(cuts: list[Cut], layout: PageLayout) -> list[Cut]:
+    """A word hyphenated across a chunk break is whole in the chunk where it starts.
+
+    A column (or a size bound) can end a chunk at a line that ends in "simi-", the next chunk
+    starting with "larity)": a search for the word finds neither. When a prose chunk ends in a
+    hyphenated word and the next prose chunk starts where the page text goes on after it, that
+    chunk's first word moves to the end of the first, on a line of its own ("simi-\nlarity)",
+    as on the page); the `sentence` pieces of the next chunk drop it too, and a chunk left
+    empty goes. The first chunk's box stays the box of its own lines (the word's rest may
+    stand at the top of the next column), its offsets reach over the word's rest.
+    """
+    prose = [k for k, cut in enumerate(cuts) if cut.piece.chunk_type == "content"]
+    dropped: set[int] = set()
+    for a, b in zip(prose, prose[1:]):
+        before, after = cuts[a], cuts[b]
+        text_a, text_b = before.piece.text or "", after.piece.text or ""
+        start, end = after.span
+        if (a in dropped or not _HYPHEN_END.search(text_a) or not _continues_at(before, after)
+                or text_b != layout.text[start:end] or any(cuts[k].piece.chunk_type != "sentence" for k in range(a + 1, b))):
+            continue
+        word = _FIRST_WORD.match(text_b)
+        if word is None:
+            continue
+        moved = word.group().strip()
+        tail_end = start + len(word.group().rstrip())
+        cuts[a] = replace(before, piece=replace(before.piece, text=f"{text_a}\n{moved}"),
+                          tail=(after.lines[0], start, tail_end))
+        rest = start + word.end()
+        if rest >= end:
+            dropped.add(b)
+        else:
+            cuts[b] = replace(after, piece=replace(after.piece, text=text_b[word.end():]), span=(rest, end))
+        following = prose[prose.index(b) + 1] if b != prose[-1] else len(cuts)
+        for k in range(b + 1, following):  # the next chunk's sentences, which start with the word too
+            sentence = cuts[k]
+            if sentence.piece.chunk_type == "sentence" and sentence.span[0] < rest:
+                if sentence.span[1] <= rest:
+                    dropped.add(k)
+                else:
+                    cut = rest - sentence.span[0]
+                    cuts[k] = replace(sentence, piece=replace(sentence.piece, text=(sentence.piece.text or "")[cut:]),
+                                      span=(rest, sentence.span[1]))
+    return [cut for k, cut in enumerate(cuts) if k not in dropped]
 
 
 def _table_text(layout: PageLayout, piece: ChunkPiece, settings: ChunkerSettings) -> tuple[str, bool]:
@@ -277,7 +341,8 @@ def reader_offsets(cuts: Sequence[Cut]) -> list[tuple[int, int] | None]:
     between two cuts gives each the characters it holds, so both keep their offsets. Sentence
     pieces lie inside their chunk by design: they are checked against each other only, and
     chunks against chunks."""
-    spans = [[run for line in cut.lines for run in line.reader_spans(*cut.span)] for cut in cuts]
+    spans = [[run for line in cut.lines for run in line.reader_spans(*cut.span)]
+             + (cut.tail[0].reader_spans(cut.tail[1], cut.tail[2]) if cut.tail else []) for cut in cuts]
     sentence = [cut.piece.chunk_type == "sentence" for cut in cuts]
     owner = sorted((s, e, k) for k, runs in enumerate(spans) for s, e in runs)
     result: list[tuple[int, int] | None] = []
