@@ -288,7 +288,7 @@ def rejoin_hyphenated(cuts: list[Cut], layout: PageLayout) -> list[Cut]:
         before, after = cuts[a], cuts[b]
         text_a, text_b = before.piece.text or "", after.piece.text or ""
         start, end = after.span
-        if (a in dropped or not _HYPHEN_END.search(text_a) or not _continues_at(before, after)
+        if (a in dropped or not _HYPHEN_END.search(text_a[-2:]) or not _continues_at(before, after)
                 or text_b != layout.text[start:end] or any(cuts[k].piece.chunk_type != "sentence" for k in range(a + 1, b))):
             continue
         word = _FIRST_WORD.match(text_b)
@@ -303,10 +303,11 @@ def rejoin_hyphenated(cuts: list[Cut], layout: PageLayout) -> list[Cut]:
             dropped.add(b)
         else:
             cuts[b] = replace(after, piece=replace(after.piece, text=text_b[word.end():]), span=(rest, end))
-        following = prose[prose.index(b) + 1] if b != prose[-1] else len(cuts)
-        for k in range(b + 1, following):  # the next chunk's sentences, which start with the word too
+        for k in range(b + 1, len(cuts)):  # the next chunk's sentences, which start with the word too
+            if cuts[k].piece.chunk_type != "sentence":
+                break
             sentence = cuts[k]
-            if sentence.piece.chunk_type == "sentence" and sentence.span[0] < rest:
+            if sentence.span[0] < rest:
                 if sentence.span[1] <= rest:
                     dropped.add(k)
                 else:
