@@ -302,7 +302,8 @@ def rejoin_hyphenated(cuts: list[Cut], layout: PageLayout) -> list[Cut]:
         if rest >= end:
             dropped.add(b)
         else:
-            cuts[b] = replace(after, piece=replace(after.piece, text=text_b[word.end():]), span=(rest, end))
+            cuts[b] = replace(after, piece=replace(after.piece, text=text_b[word.end():]), span=(rest, end),
+                              lines=[line for line in after.lines if line.end > rest])  # a line of the word alone is gone
         for k in range(b + 1, len(cuts)):  # the next chunk's sentences, which start with the word too
             if cuts[k].piece.chunk_type != "sentence":
                 break
