@@ -226,10 +226,12 @@ def scripts(runs: list[Run]) -> dict[int, list[Run]]:
         if before is None or before is run or before.hidden != run.hidden:
             continue
         base = base_of.get(id(before), before)
+        # the size test first: it turns most runs away (this runs for every run of every page)
+        if run.size >= SCRIPT_RATIO * base.size or run.x0 <= base.x0 or min(run.y1, base.y1) <= max(run.y0, base.y0):
+            continue
         height = base.height
         right = max([base.x1, *(s.x1 for s in found.get(id(base), ()))])
-        if (run.size < SCRIPT_RATIO * base.size and min(run.y1, base.y1) > max(run.y0, base.y0)
-                and run.x0 > base.x0 and base.x1 - height <= run.x0 <= right + WORD_GAP * height):
+        if base.x1 - height <= run.x0 <= right + WORD_GAP * height:
             base_of[id(run)] = base
             found.setdefault(id(base), []).append(run)
     return found
