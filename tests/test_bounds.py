@@ -172,6 +172,7 @@ def test_the_ocr_page_bound_applies_to_the_reader_itself(tmp_path: Path) -> None
 
 def test_the_corpus_sensor_never_reads_a_link_out_of_the_root(tmp_path: Path, instance: dg.DagsterInstance) -> None:
     from indx_assets.app.daemon_tick import AutomationState, tick
+    from indx_assets.wiring.assets.removal import SourceStores
     from indx_assets.wiring.automation.sensor import scan
 
     corpus, elsewhere = tmp_path / "corpus", tmp_path / "elsewhere"
@@ -187,7 +188,7 @@ def test_the_corpus_sensor_never_reads_a_link_out_of_the_root(tmp_path: Path, in
         "ok": 1, "outside_root": 1}
 
     (elsewhere / "secret.txt").write_text(SECRET + " And the spare key is under the mat.\n")
-    found = scan(instance, settings, state.sensor)
+    found = scan(instance, SourceStores.of(build_resources(settings)), state.sensor)
     # the target's new bytes are nobody's business: no hash of them, no change to re-ingest
     assert found.changed == []
 

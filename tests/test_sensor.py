@@ -6,6 +6,7 @@ from pathlib import Path
 import dagster as dg
 
 from indx_assets.app.daemon_tick import AutomationState, tick
+from indx_assets.wiring.assets.removal import SourceStores
 from indx_assets.wiring.assets.status import code_versions, corpus_status
 from indx_assets.wiring.automation.sensor import Cursor, corpus_sensor, scan
 from indx_assets.wiring.definitions import build_definitions, build_resources
@@ -16,7 +17,7 @@ from indx_assets.wiring.settings import Settings
 def run_sensor(instance: dg.DagsterInstance, settings: Settings, cursor: str | None = None,
                page_size: int = 500) -> dg.SensorResult:
     sensor = corpus_sensor(settings, page_size=page_size)
-    with dg.build_sensor_context(instance=instance, cursor=cursor) as context:
+    with dg.build_sensor_context(instance=instance, cursor=cursor, resources=build_resources(settings)) as context:
         result = sensor(context)
     for request in result.dynamic_partitions_requests or []:
         instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
@@ -29,7 +30,7 @@ def test_the_sensor_adds_new_files_and_a_second_sweep_hashes_nothing(instance, s
     files = {f"corpus/{p.relative_to(corpus).as_posix()}" for p in corpus.rglob("*") if p.is_file()}
     assert set(instance.get_dynamic_partitions("sources")) == files
     assert not result.run_requests, "the sensor registers partitions; automation decides runs"
-    again = scan(instance, settings, Cursor.parse(result.cursor))
+    again = scan(instance, SourceStores.of(build_resources(settings)), Cursor.parse(result.cursor))
     assert again.hashed == 0 and again.changed == [] and again.removed == []
 
 
@@ -41,7 +42,7 @@ def test_a_changed_file_is_detected_by_its_hash_and_a_touched_one_is_not(instanc
     touched.write_bytes(touched.read_bytes())  # new mtime, same bytes
     edited = corpus / "notes" / "tea-harvest.txt"
     edited.write_text("Different tea.\n", encoding="utf-8")
-    found = scan(instance, settings, state.sensor)
+    found = scan(instance, SourceStores.of(build_resources(settings)), state.sensor)
     assert found.hashed == 2, "size/mtime moved for two files: both are hashed"
     assert found.changed == ["corpus/notes/tea-harvest.txt"], "only a different sha256 counts as a change"
 
@@ -51,7 +52,7 @@ def test_a_vanished_file_loses_its_partition_rows_and_outputs(instance, settings
     tick(instance, settings, state)
     gone = "corpus/guides/chunking-primer.md"
     (Path(settings.corpus_roots[0]).parent / gone).unlink()  # ids are label/path; the label is the folder
-    found = scan(instance, settings, state.sensor)
+    found = scan(instance, SourceStores.of(build_resources(settings)), state.sensor)
     assert found.removed == [gone]
     assert gone not in instance.get_dynamic_partitions("sources")
     resources = build_resources(settings)
@@ -83,7 +84,7 @@ def test_a_missing_corpus_root_deletes_nothing(instance, settings, tmp_path: Pat
     run_sensor(instance, settings)
     before = set(instance.get_dynamic_partitions("sources"))
     Path(settings.corpus_roots[0]).rename(tmp_path / "unmounted")
-    found = scan(instance, settings, Cursor())
+    found = scan(instance, SourceStores.of(build_resources(settings)), Cursor())
     assert found.removed == []
     assert set(instance.get_dynamic_partitions("sources")) == before
 
@@ -98,7 +99,7 @@ def test_a_missing_root_keeps_its_sources_while_the_other_roots_are_swept(instan
     disk.rename(tmp_path / "unmounted")
     gone = "corpus/guides/chunking-primer.md"
     (Path(settings.corpus_roots[0]).parent / gone).unlink()
-    found = scan(instance, settings, Cursor())
+    found = scan(instance, SourceStores.of(build_resources(settings)), Cursor())
     assert found.removed == [gone], "the present root is swept; the missing one's source is kept"
     assert "disk/far/c.txt" in instance.get_dynamic_partitions("sources")
 

@@ -15,8 +15,9 @@ from dagster._core.definitions.asset_daemon_cursor import AssetDaemonCursor
 from indx_assets.app.runner import BatchResult, materialize_partitions
 from indx_assets.wiring.assets.ingest import ASSET_KEYS, BATCH_SIZE
 from indx_assets.wiring.assets.partitions import SOURCES
+from indx_assets.wiring.assets.removal import SourceStores
 from indx_assets.wiring.automation.sensor import PAGE_SIZE, Cursor, Tick, scan
-from indx_assets.wiring.definitions import build_definitions
+from indx_assets.wiring.definitions import build_definitions, build_resources
 from indx_assets.wiring.settings import Settings
 
 
@@ -77,7 +78,7 @@ def run_requested(instance: dg.DagsterInstance, settings: Settings, requested: d
 def tick(instance: dg.DagsterInstance, settings: Settings, state: AutomationState,
          page_size: int = PAGE_SIZE, batch_size: int = BATCH_SIZE) -> TickResult:
     """One sensor tick, one automation evaluation, and the runs it asked for."""
-    found = scan(instance, settings, state.sensor, page_size)
+    found = scan(instance, SourceStores.of(build_resources(settings)), state.sensor, page_size)
     state.sensor = found.cursor
     if found.added:
         instance.add_dynamic_partitions(SOURCES.name, found.added)

@@ -15,20 +15,17 @@ from dagster._core.storage.event_log import SqliteEventLogStorage
 from indx_assets.app.abandoned_runs import launcher_tags, reclaim_abandoned_runs
 from indx_assets.app.home_lock import instance_lock
 from indx_assets.pipeline.roots import Root, parse_roots
-from indx_assets.wiring.assets import stages
 from indx_assets.wiring.assets.ingest import ASSET_KEYS, BATCH_SIZE, FAILED_SOURCES
 from indx_assets.wiring.assets.partitions import SOURCES
-from indx_assets.wiring.assets.provenance import EVENT_BATCH_SIZE, mark_removed
+from indx_assets.wiring.assets.provenance import EVENT_BATCH_SIZE, EVENTS_PER_WRITE
+from indx_assets.wiring.assets.removal import SourceStores, remove_sources
 from indx_assets.wiring.definitions import build_definitions, build_resources
-from indx_assets.wiring.resources.source_index import SourceIndex
 from indx_assets.wiring.settings import Settings, has_unlabelled_ids, record_roots, recorded_roots
 
 log = logging.getLogger(__name__)
 
 #: Dagster's switch for one "materialization planned" event per asset and run, not per partition.
 PLANNED_EVENTS_AS_SUBSETS = "DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS"
-#: The most events a batch hands the event log in one write.
-EVENTS_PER_WRITE = 1000
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
 
@@ -98,7 +95,7 @@ def sync_partitions(instance: dg.DagsterInstance, settings: Settings) -> Partiti
         (sync.removed if corpus.vanished(source_id) else sync.kept).append(source_id)  # type: ignore[attr-defined]
     if sync.added:
         instance.add_dynamic_partitions(SOURCES.name, sync.added)
-    remove_sources(instance, settings, sync.removed)
+    remove_sources(instance, SourceStores.of(build_resources(settings)), sync.removed)
     kept = set(sync.kept)
     sync.current = [s for s in instance.get_dynamic_partitions(SOURCES.name) if s not in kept]
     return sync
@@ -114,7 +111,7 @@ def forget_root(instance: dg.DagsterInstance, settings: Settings, root: Root) ->
     """Remove a root's sources from every asset and the table, and the root from the
     recorded ones; the removed source ids."""
     gone = root_sources(instance, root)
-    remove_sources(instance, settings, gone, reason=f"root {root.label} forgotten")
+    remove_sources(instance, SourceStores.of(build_resources(settings)), gone, reason=f"root {root.label} forgotten")
     record_roots(settings.home, [r.spec for r in parse_roots(recorded_roots(settings.home)) if r.label != root.label])
     return gone
 
@@ -127,30 +124,11 @@ def rekey_unlabelled(instance: dg.DagsterInstance, settings: Settings) -> int:
     if not has_unlabelled_ids(settings.home):
         return 0
     old = instance.get_dynamic_partitions(SOURCES.name)
-    remove_sources(instance, settings, old, reason="re-keyed: source ids are now {label}/{path}")
+    remove_sources(instance, SourceStores.of(build_resources(settings)), old, reason="re-keyed: source ids are now {label}/{path}")
     record_roots(settings.home, list(recorded_roots(settings.home)))
     if old:
         log.warning("%s: re-keyed %d source(s) to {label}/{path} ids; they are ingested again", settings.home, len(old))
     return len(old)
-
-
-def remove_sources(instance: dg.DagsterInstance, settings: Settings, source_ids: Sequence[str],
-                   reason: str = "file gone") -> None:
-    """Forget sources: their records (voided first, so a kill midway leaves them missing, never
-    falsely fresh), their LanceDB rows, their stored outputs, what the sensor saw of them, and
-    their partitions."""
-    if not source_ids:
-        return
-    os.environ.setdefault(EVENT_BATCH_SIZE, str(EVENTS_PER_WRITE))  # the marks go in as batches
-    mark_removed(instance, ASSET_KEYS, source_ids, reason)
-    resources = build_resources(settings)
-    resources["lancedb"].delete_sources(source_ids)  # type: ignore[attr-defined]
-    for source_id in source_ids:
-        for asset in (stages.SOURCE_DOCUMENTS, stages.PAGE_OUTPUTS, stages.CHUNK_MAP, stages.CHUNK_EMBEDDINGS, stages.CHUNKS_TABLE):
-            resources["storage"].delete(asset, source_id)  # type: ignore[attr-defined]
-    SourceIndex(resources["corpus"].index).delete(source_ids)  # type: ignore[attr-defined]
-    for source_id in source_ids:
-        instance.delete_dynamic_partition(SOURCES.name, source_id)
 
 
 def ranges(keys: Sequence[str], order: Sequence[str], size: int) -> Iterator[list[str]]:

@@ -36,6 +36,8 @@ from dagster._core.instance.utils import RUNLESS_JOB_NAME, RUNLESS_RUN_ID
 #: Dagster's switch for handing event batches to the event log whole (its value: the most
 #: events per write).
 EVENT_BATCH_SIZE = "DAGSTER_EVENT_BATCH_SIZE"
+#: The most events a batch hands the event log in one write.
+EVENTS_PER_WRITE = 1000
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ then starts over.
   `source_documents` stale for that partition (automation re-reads it, batched with any
   other changed files, instead of one run per file).
 - Partitions: a partition whose file is gone is removed with its LanceDB rows and stored
-  outputs (`runner.remove_sources`). A source of a missing corpus root (an unmounted disk, an
+  outputs (`assets.removal.remove_sources`). A source of a missing corpus root (an unmounted disk, an
   unreachable bucket) or below a folder that cannot be listed is kept
   (`CorpusResource.vanished`).
 """
@@ -28,8 +28,9 @@ from upath import UPath
 from indx_assets.wiring.assets.ingest import SOURCE_DOCUMENTS
 from indx_assets.wiring.assets.partitions import SOURCES
 from indx_assets.wiring.assets.provenance import latest_records
+from indx_assets.wiring.assets.removal import SourceStores, remove_sources
 from indx_assets.wiring.assets.stages import refusal_version
-from indx_assets.wiring.resources.corpus import CorpusResource
+from indx_assets.wiring.resources import CorpusResource, LanceDBResource, StorageResource
 from indx_assets.wiring.resources.source_index import SeenSource, SourceIndex
 from indx_assets.wiring.resources.storage import sha256_file
 from indx_assets.wiring.settings import Settings
@@ -119,18 +120,15 @@ def _scan_partitions(instance: dg.DagsterInstance, corpus: CorpusResource, index
     return [key for key in page.results if corpus.vanished(key)]
 
 
-def scan(instance: dg.DagsterInstance, settings: Settings, cursor: Cursor, page_size: int = PAGE_SIZE) -> Tick:
+def scan(instance: dg.DagsterInstance, stores: SourceStores, cursor: Cursor, page_size: int = PAGE_SIZE) -> Tick:
     """One tick of the sweep: look at a page of files and a page of partitions, and remove the
     partitions whose files are gone (returns what it found; new keys are not added here)."""
-    from indx_assets.app.runner import remove_sources
-    from indx_assets.wiring.definitions import build_resources
-
-    corpus: CorpusResource = build_resources(settings)["corpus"]  # type: ignore[assignment]
+    corpus = stores.corpus
     index = SourceIndex(corpus.index)
     tick = Tick(cursor=replace(cursor))
     _scan_files(instance, corpus, index, cursor, page_size, tick)
     tick.removed = _scan_partitions(instance, corpus, index, cursor, page_size, tick)
-    remove_sources(instance, settings, tick.removed)
+    remove_sources(instance, stores, tick.removed)
     done = tick.cursor
     done.files_swept = done.files_swept or not done.after_file
     done.partitions_swept = done.partitions_swept or done.partitions is None
@@ -141,6 +139,9 @@ def scan(instance: dg.DagsterInstance, settings: Settings, cursor: Cursor, page_
 
 
 def corpus_sensor(settings: Settings, page_size: int = PAGE_SIZE, minimum_interval_seconds: int = 30) -> dg.SensorDefinition:
+    """The sensor over `settings`' corpus roots; Dagster hands it the definitions' `corpus`,
+    `storage` and `lancedb` resources (the ones the assets use)."""
+
     @dg.sensor(
         name="corpus_sensor",
         minimum_interval_seconds=minimum_interval_seconds,
@@ -148,8 +149,10 @@ def corpus_sensor(settings: Settings, page_size: int = PAGE_SIZE, minimum_interv
         description=f"Sweeps the corpus roots ({', '.join(settings.corpus_roots)}), {page_size} files and "
                     f"{page_size} partitions per tick: adds, re-hashes and removes sources.",
     )
-    def _sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
-        tick = scan(context.instance, settings, Cursor.parse(context.cursor), page_size)
+    def _sensor(context: dg.SensorEvaluationContext, corpus: CorpusResource, storage: StorageResource,
+                lancedb: LanceDBResource) -> dg.SensorResult:
+        stores = SourceStores(corpus=corpus, storage=storage, lancedb=lancedb)
+        tick = scan(context.instance, stores, Cursor.parse(context.cursor), page_size)
         if tick.added or tick.changed or tick.removed:
             context.log.info(f"{len(tick.added)} new, {len(tick.changed)} changed, {len(tick.removed)} removed "
                              f"({tick.hashed} hashed)")
