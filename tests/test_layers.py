@@ -73,3 +73,21 @@ print(len(doc.chunks))
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert int(done.stdout) > 0
+
+
+def test_the_old_addresses_still_load(tmp_path: Path) -> None:
+    """`indx_assets.cli:main` (console scripts installed before the move), `indx_assets.definitions`
+    (workspace files) and `indx_assets.event_log` (dagster.yaml files) keep working: real
+    processes, a real Dagster code location loaded from the old module name."""
+    env = {"PATH": str(Path(sys.executable).parent), "INDX_HOME": str(tmp_path / "indx"), "HOME": str(tmp_path)}
+    script = "import sys; from indx_assets.cli import main; sys.argv = ['indx', '--help']; main()"
+    cli = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert cli.returncode == 0 and "ingest" in cli.stdout, cli.stderr[-3000:]
+    dagster = Path(sys.executable).parent / "dagster"
+    done = subprocess.run([str(dagster), "definitions", "validate", "-m", "indx_assets.definitions"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    event_log = subprocess.run(
+        [sys.executable, "-c", "from indx_assets.event_log import PooledSqliteEventLogStorage as S; print(S.__name__)"],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert event_log.stdout.strip() == "PooledSqliteEventLogStorage", event_log.stderr[-3000:]
