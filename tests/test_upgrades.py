@@ -106,7 +106,8 @@ def _fingerprint(package_parent: Path) -> str:
     ("edited", "moves"),
     [
         ("pipeline/chunkers/markdown.py", True),  # defines the markdown chunker
-        ("pipeline/chunking/split.py", True),  # what the chunkers import from indx_assets.pipeline.chunking
+        ("pipeline/chunking/sentences.py", True),  # what the chunkers import from indx_assets.pipeline.chunking
+        ("pipeline/chunking/split.py", False),  # the document-split service's splitter: no chunker uses it
         ("pipeline/chunkers/pdf_layout.py", True),  # a helper module the pdf chunker imports
         ("pipeline/readers/pdf_runs.py", True),  # reader-side, but the pdf chunker computes runs with it
         ("app/search.py", False),  # unrelated to any chunker
