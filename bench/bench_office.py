@@ -65,11 +65,10 @@ def excel_files() -> list[tuple[str, bytes]]:
 def ours_word(content: bytes) -> None:
     from indx_assets.pipeline.chunkers.docx import DocxChunker
     from indx_assets.pipeline.readers import ReaderConfig
-    from indx_assets.pipeline.readers.docx import DOCX, load_word, read_docx
+    from indx_assets.pipeline.readers.docx import DOCX, read_docx
 
-    load_word.cache_clear()
     read = read_docx(content, ReaderConfig())
-    DocxChunker().chunk(content, DOCX, read.pages)
+    DocxChunker().chunk(content, DOCX, read.pages, parsed=read.parsed)
 
 
 def walk_word(content: bytes) -> None:
@@ -83,11 +82,10 @@ def walk_word(content: bytes) -> None:
 def ours_excel(content: bytes) -> None:
     from indx_assets.pipeline.chunkers.sheets import SheetsChunker
     from indx_assets.pipeline.readers import ReaderConfig
-    from indx_assets.pipeline.readers.sheets import XLSX, load_workbook, read_xlsx
+    from indx_assets.pipeline.readers.sheets import XLSX, read_xlsx
 
-    load_workbook.cache_clear()
     read = read_xlsx(content, ReaderConfig())
-    SheetsChunker().chunk(content, XLSX, read.pages)
+    SheetsChunker().chunk(content, XLSX, read.pages, parsed=read.parsed)
 
 
 def walk_excel(content: bytes) -> None:

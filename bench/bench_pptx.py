@@ -32,7 +32,7 @@ from fixtures.make_pptx import deck  # noqa: E402
 from indx_assets.pipeline.chunkers.pptx import PptxChunker  # noqa: E402
 from indx_assets.pipeline.readers import ReaderConfig  # noqa: E402
 from indx_assets.pipeline.readers.ooxml_guard import verified_package  # noqa: E402
-from indx_assets.pipeline.readers.pptx import PPTX, load_deck, read_pptx  # noqa: E402
+from indx_assets.pipeline.readers.pptx import PPTX, read_pptx  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "unstructured" / "example-docs"
 
@@ -43,9 +43,8 @@ def corpus_files() -> list[tuple[str, bytes]]:
 
 
 def ours(content: bytes) -> int:
-    load_deck.cache_clear()
     read = read_pptx(content, ReaderConfig())
-    PptxChunker().chunk(content, PPTX, read.pages)
+    PptxChunker().chunk(content, PPTX, read.pages, parsed=read.parsed)
     return len(read.pages)
 
 

@@ -1,6 +1,7 @@
-"""The reader and the `pdf` chunker share one pass over the pages (`load_pdf`): chunking
-after reading loads no page again, and the pieces are the same whether the reader kept a
-page's runs or the chunker measured the page itself."""
+"""The reader and the `pdf` chunker share one pass over the pages (the read's parsed form,
+`PdfParse`): chunking after reading loads no page again, and the pieces are the same whether
+the reader kept a page's runs, the chunker measured the page itself, or the chunker was given
+no parsed form at all."""
 
 from pathlib import Path
 
@@ -18,7 +19,7 @@ PDF = "application/pdf"
 
 def _read_and_chunk(content: bytes) -> tuple[PageChunks, ...]:
     read = pdf_reader.read_pdf(content, ReaderConfig())
-    return PdfChunker().chunk(content, PDF, read.pages)
+    return PdfChunker().chunk(content, PDF, read.pages, parsed=read.parsed)
 
 
 def _article_and_table(tmp_path: Path) -> bytes:
@@ -36,7 +37,6 @@ def _article_and_table(tmp_path: Path) -> bytes:
 
 def test_chunking_after_reading_loads_no_page_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     content = _article_and_table(tmp_path)
-    pdf_reader.load_pdf.cache_clear()
     loads: list[int] = []
     original = pypdfium2.PdfDocument.get_page
 
@@ -52,12 +52,14 @@ def test_chunking_after_reading_loads_no_page_again(tmp_path: Path, monkeypatch:
 
 def test_pieces_are_the_same_when_the_chunker_measures_pages_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     content = _article_and_table(tmp_path)
-    pdf_reader.load_pdf.cache_clear()
     shared = _read_and_chunk(content)
+    # without the reader's parsed form (pages rebuilt from storage) the chunker reads them itself
+    pages = pdf_reader.read_pdf(content, ReaderConfig()).pages
+    assert PdfChunker().chunk(content, PDF, pages) == shared
     # the reader keeps runs for the first page only; the chunker loads the other pages again
     monkeypatch.setattr(pdf_reader, "KEPT_GEOMETRY_PAGES", 1)
-    pdf_reader.load_pdf.cache_clear()
-    assert [p.geometry is not None for p in pdf_reader.load_pdf(content, pdf_reader.pdf_passwords())] == [True, False, False]
-    assert _read_and_chunk(content) == shared
-    # chunking the same cached pages twice gives the same pieces (layout never edits the runs)
-    assert _read_and_chunk(content) == shared
+    read = pdf_reader.read_pdf(content, ReaderConfig())
+    assert [p.geometry is not None for p in read.parsed.pages] == [True, False, False]
+    assert PdfChunker().chunk(content, PDF, read.pages, parsed=read.parsed) == shared
+    # chunking the same parsed pages twice gives the same pieces (layout never edits the runs)
+    assert PdfChunker().chunk(content, PDF, read.pages, parsed=read.parsed) == shared

@@ -10,14 +10,21 @@ The rules (DESIGN §2):
   left empty counts as declined;
 - positions (`page:N/chunk:M`) come from piece order, assigned here, the one place that sees
   the whole document.
+
+The reader's parsed form of the document (`DocumentRead.parsed`), when the caller has it, is
+handed to the chunkers that declare `reads_parsed = True` (read with `getattr(..., False)`,
+not part of the port) as `chunk(..., parsed=...)`, so they cut what the reader parsed rather
+than parsing the bytes again. Every other chunker, and every chunker when there is no parsed
+form (pages rebuilt from storage), is called through the port alone.
 """
 
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from indx_assets.pipeline.chain import Chain
-from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks, PageOutput
+from indx_assets.pipeline.chunker_port import Chunker, ChunkPiece, PageChunks, PageOutput
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +71,18 @@ def _admissible(claim: PageChunks, output: PageOutput, chunker: str) -> tuple[Ch
     return pieces
 
 
-def run_chain(chain: Chain, content: bytes, media_type: str, outputs: Iterable[PageOutput]) -> ChunkMap:
-    """Ask every chunker of `chain` in order and merge their answers per page."""
+def _ask(chunker: Chunker, content: bytes, media_type: str, outputs: tuple[PageOutput, ...], parsed: object) -> Any:
+    """One chunker's answer, given the parsed form when it declares it reads one."""
+    if parsed is not None and getattr(chunker, "reads_parsed", False):
+        return chunker.chunk(content, media_type, outputs, parsed=parsed)  # type: ignore[call-arg]
+    return chunker.chunk(content, media_type, outputs)
+
+
+def run_chain(
+    chain: Chain, content: bytes, media_type: str, outputs: Iterable[PageOutput], parsed: object = None
+) -> ChunkMap:
+    """Ask every chunker of `chain` in order and merge their answers per page; `parsed` is the
+    reader's parsed form of this document, if the caller has it (see the module docstring)."""
     outputs = tuple(outputs)
     by_page = {o.page: o for o in outputs}
     claimed: dict[int, tuple[str, tuple[ChunkPiece, ...]]] = {}
@@ -74,7 +91,7 @@ def run_chain(chain: Chain, content: bytes, media_type: str, outputs: Iterable[P
         if len(claimed) == len(by_page):
             break  # every page has its answer; nobody later can change it
         try:
-            answer = tuple(link.chunker.chunk(content, media_type, outputs) or ())
+            answer = tuple(_ask(link.chunker, content, media_type, outputs, parsed) or ())
             for claim in answer:
                 if not isinstance(claim, PageChunks):
                     raise TypeError(f"chunk() returned {type(claim).__name__}, not PageChunks")

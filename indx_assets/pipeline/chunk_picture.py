@@ -36,7 +36,7 @@ def _boxes(chunks: Sequence[BoxLike]) -> list[tuple[tuple[float, float, float, f
 
 
 def _pdf_page_image(content: bytes, page: int, dpi: int) -> Any:
-    from indx_assets.pipeline.readers.pdf import PdfOpenError, open_pdf, pdf_passwords
+    from indx_assets.pipeline.readers.pdf import PdfOpenError, load_page, open_pdf, pdf_passwords
 
     try:
         document = open_pdf(content, pdf_passwords())
@@ -45,7 +45,7 @@ def _pdf_page_image(content: bytes, page: int, dpi: int) -> Any:
     try:
         if not 1 <= page <= len(document):
             return None
-        pdf_page = document[page - 1]
+        pdf_page = load_page(document, page - 1)
         try:
             bitmap = pdf_page.render(scale=dpi / 72)
             try:

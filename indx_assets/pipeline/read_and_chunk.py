@@ -48,8 +48,9 @@ def encode_bytes(
     media_type = media_type or detect_media_type(content, name or source_id)
     chain = chain if chain is not None else load_chain()
     read = read_document(content, media_type, reader_config)
-    chunk_map = run_chain(chain, content, media_type, read.pages) if read.pages else ChunkMap((), ())
-    return Encoded(source_id, read, chunk_map, chain)
+    chunk_map = run_chain(chain, content, media_type, read.pages, read.parsed) if read.pages else ChunkMap((), ())
+    # the parsed form has served its one purpose: whoever keeps the result keeps no parse with it
+    return Encoded(source_id, read.with_parsed(None), chunk_map, chain)
 
 
 def encode_file(path: Path, *, source_id: str | None = None, **kwargs: object) -> Encoded:

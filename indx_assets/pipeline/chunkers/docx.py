@@ -1,6 +1,7 @@
 """The `docx` chunker: the Word reader's own blocks, mapped to elements, cut by `chunk_by_title`.
 
-It reuses the block model that produced the page text (`indx_assets.pipeline.readers.docx.load_word`),
+It reuses the block model that produced the page text (`indx_assets.pipeline.readers.docx.load_word`,
+handed over as the read's parsed form when the reader just ran),
 so every block's offsets are known exactly: headings are `Title`s at their outline level (so
 `by_title` sections follow the document's own structure), list items `ListItem`s, tables
 `Table`s with their HTML (split by rows, header row repeated, by the chunking library), text
@@ -47,16 +48,19 @@ def _elements(blocks: Any) -> list[Element]:
 
 class DocxChunker(StructuredTextChunker):
     media_types = frozenset({DOCX})
+    reads_parsed = True
 
-    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
+    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...],
+              parsed: object = None) -> tuple[PageChunks, ...]:
+        """The port's `chunk`; `parsed` is the Word reader's `WordDocument` of these bytes, if at hand."""
         if media_type not in self.media_types:
             return ()
         from indx_assets.pipeline.chunkers.pptx import picture_bytes
-        from indx_assets.pipeline.readers.docx import load_word
+        from indx_assets.pipeline.readers.docx import WordDocument, load_word
         from indx_assets.pipeline.readers.ooxml_guard import PackageRefused
 
         try:
-            document = load_word(content)
+            document = parsed if isinstance(parsed, WordDocument) else load_word(content)
         except PackageRefused:
             return ()
         claims = []

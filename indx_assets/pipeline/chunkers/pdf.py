@@ -7,10 +7,11 @@ pages whose text came from OCR (they carry `lines`; the `lines` chunker cuts the
 everything that is not a PDF. Bytes it cannot open (corrupt, or encrypted without a
 configured password) are declined, never raised over.
 
-The runs come from the reader's own pass (`readers.pdf.load_pdf`, cached for the last two
-documents): each page is loaded once for reading and chunking. Only pages the reader kept no
-runs for (beyond `KEPT_GEOMETRY_PAGES`, or read with passwords from the reader's configuration
-only) and pages to render are loaded again here.
+The runs come from the reader's own pass, handed over as the read's parsed form
+(`readers.pdf.PdfParse`, `reads_parsed`): each page is loaded once for reading and chunking.
+Only pages the reader kept no runs for (beyond `KEPT_GEOMETRY_PAGES`) and pages to render are
+loaded again here; without a parsed form (pages rebuilt from storage, `indx chunk` of stored
+pages) the chunker reads the document itself, once.
 
 Page furniture (running headers and footers, page numbers; see `pdf_furniture`, learned from
 the pages the reader kept runs for) is left out of the layout: each piece names its page's
@@ -142,6 +143,7 @@ class PdfChunker:
     """The `pdf` chunker; `options` are the shared `ChunkerSettings` (sizes, strategy, ...)."""
 
     builtin = True
+    reads_parsed = True
 
     def __init__(self, settings: ChunkerSettings | None = None, *, dpi: int | None = None, **options: Any):
         if settings is not None and options:
@@ -155,17 +157,20 @@ class PdfChunker:
     def max_characters(self) -> int | None:
         return self.settings.max_characters
 
-    def _pages(self, content: bytes, outputs: tuple[PageOutput, ...]) -> Iterator[PageChunks]:
-        from indx_assets.pipeline.readers.pdf import PdfOpenError, load_pdf, open_pdf, pdf_passwords
+    def _pages(self, content: bytes, outputs: tuple[PageOutput, ...], parsed: object) -> Iterator[PageChunks]:
+        from indx_assets.pipeline.readers.pdf import PdfOpenError, PdfParse, load_page, load_pdf, open_pdf, pdf_passwords
 
         wanted = [o for o in outputs if _is_ours(o) and (o.status in ("failed", "unreadable") or (o.status == "ok" and o.text.strip()))]
         if not wanted:
             return
-        passwords = pdf_passwords()
-        try:
-            read = load_pdf(content, passwords)  # the reader's pass, cached: pages are not loaded twice
-        except PdfOpenError:
-            return  # the reader already said why; nothing here to cut
+        if isinstance(parsed, PdfParse):
+            parse = parsed  # the reader's pass: its pages are not loaded again
+        else:
+            try:
+                parse = load_pdf(content, pdf_passwords())
+            except PdfOpenError:
+                return  # the reader already said why; nothing here to cut
+        read, passwords = parse.pages, parse.passwords
         dpi = self.dpi or chunk_dpi()
         trail = SectionTrail()  # sections run on from page to page
         # learned from the pages the reader kept geometry for (all but the longest documents')
@@ -187,7 +192,7 @@ class PdfChunker:
                     except PdfOpenError:
                         return
                 try:
-                    page = document[output.page - 1]
+                    page = load_page(document, output.page - 1)
                 except Exception:
                     continue  # a page PDFium cannot load cannot be rasterised either: no chunk
                 try:
@@ -206,10 +211,12 @@ class PdfChunker:
             if document is not None:
                 document.close()
 
-    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
+    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...],
+              parsed: object = None) -> tuple[PageChunks, ...]:
+        """The port's `chunk`; `parsed` is the PDF reader's `PdfParse` of these bytes, if at hand."""
         if media_type != MEDIA_TYPE:
             return ()
-        return tuple(self._pages(content, outputs))
+        return tuple(self._pages(content, outputs, parsed))
 
 
 class PdfProvider:

@@ -146,19 +146,22 @@ def split_shape_text(text: str, max_characters: int) -> list[tuple[str, int | No
 
 class PptxChunker:
     builtin = True
+    reads_parsed = True
 
     def __init__(self, include_notes: bool = False, max_characters: int = DEFAULT_MAX_CHARACTERS) -> None:
         self.include_notes = include_notes
         self.max_characters = max_characters
 
-    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
+    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...],
+              parsed: object = None) -> tuple[PageChunks, ...]:
+        """The port's `chunk`; `parsed` is the PPTX reader's `Deck` of these bytes, if at hand."""
         if media_type != PPTX:
             return ()
         from indx_assets.pipeline.readers.ooxml_guard import PackageRefused
-        from indx_assets.pipeline.readers.pptx import load_deck
+        from indx_assets.pipeline.readers.pptx import Deck, load_deck
 
         try:
-            deck = load_deck(content)
+            deck = parsed if isinstance(parsed, Deck) else load_deck(content)
         except PackageRefused as exc:
             log.info("pptx chunker declines: %s", exc.reason)
             return ()

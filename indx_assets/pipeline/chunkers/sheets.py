@@ -1,6 +1,7 @@
 """The `sheets` chunker: each table region of a sheet (Excel, CSV, TSV) cut into table chunks.
 
-It reuses the spreadsheet readers' own sheet model (`indx_assets.pipeline.readers.sheets.sheets_of`),
+It reuses the spreadsheet readers' own sheet model (`indx_assets.pipeline.readers.sheets.sheets_of`,
+handed over as the read's parsed form when the reader just ran),
 so every region's offsets in the page text are known exactly. Each region is a `Table` with
 its HTML (first row in `<thead>`); the chunking library keeps a region that fits the token
 budget whole and otherwise splits it into chunks of whole rows, each continuation starting
@@ -19,16 +20,19 @@ from indx_assets.pipeline.readers.sheets import CSV, TSV, XLSX
 
 class SheetsChunker(StructuredTextChunker):
     media_types = frozenset({XLSX, CSV, TSV})
+    reads_parsed = True
 
-    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
+    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...],
+              parsed: object = None) -> tuple[PageChunks, ...]:
+        """The port's `chunk`; `parsed` is the spreadsheet reader's `Workbook` of these bytes, if at hand."""
         if media_type not in self.media_types:
             return ()
         from indx_assets.pipeline.readers.ooxml_guard import PackageRefused
-        from indx_assets.pipeline.readers.sheets import sheets_of
+        from indx_assets.pipeline.readers.sheets import Workbook, sheets_of
         from indx_assets.pipeline.readers.text import NotText
 
         try:
-            sheets = sheets_of(content, media_type)
+            sheets = parsed.sheets if isinstance(parsed, Workbook) else sheets_of(content, media_type)
         except (PackageRefused, NotText):
             return ()
         claims = []

@@ -8,7 +8,7 @@ document status (`failed`, `encrypted`, `unsupported`, ...) with a reason.
 import importlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from indx_assets.pipeline.chunker_port import PageOutput
 
@@ -40,6 +40,12 @@ class DocumentRead:
     status: str
     reason: str | None = None
     metadata: dict[str, object] = field(default_factory=dict)
+    #: The reader's parsed form of this document (a PDF's pages with their runs, a PPTX deck,
+    #: a Word document's blocks, a workbook's sheets), handed to this document's chunkers so
+    #: they cut what the reader parsed instead of parsing the bytes again (`run_chain`'s
+    #: `parsed`). It lives as long as this value: never stored, never cached, None for a read
+    #: rebuilt from stored pages, and no part of equality.
+    parsed: object = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_pages(cls, media_type: str, pages: tuple[PageOutput, ...], **metadata: object) -> "DocumentRead":
@@ -60,6 +66,10 @@ class DocumentRead:
     def failure(cls, media_type: str, status: str, reason: str) -> "DocumentRead":
         """A document that could not be opened at all."""
         return cls(media_type, (), status, reason)
+
+    def with_parsed(self, parsed: object) -> "DocumentRead":
+        """This read, carrying the reader's parsed form of the document (see `parsed`)."""
+        return replace(self, parsed=parsed)
 
     @property
     def content(self) -> str:

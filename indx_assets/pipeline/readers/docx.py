@@ -23,7 +23,6 @@ Page text: the page's block texts joined by a blank line; each block knows its o
 The last documents are cached by content, so reading and chunking one file opens it once.
 """
 
-import functools
 import logging
 import re
 from dataclasses import dataclass
@@ -433,10 +432,10 @@ def _build(content: bytes) -> WordDocument:
     return WordDocument(tuple(pages), walker.recorded)
 
 
-@functools.lru_cache(maxsize=2)
 def load_word(content: bytes) -> WordDocument:
     """The Word document in `content`; raises `PackageRefused` (status + reason) when it cannot
-    be opened. Cached by content (the last two), so the reader and the chunker share one open."""
+    be opened. The reader hands it to the `docx` chunker as the read's parsed form
+    (`DocumentRead.parsed`), so the two share one open."""
     return _build(content)
 
 
@@ -455,4 +454,5 @@ def read_docx(content: bytes, config: ReaderConfig) -> DocumentRead:
             metadata["title"] = title
         status = "ok" if body else "empty"
         pages.append(PageOutput(page.number, page.text, status, READER, metadata=metadata))
-    return DocumentRead.from_pages(DOCX, tuple(pages), recorded_page_breaks=document.recorded_breaks)
+    read = DocumentRead.from_pages(DOCX, tuple(pages), recorded_page_breaks=document.recorded_breaks)
+    return read.with_parsed(document)

@@ -218,7 +218,7 @@ def _pdf_pages(
     content: bytes, pages: list[int], config: ReaderConfig
 ) -> Iterator[tuple[int, "Image.Image | Exception", int | None]]:
     """Render the given 1-based pages of a PDF at the OCR dpi, lowered for huge pages to stay under MAX_PIXELS."""
-    from indx_assets.pipeline.readers.pdf import open_pdf, pdf_passwords
+    from indx_assets.pipeline.readers.pdf import load_page, open_pdf, pdf_passwords
 
     try:
         document = open_pdf(content, pdf_passwords(config))  # the PDF reader's own way in (passwords)
@@ -229,7 +229,7 @@ def _pdf_pages(
     try:
         for number in pages:
             try:
-                page = document[number - 1]
+                page = load_page(document, number - 1)
             except Exception as exc:  # one page PDFium cannot load fails alone
                 yield number, exc, None
                 continue
@@ -289,13 +289,13 @@ def apply_ocr(read: DocumentRead, content: bytes, config: ReaderConfig) -> Docum
             if p.page in wanted else p
             for p in read.pages
         )
-        return DocumentRead(read.media_type, pages, "too_large", reason, dict(read.metadata))
+        return DocumentRead(read.media_type, pages, "too_large", reason, dict(read.metadata), read.parsed)
     try:
         engine = engine_for(config)
     except OcrUnavailable as exc:
         log.warning("%d page(s) without a text layer are left unreadable: %s", len(wanted), exc)
         pages = tuple(_with_reason(p, f"OCR unavailable ({exc})") if p.page in wanted else p for p in read.pages)
-        return DocumentRead.from_pages(read.media_type, pages, **read.metadata)
+        return DocumentRead.from_pages(read.media_type, pages, **read.metadata).with_parsed(read.parsed)
     reader = f"ocr:{engine.name}"
     replaced: dict[int, PageOutput] = {}
     originals = {p.page: p for p in read.pages}
@@ -331,4 +331,4 @@ def apply_ocr(read: DocumentRead, content: bytes, config: ReaderConfig) -> Docum
             page=number, text=found.text, status="ok", reader=reader, lines=found.lines, metadata=metadata
         )
     pages = tuple(replaced.get(p.page, p) for p in read.pages)
-    return DocumentRead.from_pages(read.media_type, pages, **read.metadata)
+    return DocumentRead.from_pages(read.media_type, pages, **read.metadata).with_parsed(read.parsed)

@@ -12,15 +12,19 @@ of the configured ones, opens it), `failed` (corrupt, truncated beyond repair, n
 `empty` (zero pages). Pages are loaded and closed one at a time, so PDFium's memory stays
 flat in the page count; only the extracted text accumulates, and, for the first
 `KEPT_GEOMETRY_PAGES` text pages, the runs with boxes that the `pdf` chunker lays out, measured
-while the page is loaded anyway (`load_pdf` keeps the last two documents' pages for it).
+while the page is loaded anyway. They reach the chunker as the read's parsed form (`PdfParse`,
+`DocumentRead.parsed`), so a page is loaded once for reading and cutting; nothing is cached.
 
 Passwords come from one place, `pdf_passwords()`: the reader's `ReaderConfig.passwords` plus
-the `INDX_PDF_PASSWORDS` environment variable. The chunker, which gets no configuration,
-calls the same function, so whatever opens a document for the reader opens it for the
-chunker too when the passwords are configured through the environment.
+the `INDX_PDF_PASSWORDS` environment variable. The parsed form carries the passwords that
+opened the document, so the chunker opens it again (to render a page) as the reader did; a
+chunker handed no parsed form calls `pdf_passwords()` with the environment's alone.
+
+Every open and page load goes through `open_pdf` and `load_page`, which count them in
+`LOADS` (instrumentation for the tests and `bench/bench_ingest.py`: documents opened and
+pages loaded per document).
 """
 
-import functools
 import json
 import os
 import re
@@ -62,6 +66,18 @@ def _prime_last_error() -> None:
     raw.FPDF_LoadDocument(b"/nonexistent/indx-assets/prime-last-error.pdf", None)
 
 
+@dataclass
+class PdfLoads:
+    """How many times this process had PDFium open a document and load a page."""
+
+    documents: int = 0
+    pages: int = 0
+
+
+#: The process's count of PDFium opens and page loads (`open_pdf`, `load_page`).
+LOADS = PdfLoads()
+
+
 class PdfOpenError(Exception):
     """The document cannot be opened; `status` is the document status to report."""
 
@@ -100,7 +116,7 @@ def open_pdf(content: bytes, passwords: Sequence[str] = ("",)) -> "pypdfium2.Pdf
     for password in passwords or ("",):
         _prime_last_error()
         try:
-            return pdfium.PdfDocument(content, password=password or None)
+            document = pdfium.PdfDocument(content, password=password or None)
         except pdfium.PdfiumError as exc:
             last = exc
             if getattr(exc, "err_code", None) in (_ERR_FILE, _ERR_SUCCESS):
@@ -113,6 +129,9 @@ def open_pdf(content: bytes, passwords: Sequence[str] = ("",)) -> "pypdfium2.Pdf
                 tried_password = True
                 continue
             break  # not a password problem: another password will not help
+        else:
+            LOADS.documents += 1
+            return document
     if tried_password:
         configured = len([p for p in passwords if p])
         hint = (
@@ -134,6 +153,14 @@ def opened_pdf(content: bytes, passwords: Sequence[str] = ("",)) -> Iterator["py
         document.close()
 
 
+def load_page(document: "pypdfium2.PdfDocument", index: int) -> "pypdfium2.PdfPage":
+    """Page `index` (0-based) of `document`, loaded by PDFium and counted in `LOADS`; the
+    caller closes it."""
+    page = document[index]
+    LOADS.pages += 1
+    return page
+
+
 def page_has_drawing(page: "pypdfium2.PdfPage") -> bool:
     """Whether the page draws anything at all (images, paths, shadings, forms or text objects)."""
     import pypdfium2.raw as raw
@@ -151,8 +178,8 @@ class PdfPageRead:
 
 
 #: Pages per document whose geometry (runs and boxes) the reader keeps for the chunker; the
-#: chunker loads any later page again itself, so what the cache holds stays bounded whatever
-#: the page count.
+#: chunker loads any later page again itself, so what the parsed form holds stays bounded
+#: whatever the page count.
 KEPT_GEOMETRY_PAGES = 1000
 
 
@@ -166,7 +193,7 @@ def read_page(document: "pypdfium2.PdfDocument", index: int, keep_geometry: bool
 
     number = index + 1
     try:
-        page = document[index]
+        page = load_page(document, index)
     except Exception as exc:  # PDFium refuses the page object itself
         return PdfPageRead(PageOutput(page=number, status="failed", reader=READER, reason=f"PDFium cannot load the page: {exc}"))
     try:
@@ -193,20 +220,24 @@ def read_page(document: "pypdfium2.PdfDocument", index: int, keep_geometry: bool
         page.close()
 
 
-@functools.lru_cache(maxsize=2)
-def load_pdf(content: bytes, passwords: tuple[str, ...] = ("",)) -> tuple[PdfPageRead, ...]:
-    """Every page of the PDF in `content`, read one at a time; raises `PdfOpenError`.
+@dataclass(frozen=True)
+class PdfParse:
+    """The PDF reader's parsed form of one document (`DocumentRead.parsed`): every page as read,
+    and the passwords that opened it. Only per-page data, never a PDFium object."""
 
-    Cached by content and passwords (the last two documents), so the reader and the `pdf`
-    chunker share one pass over the pages, like `readers.pptx.load_deck`. Only per-page data
-    is kept, never a PDFium object.
-    """
+    pages: tuple[PdfPageRead, ...]
+    passwords: tuple[str, ...] = ("",)
+
+
+def load_pdf(content: bytes, passwords: tuple[str, ...] = ("",)) -> PdfParse:
+    """Every page of the PDF in `content`, read one at a time; raises `PdfOpenError`."""
     document = open_pdf(content, passwords)
     try:
         count = len(document)
         if count == 0:
             raise PdfOpenError("empty", "the PDF has no pages")
-        return tuple(read_page(document, i, keep_geometry=i < KEPT_GEOMETRY_PAGES) for i in range(count))
+        pages = tuple(read_page(document, i, keep_geometry=i < KEPT_GEOMETRY_PAGES) for i in range(count))
+        return PdfParse(pages, passwords)
     finally:
         document.close()
 
@@ -214,7 +245,8 @@ def load_pdf(content: bytes, passwords: tuple[str, ...] = ("",)) -> tuple[PdfPag
 def read_pdf(content: bytes, config: ReaderConfig) -> DocumentRead:
     """Read every page of a PDF's text layer; see the module docstring for the statuses."""
     try:
-        pages = load_pdf(content, pdf_passwords(config))
+        parse = load_pdf(content, pdf_passwords(config))
     except PdfOpenError as exc:
         return DocumentRead.failure(MEDIA_TYPE, exc.status, exc.reason)
-    return DocumentRead.from_pages(MEDIA_TYPE, tuple(p.output for p in pages), page_count=len(pages))
+    read = DocumentRead.from_pages(MEDIA_TYPE, tuple(p.output for p in parse.pages), page_count=len(parse.pages))
+    return read.with_parsed(parse)

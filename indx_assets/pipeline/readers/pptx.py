@@ -14,7 +14,6 @@ out row by row with cells separated by ` | `. Speaker notes are kept out of the 
 handed to chunkers in `PageOutput.metadata["notes"]`; a hidden slide has `metadata["hidden"]`.
 """
 
-import functools
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -379,11 +378,11 @@ def _build_deck(content: bytes) -> Deck:
     return Deck(tuple(slides), size[0] if size else None, size[1] if size else None)
 
 
-@functools.lru_cache(maxsize=2)
 def load_deck(content: bytes) -> Deck:
     """The deck in `content`; raises `PackageRefused` (status + reason) when it cannot be opened.
 
-    Cached by content (the last two), so the reader and the chunker share one open.
+    The reader hands it to the `pptx` chunker as the read's parsed form (`DocumentRead.parsed`),
+    so the two share one open.
     """
     return _build_deck(content)
 
@@ -412,4 +411,4 @@ def read_pptx(content: bytes, config: ReaderConfig) -> DocumentRead:
         slide_width=deck.width,
         slide_height=deck.height,
         hidden_slides=[s.number for s in deck.slides if s.hidden],
-    )
+    ).with_parsed(deck)

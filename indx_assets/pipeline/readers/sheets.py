@@ -11,13 +11,13 @@ files are refused before any XML is parsed) and openpyxl in read-only mode, rows
 from the sheet's XML; formulas give the values Excel cached when it last saved the file
 (a formula never calculated reads as empty). Hidden sheets and hidden rows are marked
 (`metadata["hidden"]`, `metadata["hidden_rows"]`, 1-based sheet row numbers) and left out of
-the page text, so no chunk holds them. The last workbooks are cached by content, so reading
-and chunking one file opens it once.
+the page text, so no chunk holds them. The reader hands its sheets to the `sheets` chunker as
+the read's parsed form (`Workbook`, `DocumentRead.parsed`), so reading and chunking one file
+opens it once.
 """
 
 import csv
 import datetime as dt
-import functools
 import io
 from dataclasses import dataclass, replace
 from html import escape
@@ -57,6 +57,13 @@ class Sheet:
     text: str
     hidden_rows: tuple[int, ...] = ()
     error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Workbook:
+    """The spreadsheet readers' parsed form of one file (`DocumentRead.parsed`): its sheets."""
+
+    sheets: tuple[Sheet, ...]
 
 
 def cell_text(value: Any) -> str:
@@ -180,13 +187,11 @@ def _build_workbook(content: bytes) -> tuple[Sheet, ...]:
     return tuple(sheets)
 
 
-@functools.lru_cache(maxsize=2)
 def load_workbook(content: bytes) -> tuple[Sheet, ...]:
     """The sheets of the workbook in `content`; raises `PackageRefused` when it cannot be opened."""
     return _build_workbook(content)
 
 
-@functools.lru_cache(maxsize=2)
 def load_delimited(content: bytes, delimiter: str) -> tuple[Sheet, ...]:
     """A CSV/TSV file as one sheet; raises `indx_assets.pipeline.readers.text.NotText` for binary bytes."""
     from indx_assets.pipeline.readers.text import decode_text
@@ -228,7 +233,8 @@ def read_xlsx(content: bytes, config: ReaderConfig) -> DocumentRead:
         sheets = load_workbook(content)
     except PackageRefused as exc:
         return DocumentRead.failure(XLSX, exc.status, exc.reason)
-    return DocumentRead.from_pages(XLSX, _pages(sheets), hidden_sheets=[s.number for s in sheets if s.hidden])
+    read = DocumentRead.from_pages(XLSX, _pages(sheets), hidden_sheets=[s.number for s in sheets if s.hidden])
+    return read.with_parsed(Workbook(sheets))
 
 
 def _read_delimited(media_type: str, content: bytes) -> DocumentRead:
@@ -240,7 +246,7 @@ def _read_delimited(media_type: str, content: bytes) -> DocumentRead:
         return DocumentRead.failure(media_type, "failed", str(exc))
     except csv.Error as exc:
         return DocumentRead.failure(media_type, "failed", f"not readable as {media_type}: {exc}")
-    return DocumentRead.from_pages(media_type, _pages(sheets))
+    return DocumentRead.from_pages(media_type, _pages(sheets)).with_parsed(Workbook(sheets))
 
 
 def read_csv(content: bytes, config: ReaderConfig) -> DocumentRead:

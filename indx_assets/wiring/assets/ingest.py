@@ -6,6 +6,11 @@ every stage (orchestration costs seconds per run, a document milliseconds), and 
 reports every partition's materialization itself (see `provenance`), so per-partition data
 versions hold in batched runs. A stage skips partitions that are already fresh — same code,
 same upstream data version — so a batch re-run costs only what changed; `force` redoes all.
+
+Reading and cutting go document by document (`_Batch.read_then_cut`): a document's pages are
+cut right after they are read, with the reader's parsed form of it (a PDF's page runs, a
+deck, a workbook), which is let go before the next document is read. So each page is loaded
+once, and a batch holds one parsed document at a time, never a hundred.
 """
 
 from collections.abc import Callable, Iterator, Sequence
@@ -66,6 +71,8 @@ class _Batch:
         self.code_versions = code_versions
         self.force = force
         self.failed: dict[str, str] = {}
+        #: Partitions whose chunk map `read_then_cut` made in this run.
+        self.cut_here: set[str] = set()
 
     def records(self, key: dg.AssetKey, partitions: Sequence[str]) -> dict[str, PartitionRecord]:
         return latest_records(self.context.instance, key, partitions)
@@ -112,6 +119,43 @@ class _Batch:
                 continue
             events.append(self.event(key, partition, out, parents))
         return log_batch(self.context, events)
+
+    def read_then_cut(
+        self,
+        partitions: Sequence[str],
+        read: Callable[[str], tuple[stages.StageOutput, object]],
+        cut: Callable[[str, object], stages.StageOutput] | None,
+    ) -> Iterator[DagsterEvent]:
+        """`page_outputs` partition by partition, each document cut (`cut`, when `chunk_map` is
+        selected) right after it is read, with the reader's parsed form, if its chunk map needs
+        doing; failures as in `per_partition`. Each stage's materializations are logged as one
+        batch, `page_outputs`' first, so every chunk map cites its pages' logged event.
+        Partitions whose pages were fresh are left for `chunk_map`'s own pass; so are the ones
+        cut here, which that pass then finds fresh (or, forced, must not cut again: `cut_here`).
+        """
+        todo, parents = self.todo(PAGE_OUTPUTS, partitions)
+        own_maps = self.records(CHUNK_MAP, todo) if cut is not None else {}
+        read_events, cuts = [], {}
+        for partition in todo:
+            try:
+                out, parsed = read(partition)
+            except Exception as exc:  # a bad document must not take its batch down
+                self.fail(PAGE_OUTPUTS, [partition], exc)
+                continue
+            read_events.append(self.event(PAGE_OUTPUTS, partition, out, parents))
+            pages = PartitionRecord.unlogged(out.data_version)
+            stale = self.force or not is_fresh(own_maps.get(partition), self.code_versions[CHUNK_MAP], PAGE_OUTPUTS, pages)
+            if cut is not None and stale:
+                try:
+                    cuts[partition] = cut(partition, parsed)
+                except Exception as exc:
+                    self.fail(CHUNK_MAP, [partition], exc)
+            del parsed  # let go before the next document is read
+        yield from log_batch(self.context, read_events)
+        self.cut_here.update(cuts)
+        if cuts:
+            logged = self.records(PAGE_OUTPUTS, list(cuts))
+            yield from log_batch(self.context, [self.event(CHUNK_MAP, pk, out, logged) for pk, out in cuts.items()])
 
     def batched(
         self,
@@ -235,9 +279,14 @@ def build_ingest_assets(
 
         # Each stage's events are logged (and so stored) before the next stage asks for them.
         if PAGE_OUTPUTS in selected:
-            yield from batch.per_partition(PAGE_OUTPUTS, partitions, lambda pk: stages.read_pages(pk, storage, readers.config))
-        if CHUNK_MAP in selected:
-            yield from batch.per_partition(CHUNK_MAP, partitions, lambda pk: stages.cut_chunks(pk, storage, chain.chain))
+            yield from batch.read_then_cut(
+                partitions,
+                lambda pk: stages.read_pages(pk, storage, readers.config),
+                (lambda pk, parsed: stages.cut_chunks(pk, storage, chain.chain, parsed)) if CHUNK_MAP in selected else None,
+            )
+        if CHUNK_MAP in selected:  # the documents whose pages were fresh: cut from their stored pages
+            rest = [pk for pk in partitions if pk not in batch.cut_here]
+            yield from batch.per_partition(CHUNK_MAP, rest, lambda pk: stages.cut_chunks(pk, storage, chain.chain))
         if CHUNK_EMBEDDINGS in selected:
             yield from batch.batched(
                 CHUNK_EMBEDDINGS,

@@ -47,6 +47,11 @@ class PartitionRecord:
     storage_id: int
     tags: Mapping[str, str]
 
+    @classmethod
+    def unlogged(cls, data_version: str) -> "PartitionRecord":
+        """A materialization made in this run and not logged yet: its data version, no event."""
+        return cls(-1, {DATA_VERSION_TAG: data_version})
+
     @property
     def data_version(self) -> str | None:
         return self.tags.get(DATA_VERSION_TAG)

@@ -112,7 +112,10 @@ def _source(source_id: str, storage: StorageResource) -> tuple[bytes, str]:
     return row["content"], row["media_type"]
 
 
-def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -> StageOutput:
+def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -> tuple[StageOutput, object]:
+    """Read the stored source's pages and store them; returns the stage's output and the
+    reader's parsed form of the document (`DocumentRead.parsed`, None when there is none), for
+    `cut_chunks` of this document only."""
     row = _source_row(source_id, storage)
     media_type = row["media_type"]
     if row.get("refused"):
@@ -129,15 +132,16 @@ def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -
     }
     if read.reason:
         metadata["reason"] = read.reason
-    return StageOutput(digest(table), metadata)
+    return StageOutput(digest(table), metadata), read.parsed
 
 
-def encode_stored(source_id: str, storage: StorageResource, chain: Chain) -> tuple[bytes, Encoded]:
+def encode_stored(source_id: str, storage: StorageResource, chain: Chain, parsed: object = None) -> tuple[bytes, Encoded]:
     """Re-run the chain on a stored source and its stored page outputs (never re-reads the
-    source itself); returns the source's bytes with the result."""
+    source itself); returns the source's bytes with the result. `parsed` is the reader's
+    parsed form of the source when it was read just now (`read_pages`), handed to the chain."""
     content, media_type = _source(source_id, storage)
     read = read_from_pages(storage.read(PAGE_OUTPUTS, source_id))
-    chunk_map = run_chain(chain, content, media_type, read.pages) if read.pages else ChunkMap((), ())
+    chunk_map = run_chain(chain, content, media_type, read.pages, parsed) if read.pages else ChunkMap((), ())
     return content, Encoded(source_id, read, chunk_map, chain)
 
 
@@ -163,8 +167,10 @@ def first_page_picture(content: bytes, encoded: Encoded, document: Document) -> 
     return dg.MetadataValue.md(f"![chunks of page 1](data:image/png;base64,{base64.b64encode(png).decode()})")
 
 
-def cut_chunks(source_id: str, storage: StorageResource, chain: Chain) -> StageOutput:
-    content, encoded = encode_stored(source_id, storage, chain)
+def cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: object = None) -> StageOutput:
+    """Cut the stored source's stored pages with `chain` and store the chunk map (with the
+    reader's parsed form of the source, `parsed`, when it was read just now)."""
+    content, encoded = encode_stored(source_id, storage, chain, parsed)
     document = to_document(encoded)
     fidelity = fidelity_summary(measure(source_id, encoded.read.pages, document.chunks))
     table = with_fidelity(chunks_table(document), fidelity)
