@@ -1,0 +1,56 @@
+"""Read once, cut once: in a batched ingest, a PDF's pages are loaded by PDFium once for reading
+and cutting, because the reader's parsed form travels with the document to the chunkers (no
+cache that a batch of documents evicts before they are cut).
+
+Loads are counted where they happen, by the reader's own instrumentation (`readers.pdf.LOADS`,
+incremented by `open_pdf` and `load_page`, which every PDFium open and page load in the
+project goes through), during a real ingest: a real Dagster instance, real files.
+"""
+
+from dataclasses import replace
+from pathlib import Path
+
+import dagster as dg
+import pypdfium2
+from fixtures import make_pdfs as fx
+
+from indx_assets.wiring.assets.ingest import CHUNK_MAP
+from indx_assets.pipeline.readers import pdf as pdf_reader
+from indx_assets.app.runner import materialize_partitions, sync_partitions
+from indx_assets.wiring.settings import Settings
+
+
+def _pdf_corpus(root: Path) -> int:
+    """Four generated PDFs of 1 to 4 text pages under `root`; their page count."""
+    root.mkdir()
+    made = [fx.invoice(root / "invoice.pdf"), fx.two_column(root / "article.pdf"), fx.table(root / "table.pdf"),
+            fx.paged_report(root / "report.pdf", pages=4)]
+    pages = 0
+    for drawn in made:
+        document = pypdfium2.PdfDocument(drawn.path)  # counted by nobody: PDFium directly
+        pages += len(document)
+        document.close()
+    return pages
+
+
+def _ingest(instance: dg.DagsterInstance, settings: Settings) -> list[dg.AssetMaterialization]:
+    sync = sync_partitions(instance, settings)
+    results = materialize_partitions(instance, settings, sync.current)
+    assert all(r.success for r in results) and len(results) == 1, results  # one batch of four
+    records = instance.get_records_for_run(results[0].run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records
+    return [r.event_log_entry.asset_materialization for r in records]
+
+
+def test_a_batch_of_pdfs_loads_each_page_once_for_reading_and_cutting(instance, settings: Settings, tmp_path: Path) -> None:
+    pages = _pdf_corpus(tmp_path / "pdfs")
+    settings = replace(settings, corpus_roots=(str(tmp_path / "pdfs"),))
+    opened, loaded = pdf_reader.LOADS.documents, pdf_reader.LOADS.pages
+
+    events = _ingest(instance, settings)
+
+    cut = [e for e in events if e.asset_key == CHUNK_MAP]
+    assert len(cut) == 4 and all(e.metadata["chunks"].value > 0 for e in cut)
+    # the chunk map's picture of page 1 (shown in the UI) renders that page once more
+    pictured = sum(1 for e in cut if "chunk_picture" in e.metadata)
+    assert pdf_reader.LOADS.pages - loaded == pages + pictured, "each page loaded once to read and cut it"
+    assert pdf_reader.LOADS.documents - opened == 4 + pictured, "each PDF opened once to read and cut it"
