@@ -21,13 +21,9 @@ from dagster._core.events import DagsterEvent
 
 from indx_assets.wiring.assets import stages
 from indx_assets.wiring.assets.partitions import SOURCES
-from indx_assets.wiring.assets.provenance import (
-    PartitionRecord,
-    is_fresh,
-    latest_records,
-    log_batch,
-    materialization,
-)
+from indx_assets.wiring.assets.freshness import judge
+from indx_assets.wiring.assets.provenance import PartitionRecord, latest_records, log_batch, materialization
+from indx_assets.wiring.resources.source_index import readable_name
 from indx_assets.wiring.resources import (
     ChainResource,
     CorpusResource,
@@ -85,7 +81,7 @@ class _Batch:
         own = self.records(key, live)
         todo = [
             p for p in live
-            if p in parents and (self.force or not is_fresh(own.get(p), self.code_versions[key], parent, parents[p]))
+            if p in parents and (self.force or not judge(own.get(p), self.code_versions[key], parent, parents[p]).fresh)
         ]
         skipped = len(live) - len(todo)
         if skipped:
@@ -144,7 +140,7 @@ class _Batch:
                 continue
             read_events.append(self.event(PAGE_OUTPUTS, partition, out, parents))
             pages = PartitionRecord.unlogged(out.data_version)
-            stale = self.force or not is_fresh(own_maps.get(partition), self.code_versions[CHUNK_MAP], PAGE_OUTPUTS, pages)
+            stale = self.force or not judge(own_maps.get(partition), self.code_versions[CHUNK_MAP], PAGE_OUTPUTS, pages).fresh
             if cut is not None and stale:
                 try:
                     cuts[partition] = cut(partition, parsed)
@@ -267,7 +263,7 @@ def build_ingest_assets(
                     out = stages.store_refusal(pk, readable_name(path.name), path.stat().st_size, *refused, storage)
                     sources.append(batch.event(SOURCE_DOCUMENTS, pk, out))
                     continue
-                if not config.force and is_fresh(own.get(pk), SOURCE_CODE_VERSION, data_version=version):
+                if not config.force and judge(own.get(pk), SOURCE_CODE_VERSION, seen_data_version=version).fresh:
                     continue
                 try:
                     out = stages.store_source(pk, path, storage)

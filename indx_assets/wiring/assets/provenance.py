@@ -107,25 +107,6 @@ def latest_records(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: I
     return {p: PartitionRecord(sid, tags_by_id.get(sid, {})) for p, sid in ids.items()}
 
 
-def is_fresh(
-    record: PartitionRecord | None,
-    code_version: str,
-    parent: dg.AssetKey | None = None,
-    parent_record: PartitionRecord | None = None,
-    data_version: str | None = None,
-) -> bool:
-    """Whether a partition's latest materialization still stands.
-
-    It does when it was made by the same code from the same upstream data version (or, for a
-    root asset, when the data version it would get is the one it has).
-    """
-    if record is None or record.code_version != code_version:
-        return False
-    if parent is not None:
-        return parent_record is not None and record.input_data_version(parent) == parent_record.data_version
-    return data_version is not None and record.data_version == data_version
-
-
 def materialization(
     key: dg.AssetKey,
     partition: str,

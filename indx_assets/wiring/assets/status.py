@@ -2,11 +2,9 @@
 
 Dagster's stale-status resolver answers one partition at a time (several ms each), which does
 not scale to tens of thousands of sources. This scan pages through the `sources` partitions
-and, per page, reads every asset's latest materializations with two batched queries
-(`provenance.latest_records`), then applies the same rule the ingest stages use to skip work
-(`provenance.is_fresh`): a partition is fresh when its latest materialization was made by the
-current code version from its parent's current data version. The root asset is also stale
-when the corpus sensor saw bytes whose sha256 is not the stored one.
+and judges each page with the rule the ingest op and the automation conditions use
+(`assets.freshness.judge`, through `page_status`: two batched queries per asset and page). The
+root asset is also stale when the corpus sensor saw bytes whose sha256 is not the stored one.
 
 Each partition is judged on its own provenance: after a chain change `chunk_map` is stale
 and `chunk_embeddings` is not (yet): whether it must be redone depends on the new chunk map.
@@ -14,79 +12,14 @@ and `chunk_embeddings` is not (yet): whether it must be redone depends on the ne
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import dagster as dg
 
-from indx_assets.wiring.assets.ingest import ASSET_KEYS, PARENT, SOURCE_DOCUMENTS
+# CODE_VERSION and UPSTREAM_DATA are the causes `indx backfill` names where it reads status
+from indx_assets.wiring.assets.freshness import CODE_VERSION, PAGE_SIZE, UPSTREAM_DATA, page_status  # noqa: F401
+from indx_assets.wiring.assets.ingest import ASSET_KEYS, PARENT
 from indx_assets.wiring.assets.partitions import SOURCES
-from indx_assets.wiring.assets.provenance import PartitionRecord, latest_records
 from indx_assets.wiring.resources.source_index import SourceIndex
-
-State = Literal["missing", "stale", "fresh"]
-#: Why a partition is stale.
-CODE_VERSION = "code version"
-UPSTREAM_DATA = "upstream data"
-UPSTREAM_MISSING = "upstream missing"
-SOURCE_CHANGED = "source changed"
-
-PAGE_SIZE = 1000
-
-
-@dataclass(frozen=True)
-class PartitionStatus:
-    state: State
-    cause: str | None = None
-
-
-def judge(
-    record: PartitionRecord | None,
-    code_version: str | None,
-    parent_record: PartitionRecord | None = None,
-    parent: dg.AssetKey | None = None,
-    seen_sha256: str | None = None,
-) -> PartitionStatus:
-    """The status of one asset partition from its latest record and its parent's."""
-    if record is None:
-        return PartitionStatus("missing")
-    if record.code_version != code_version:
-        return PartitionStatus("stale", CODE_VERSION)
-    if parent is not None:
-        if parent_record is None:
-            return PartitionStatus("stale", UPSTREAM_MISSING)
-        if record.input_data_version(parent) != parent_record.data_version:
-            return PartitionStatus("stale", UPSTREAM_DATA)
-    elif seen_sha256 is not None and seen_sha256 != record.data_version:
-        return PartitionStatus("stale", SOURCE_CHANGED)
-    return PartitionStatus("fresh")
-
-
-def page_status(
-    instance: dg.DagsterInstance,
-    code_versions: Mapping[dg.AssetKey, str | None],
-    partitions: Sequence[str],
-    index: SourceIndex | None = None,
-    assets: Sequence[dg.AssetKey] = ASSET_KEYS,
-) -> dict[dg.AssetKey, dict[str, PartitionStatus]]:
-    """Status of `partitions` for each of `assets`: two queries per asset (and its parent)."""
-    records: dict[dg.AssetKey, dict[str, PartitionRecord]] = {}
-
-    def of(key: dg.AssetKey) -> dict[str, PartitionRecord]:
-        if key not in records:
-            records[key] = latest_records(instance, key, partitions)
-        return records[key]
-
-    seen = index.get(partitions) if index is not None and SOURCE_DOCUMENTS in assets else {}
-    result: dict[dg.AssetKey, dict[str, PartitionStatus]] = {}
-    for key in assets:
-        parent = PARENT.get(key)
-        own, parents = of(key), of(parent) if parent else {}
-        result[key] = {
-            pk: judge(own.get(pk), code_versions.get(key), parents.get(pk), parent,
-                      seen[pk].sha256 if pk in seen else None)
-            for pk in partitions
-        }
-    return result
 
 
 def iter_partition_pages(instance: dg.DagsterInstance, page_size: int = PAGE_SIZE) -> Iterator[list[str]]:
@@ -151,7 +84,7 @@ def corpus_status(
     for page in iter_partition_pages(instance, page_size):
         status.partitions += len(page)
         status.order.extend(page)
-        for key, by_partition in page_status(instance, code_versions, page, index).items():
+        for key, by_partition in page_status(instance, code_versions, page, PARENT, ASSET_KEYS, index).items():
             for pk, s in by_partition.items():
                 if s.state == "missing":
                     status.assets[key].missing.append(pk)

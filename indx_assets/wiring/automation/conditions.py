@@ -1,8 +1,8 @@
 """Declarative automation of the five ingestion assets.
 
 A partition is requested when it becomes missing (a new source; the initial load is just
-every partition being missing at the first evaluation) or stale by the same provenance rule
-`indx status` and the ingest stages use (`status.judge`): made by another code version, from
+every partition being missing at the first evaluation) or stale by the one provenance rule
+`indx status` and the ingest op use (`assets.freshness.judge`): made by another code version, from
 another upstream data version, or — for `source_documents` — from bytes other than those the
 corpus sensor last hashed. Each request is made once (since it was last handled): a partition whose
 run failed is not re-requested every tick; run retries are the instance's job (dagster.yaml).
@@ -19,8 +19,8 @@ import warnings
 import dagster as dg
 from dagster._core.definitions.events import AssetKeyPartitionKey
 
+from indx_assets.wiring.assets.freshness import PAGE_SIZE, page_status
 from indx_assets.wiring.assets.ingest import CHUNK_MAP, CHUNKS_TABLE, PAGE_OUTPUTS, PARENT, SOURCE_DOCUMENTS
-from indx_assets.wiring.assets.status import PAGE_SIZE, page_status
 from indx_assets.wiring.resources.source_index import SourceIndex
 
 #: Assets requested in the same tick as their parent.
@@ -52,9 +52,9 @@ class ProvenanceStale(dg.AutomationCondition):
         stale: set[AssetKeyPartitionKey] = set()
         for i in range(0, len(candidates), PAGE_SIZE):
             page = candidates[i:i + PAGE_SIZE]
-            statuses = page_status(context.asset_graph_view.instance, {key: code_version}, page, index, assets=[key])[key]
+            statuses = page_status(context.asset_graph_view.instance, {key: code_version}, page, PARENT, [key], index)[key]
             # "missing" by our records but not by Dagster's: a file that left and came back
-            stale.update(AssetKeyPartitionKey(key, pk) for pk, s in statuses.items() if s.state != "fresh")
+            stale.update(AssetKeyPartitionKey(key, pk) for pk, s in statuses.items() if not s.fresh)
         subset = context.asset_graph_view.get_asset_subset_from_asset_partitions(key, stale)
         return dg.AutomationResult(context=context, true_subset=subset)
 
