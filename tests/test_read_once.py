@@ -1,6 +1,7 @@
-"""Read once, cut once: in a batched ingest, a PDF's pages are loaded by PDFium once for reading
-and cutting, because the reader's parsed form travels with the document to the chunkers (no
-cache that a batch of documents evicts before they are cut).
+"""Read once, cut once: in a batched ingest, a PDF is opened once and its pages are loaded by
+PDFium once for reading, cutting and the UI's chunk picture, because the reader's parsed form
+travels with the document to the chunkers and the picture (no cache that a batch of documents
+evicts before they are cut).
 
 Loads are counted where they happen, by the reader's own instrumentation (`readers.pdf.LOADS`,
 incremented by `open_pdf` and `load_page`, which every PDFium open and page load in the
@@ -15,9 +16,15 @@ import pypdfium2
 from fixtures import make_pdfs as fx
 
 from indx_assets.wiring.assets.ingest import CHUNK_MAP
+from indx_assets.wiring.assets.stages import PICTURE_DPI
+from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
+from indx_assets.pipeline.chunk_picture import render_chunk_picture
+from indx_assets.pipeline.readers import read_document
 from indx_assets.pipeline.readers import pdf as pdf_reader
 from indx_assets.app.runner import materialize_partitions, sync_partitions
 from indx_assets.wiring.settings import Settings
+
+PDF = "application/pdf"
 
 
 def _pdf_corpus(root: Path) -> int:
@@ -50,7 +57,17 @@ def test_a_batch_of_pdfs_loads_each_page_once_for_reading_and_cutting(instance, 
 
     cut = [e for e in events if e.asset_key == CHUNK_MAP]
     assert len(cut) == 4 and all(e.metadata["chunks"].value > 0 for e in cut)
-    # the chunk map's picture of page 1 (shown in the UI) renders that page once more
-    pictured = sum(1 for e in cut if "chunk_picture" in e.metadata)
-    assert pdf_reader.LOADS.pages - loaded == pages + pictured, "each page loaded once to read and cut it"
-    assert pdf_reader.LOADS.documents - opened == 4 + pictured, "each PDF opened once to read and cut it"
+    # the UI's picture of page 1 and its chunks is drawn on the page the reader rendered
+    assert all("chunk_picture" in e.metadata for e in cut)
+    assert pdf_reader.LOADS.pages - loaded == pages, "each page loaded once to read, cut and picture it"
+    assert pdf_reader.LOADS.documents - opened == 4, "each PDF opened once"
+
+
+def test_the_chunk_picture_on_the_readers_preview_is_the_one_rendered_from_the_bytes(tmp_path: Path) -> None:
+    content = fx.two_column(tmp_path / "article.pdf").path.read_bytes()
+    read = read_document(content, PDF)
+    encoded = encode_bytes(content, source_id="article.pdf", name="article.pdf")
+    first = [c for c in to_document(encoded).chunks if c.page == 1]
+    assert first and read.parsed.preview is not None
+    rendered = render_chunk_picture(content, PDF, 1, first, dpi=PICTURE_DPI)
+    assert render_chunk_picture(content, PDF, 1, first, dpi=PICTURE_DPI, page_image=read.parsed.preview) == rendered

@@ -78,16 +78,20 @@ def render_chunk_picture(
     *,
     dpi: int = DEFAULT_DPI,
     aspect: float = 1 / math.sqrt(2),
+    page_image: Any = None,
 ) -> bytes | None:
     """PNG bytes of page `page` (1-based) with the chunks' boxes drawn and numbered.
 
     `chunks` holds `DocumentChunk`s or `ChunkPiece`s of that page in reading order, or
-    `(bbox, label)` pairs. Returns None when the page cannot be pictured (a PDF that does not
-    open or has no such page).
+    `(bbox, label)` pairs. `page_image` is that PDF page already rendered at `dpi` (the PDF
+    reader's `PdfParse.preview`), drawn on instead of rendering the page again. Returns None
+    when the page cannot be pictured (a PDF that does not open or has no such page).
     """
     from PIL import ImageDraw, ImageFont
 
-    if media_type == "application/pdf":
+    if page_image is not None:
+        image = page_image
+    elif media_type == "application/pdf":
         image = _pdf_page_image(content, page, dpi)
         if image is None:
             return None

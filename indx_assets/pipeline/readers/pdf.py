@@ -14,6 +14,9 @@ flat in the page count; only the extracted text accumulates, and, for the first
 `KEPT_GEOMETRY_PAGES` text pages, the runs with boxes that the `pdf` chunker lays out, measured
 while the page is loaded anyway. They reach the chunker as the read's parsed form (`PdfParse`,
 `DocumentRead.parsed`), so a page is loaded once for reading and cutting; nothing is cached.
+Page 1 of a document of up to `PREVIEW_MAX_PAGES` pages is also rendered at `PREVIEW_DPI`
+while it is loaded (`PdfParse.preview`): the picture of its chunks that the `chunk_map`
+materialization shows is drawn on it, so that page is not loaded again either.
 
 Passwords come from one place, `pdf_passwords()`: the reader's `ReaderConfig.passwords` plus
 the `INDX_PDF_PASSWORDS` environment variable. The parsed form carries the passwords that
@@ -38,6 +41,7 @@ from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
 
 if TYPE_CHECKING:
     import pypdfium2
+    from PIL import Image
 
     from indx_assets.pipeline.readers.pdf_runs import PageGeometry
 
@@ -175,19 +179,38 @@ class PdfPageRead:
 
     output: PageOutput
     geometry: "PageGeometry | None" = None
+    #: The page rendered at `PREVIEW_DPI` (page 1 of a short document only: `load_pdf`).
+    preview: "Image.Image | None" = None
 
 
 #: Pages per document whose geometry (runs and boxes) the reader keeps for the chunker; the
 #: chunker loads any later page again itself, so what the parsed form holds stays bounded
 #: whatever the page count.
 KEPT_GEOMETRY_PAGES = 1000
+#: Page 1 of documents up to this many pages is rendered at this resolution while it is read.
+PREVIEW_MAX_PAGES = 50
+PREVIEW_DPI = 50
 
 
-def read_page(document: "pypdfium2.PdfDocument", index: int, keep_geometry: bool = True) -> PdfPageRead:
+def _preview(page: "pypdfium2.PdfPage", dpi: int) -> "Image.Image | None":
+    """The displayed page (crop box, rotation) as an RGB image at `dpi`; None when PDFium cannot."""
+    try:
+        bitmap = page.render(scale=dpi / 72)
+    except Exception:
+        return None
+    try:
+        return bitmap.to_pil().convert("RGB")
+    finally:
+        bitmap.close()
+
+
+def read_page(document: "pypdfium2.PdfDocument", index: int, keep_geometry: bool = True,
+              preview_dpi: int | None = None) -> PdfPageRead:
     """Read page `index` (0-based), closing everything PDFium allocated.
 
-    A text page's runs are measured in the same pass (`keep_geometry`): loading a page is most
-    of the cost of reading it, and the `pdf` chunker needs exactly these runs.
+    A text page's runs are measured in the same pass (`keep_geometry`), and the page rendered
+    at `preview_dpi` when given: loading a page is most of the cost of reading it, and the
+    `pdf` chunker needs exactly these runs.
     """
     from indx_assets.pipeline.readers.pdf_runs import page_geometry
 
@@ -211,11 +234,12 @@ def read_page(document: "pypdfium2.PdfDocument", index: int, keep_geometry: bool
                     geometry = None
         finally:
             textpage.close()
+        preview = _preview(page, preview_dpi) if preview_dpi else None
         if text.strip():
-            return PdfPageRead(PageOutput(page=number, text=text, status="ok", reader=READER), geometry)
+            return PdfPageRead(PageOutput(page=number, text=text, status="ok", reader=READER), geometry, preview)
         if page_has_drawing(page):
-            return PdfPageRead(PageOutput(page=number, status="unreadable", reader=READER, reason="no text layer; the page has drawn content (a scan?)"))
-        return PdfPageRead(PageOutput(page=number, status="empty", reader=READER))
+            return PdfPageRead(PageOutput(page=number, status="unreadable", reader=READER, reason="no text layer; the page has drawn content (a scan?)"), None, preview)
+        return PdfPageRead(PageOutput(page=number, status="empty", reader=READER), None, preview)
     finally:
         page.close()
 
@@ -228,6 +252,11 @@ class PdfParse:
     pages: tuple[PdfPageRead, ...]
     passwords: tuple[str, ...] = ("",)
 
+    @property
+    def preview(self) -> "Image.Image | None":
+        """Page 1 rendered at `PREVIEW_DPI` (None for documents over `PREVIEW_MAX_PAGES`)."""
+        return self.pages[0].preview if self.pages else None
+
 
 def load_pdf(content: bytes, passwords: tuple[str, ...] = ("",)) -> PdfParse:
     """Every page of the PDF in `content`, read one at a time; raises `PdfOpenError`."""
@@ -236,7 +265,9 @@ def load_pdf(content: bytes, passwords: tuple[str, ...] = ("",)) -> PdfParse:
         count = len(document)
         if count == 0:
             raise PdfOpenError("empty", "the PDF has no pages")
-        pages = tuple(read_page(document, i, keep_geometry=i < KEPT_GEOMETRY_PAGES) for i in range(count))
+        preview = PREVIEW_DPI if count <= PREVIEW_MAX_PAGES else None
+        pages = tuple(read_page(document, i, keep_geometry=i < KEPT_GEOMETRY_PAGES, preview_dpi=preview if i == 0 else None)
+                      for i in range(count))
         return PdfParse(pages, passwords)
     finally:
         document.close()

@@ -15,16 +15,20 @@ import dagster as dg
 import pyarrow as pa
 from upath import UPath
 
+from indx_assets.wiring.resources.source_index import readable_name
 from indx_assets.pipeline.chain import Chain
-from indx_assets.pipeline.chain_runner import ChunkMap, run_chain
 from indx_assets.pipeline.document import Document
 from indx_assets.pipeline.embedder import MiniLMEmbedder, piece_vectors
+from indx_assets.pipeline.read_and_chunk import Encoded, to_document
+from indx_assets.pipeline.chain_runner import ChunkMap, run_chain
 from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY, measure
 from indx_assets.pipeline.fidelity import summary as fidelity_summary
 from indx_assets.pipeline.media import detect_media_type
-from indx_assets.pipeline.read_and_chunk import Encoded, to_document
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, read_document
 from indx_assets.pipeline.readers.ooxml_guard import OLE_MAGIC
+from indx_assets.pipeline.readers.pdf import PREVIEW_DPI, PREVIEW_MAX_PAGES, PdfParse
+from indx_assets.wiring.resources.lancedb import LanceDBResource
+from indx_assets.wiring.resources.storage import StorageResource
 from indx_assets.pipeline.schema import (
     CHUNK_ROWS,
     VECTOR_DIM,
@@ -145,14 +149,16 @@ def encode_stored(source_id: str, storage: StorageResource, chain: Chain, parsed
     return content, Encoded(source_id, read, chunk_map, chain)
 
 
-#: Documents up to this many pages get a picture of their first page's cut in the UI.
-PICTURE_MAX_PAGES = 50
-PICTURE_DPI = 50
+#: Documents up to this many pages get a picture of their first page's cut in the UI, drawn at
+#: the resolution the PDF reader renders their first page at while reading it (`PdfParse.preview`).
+PICTURE_MAX_PAGES = PREVIEW_MAX_PAGES
+PICTURE_DPI = PREVIEW_DPI
 
 
-def first_page_picture(content: bytes, encoded: Encoded, document: Document) -> dg.MetadataValue | None:
+def first_page_picture(content: bytes, encoded: Encoded, document: Document, parsed: object = None) -> dg.MetadataValue | None:
     """The first page with its chunk boxes drawn and numbered, as Markdown the UI renders;
-    None for large documents and for pages whose chunks have no boxes (nothing to see)."""
+    None for large documents and for pages whose chunks have no boxes (nothing to see). A PDF's
+    page is the reader's preview in `parsed` (its `PdfParse`) when at hand, else rendered here."""
     from indx_assets.pipeline.chunk_picture import render_chunk_picture
 
     first = [c for c in document.chunks if c.page == 1]
@@ -161,7 +167,8 @@ def first_page_picture(content: bytes, encoded: Encoded, document: Document) -> 
     meta = encoded.read.metadata
     width, height = meta.get("slide_width"), meta.get("slide_height")
     aspect = width / height if isinstance(width, int) and isinstance(height, int) and height else 1 / 2**0.5
-    png = render_chunk_picture(content, encoded.media_type, 1, first, dpi=PICTURE_DPI, aspect=aspect)
+    preview = parsed.preview if isinstance(parsed, PdfParse) else None
+    png = render_chunk_picture(content, encoded.media_type, 1, first, dpi=PICTURE_DPI, aspect=aspect, page_image=preview)
     if png is None:
         return None
     return dg.MetadataValue.md(f"![chunks of page 1](data:image/png;base64,{base64.b64encode(png).decode()})")
@@ -190,7 +197,7 @@ def cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: o
         metadata["unstructured_pages"] = unstructured
     if encoded.chunk_map.failed_chunkers:
         metadata["failed_chunkers"] = list(encoded.chunk_map.failed_chunkers)
-    picture = first_page_picture(content, encoded, document)
+    picture = first_page_picture(content, encoded, document, parsed)
     if picture is not None:
         metadata["chunk_picture"] = picture
     return StageOutput(digest(table), metadata)
