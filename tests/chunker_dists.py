@@ -71,6 +71,15 @@ BODIES: dict[str, str] = {
             for o in outputs if o.readable and len(o.text.split()) > 3
         )
     """,
+    # declines everything; notes how many PDF reader parses (`PdfParse`) are alive as it is
+    # asked, one line per document, in the file INDX_PROBE_FILE names
+    "counts_live_pdf_parses": """
+        import gc, os
+        live = sum(1 for o in gc.get_objects() if type(o).__name__ == "PdfParse")
+        with open(os.environ["INDX_PROBE_FILE"], "a", encoding="utf-8") as out:
+            out.write(media_type + " " + str(live) + "\\n")
+        return ()
+    """,
     # claims every page with text only, whatever the reader said
     "text_only": """
         return tuple(PageChunks(o.page, (ChunkPiece(text="{tag} text", bbox_reason="no_geometry"),)) for o in outputs)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import dagster as dg
 import pypdfium2
+import pytest
+from chunker_dists import install
 from fixtures import make_pdfs as fx
 
 from indx_assets.wiring.assets.ingest import CHUNK_MAP
@@ -71,3 +73,20 @@ def test_the_chunk_picture_on_the_readers_preview_is_the_one_rendered_from_the_b
     assert first and read.parsed.preview is not None
     rendered = render_chunk_picture(content, PDF, 1, first, dpi=PICTURE_DPI)
     assert render_chunk_picture(content, PDF, 1, first, dpi=PICTURE_DPI, page_image=read.parsed.preview) == rendered
+
+
+def test_a_batch_holds_one_parsed_pdf_at_a_time(instance, settings: Settings, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory: each document is cut right after it is read and its parse let go, so while a
+    batch of four is cut no more than the one parse being cut is alive (counted by a real
+    third-party chunker asked first in the chain, which declines every page)."""
+    _pdf_corpus(tmp_path / "pdfs")
+    settings = replace(settings, corpus_roots=(str(tmp_path / "pdfs"),))
+    probe = tmp_path / "probe.txt"
+    monkeypatch.setenv("INDX_PROBE_FILE", str(probe))
+    install(tmp_path / "site", monkeypatch, distribution="parse-probe", chunkers={"probe": "counts_live_pdf_parses"})
+
+    events = _ingest(instance, settings)
+
+    assert sum(1 for e in events if e.asset_key == CHUNK_MAP) == 4
+    assert probe.read_text(encoding="utf-8").splitlines() == [f"{PDF} 1"] * 4
