@@ -20,7 +20,8 @@ breaks with nothing between them count once. A file with neither is one page. A 
 broken across pages is cut at the break, each part on its page.
 
 Page text: the page's block texts joined by a blank line; each block knows its offsets.
-The last documents are cached by content, so reading and chunking one file opens it once.
+The reader hands its `WordDocument` to the `docx` chunker as the read's parsed form
+(`DocumentRead.parsed`), so reading and chunking one file opens it once.
 """
 
 import logging

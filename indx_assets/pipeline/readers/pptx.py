@@ -6,8 +6,8 @@ a `Deck`: per slide, the shapes that carry text, tables and raster pictures, eac
 the file states (groups applied, placeholder frames inherited from layout then master) and in
 reading order: the title first, then top-to-bottom, left-to-right. The reader turns a deck into
 pages; the chunker turns the same deck into pieces, so the page text and the pieces agree and
-piece offsets point into the page text. The last decks are cached by content, so reading and
-then chunking one document opens it once.
+piece offsets point into the page text. The reader hands its deck to the chunker as the read's
+parsed form (`DocumentRead.parsed`), so reading and then chunking one document opens it once.
 
 Page text: the slide's shape texts in reading order, separated by blank lines; a table is laid
 out row by row with cells separated by ` | `. Speaker notes are kept out of the page text and
