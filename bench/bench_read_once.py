@@ -14,6 +14,7 @@ before.
 """
 
 import argparse
+import importlib
 import json
 import os
 import statistics
@@ -22,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -46,6 +48,17 @@ def write_corpus(root: Path, n: int) -> int:
     return pages
 
 
+def _module(*names: str) -> ModuleType:
+    """The first of `names` that imports: the two checkouts compared may lay the package out
+    differently (before and after issue 19's three layers)."""
+    for name in names[:-1]:
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+    return importlib.import_module(names[-1])
+
+
 def worker(corpus: str, home: str, full: bool) -> None:
     """Ingest `corpus` into `home` with whichever `indx_assets` is importable; print the counts."""
     import pypdfium2
@@ -65,20 +78,19 @@ def worker(corpus: str, home: str, full: bool) -> None:
     pypdfium2.PdfDocument.get_page = counting_get_page  # type: ignore[method-assign]
 
     import indx_assets
-    from indx_assets.app.runner import materialize_partitions, open_instance, sync_partitions
-    from indx_assets.wiring.settings import Settings
 
+    runner = _module("indx_assets.app.runner", "indx_assets.app.runner")
+    Settings = _module("indx_assets.wiring.settings", "indx_assets.wiring.settings").Settings
     if full:
-        from indx_assets.pipeline.embedder import MiniLMEmbedder
-
-        MiniLMEmbedder().embed_texts(["warm up"])  # the model load is not part of the measurement
+        embedder = _module("indx_assets.pipeline.embedder", "indx_assets.pipeline.embedder")
+        embedder.MiniLMEmbedder().embed_texts(["warm up"])  # the model load is not part of the measurement
     settings = Settings(home=Path(home), storage_uri=str(Path(home) / "assets"), lancedb_uri=str(Path(home) / "lancedb"),
                         corpus_roots=(corpus,))
     selection = None if full else ["source_documents", "page_outputs", "chunk_map"]
-    with open_instance(settings) as instance:
+    with runner.open_instance(settings) as instance:
         started = time.perf_counter()
-        sync = sync_partitions(instance, settings)
-        results = materialize_partitions(instance, settings, sync.current, selection=selection)
+        sync = runner.sync_partitions(instance, settings)
+        results = runner.materialize_partitions(instance, settings, sync.current, selection=selection)
         wall = time.perf_counter() - started
     assert all(r.success for r in results), "a run failed"
     print(json.dumps({"wall": wall, **counts, "code": str(Path(indx_assets.__file__).parent)}))
