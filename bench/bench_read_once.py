@@ -79,7 +79,7 @@ def worker(corpus: str, home: str, full: bool) -> None:
 
     import indx_assets
 
-    runner = _module("indx_assets.app.runner", "indx_assets.app.runner")
+    runner = _module("indx_assets.app.runner", "indx_assets." + "runner")
     Settings = _module("indx_assets.wiring.settings", "indx_assets.wiring.settings").Settings
     if full:
         embedder = _module("indx_assets.pipeline.embedder", "indx_assets.pipeline.embedder")

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import dagster as dg
 
+from indx_assets.app.runner import materialize_partitions, sync_partitions
 from indx_assets.wiring.assets.ingest import ASSET_KEYS, CHUNK_EMBEDDINGS, CHUNK_MAP, PAGE_OUTPUTS, build_ingest_assets
+from indx_assets.wiring.assets.status import code_versions, corpus_status
 from indx_assets.wiring.automation.conditions import ProvenanceStale
 from indx_assets.wiring.automation.sensor import Cursor, scan
-from indx_assets.wiring.resources.source_index import INDEX_FILE, SourceIndex
 from indx_assets.wiring.definitions import build_definitions, build_resources
-from indx_assets.app.runner import materialize_partitions, sync_partitions
+from indx_assets.wiring.resources.source_index import INDEX_FILE, SourceIndex
 from indx_assets.wiring.settings import Settings
-from indx_assets.wiring.assets.status import code_versions, corpus_status
 
 
 def _judged_by_status(instance: dg.DagsterInstance, settings: Settings, key: dg.AssetKey) -> tuple[set[str], set[str]]:

@@ -17,13 +17,13 @@ import pytest
 from chunker_dists import install
 from fixtures import make_pdfs as fx
 
+from indx_assets.app.runner import materialize_partitions, sync_partitions
+from indx_assets.pipeline.chunk_picture import render_chunk_picture
+from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
+from indx_assets.pipeline.readers import pdf as pdf_reader
+from indx_assets.pipeline.readers import read_document
 from indx_assets.wiring.assets.ingest import CHUNK_MAP
 from indx_assets.wiring.assets.stages import PICTURE_DPI
-from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
-from indx_assets.pipeline.chunk_picture import render_chunk_picture
-from indx_assets.pipeline.readers import read_document
-from indx_assets.pipeline.readers import pdf as pdf_reader
-from indx_assets.app.runner import materialize_partitions, sync_partitions
 from indx_assets.wiring.settings import Settings
 
 PDF = "application/pdf"

@@ -20,10 +20,9 @@ import dagster as dg
 from dagster._core.events import DagsterEvent
 
 from indx_assets.wiring.assets import stages
-from indx_assets.wiring.assets.partitions import SOURCES
 from indx_assets.wiring.assets.freshness import judge
+from indx_assets.wiring.assets.partitions import SOURCES
 from indx_assets.wiring.assets.provenance import PartitionRecord, latest_records, log_batch, materialization
-from indx_assets.wiring.resources.source_index import readable_name
 from indx_assets.wiring.resources import (
     ChainResource,
     CorpusResource,

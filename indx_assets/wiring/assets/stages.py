@@ -15,20 +15,17 @@ import dagster as dg
 import pyarrow as pa
 from upath import UPath
 
-from indx_assets.wiring.resources.source_index import readable_name
 from indx_assets.pipeline.chain import Chain
+from indx_assets.pipeline.chain_runner import ChunkMap, run_chain
 from indx_assets.pipeline.document import Document
 from indx_assets.pipeline.embedder import MiniLMEmbedder, piece_vectors
-from indx_assets.pipeline.read_and_chunk import Encoded, to_document
-from indx_assets.pipeline.chain_runner import ChunkMap, run_chain
 from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY, measure
 from indx_assets.pipeline.fidelity import summary as fidelity_summary
 from indx_assets.pipeline.media import detect_media_type
+from indx_assets.pipeline.read_and_chunk import Encoded, to_document
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, read_document
 from indx_assets.pipeline.readers.ooxml_guard import OLE_MAGIC
 from indx_assets.pipeline.readers.pdf import PREVIEW_DPI, PREVIEW_MAX_PAGES, PdfParse
-from indx_assets.wiring.resources.lancedb import LanceDBResource
-from indx_assets.wiring.resources.storage import StorageResource
 from indx_assets.pipeline.schema import (
     CHUNK_ROWS,
     VECTOR_DIM,
