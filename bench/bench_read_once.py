@@ -3,8 +3,8 @@ document, and wall time, against the code of another checkout in the same run.
 
     python bench/bench_read_once.py --baseline-src ../before [--docs 100] [--rounds 3] [--full]
 
-`--baseline-src` is a source tree of the code to compare with (e.g. `git worktree add
-../before main`); each round ingests the same generated PDFs (text pages, 1 to 8 each: reports,
+`--baseline-src` is a source tree of the code to compare with, in this package layout (the
+installed entry points name its chunker modules; e.g. `git worktree add ../before main`); each round ingests the same generated PDFs (text pages, 1 to 8 each: reports,
 a two-column article, a table, an invoice) from an empty data directory once with each code,
 in its own subprocess, the two interleaved. PDFium opens and page loads are counted by wrapping
 pypdfium2's `PdfDocument` in the worker (instrumentation only, the same for both codes). By
@@ -14,7 +14,6 @@ before.
 """
 
 import argparse
-import importlib
 import json
 import os
 import statistics
@@ -23,7 +22,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -48,17 +46,6 @@ def write_corpus(root: Path, n: int) -> int:
     return pages
 
 
-def _module(*names: str) -> ModuleType:
-    """The first of `names` that imports: the two checkouts compared may lay the package out
-    differently (before and after issue 19's three layers)."""
-    for name in names[:-1]:
-        try:
-            return importlib.import_module(name)
-        except ModuleNotFoundError:
-            continue
-    return importlib.import_module(names[-1])
-
-
 def worker(corpus: str, home: str, full: bool) -> None:
     """Ingest `corpus` into `home` with whichever `indx_assets` is importable; print the counts."""
     import pypdfium2
@@ -79,11 +66,22 @@ def worker(corpus: str, home: str, full: bool) -> None:
 
     import indx_assets
 
-    runner = _module("indx_assets.app.runner", "indx_assets." + "runner")
-    Settings = _module("indx_assets.wiring.settings", "indx_assets.wiring.settings").Settings
+    from indx_assets.app import runner
+    from indx_assets.pipeline.chain import load_chain
+    from indx_assets.wiring.settings import Settings
+
+    # the installed entry points name the chunkers' modules: a tree of another package layout
+    # would be cut by this tree's chunkers (or by none)
+    tree = Path(indx_assets.__file__).parent
+    chain = load_chain()
+    strays = [link.name for link in chain.links
+              if not Path(sys.modules[type(link.chunker).__module__].__file__ or "").is_relative_to(tree)]
+    if strays or "pdf" not in chain.names:
+        raise SystemExit(f"the chain's chunkers {strays or chain.names} are not {tree}'s: compare trees of one package layout")
     if full:
-        embedder = _module("indx_assets.pipeline.embedder", "indx_assets.pipeline.embedder")
-        embedder.MiniLMEmbedder().embed_texts(["warm up"])  # the model load is not part of the measurement
+        from indx_assets.pipeline.embedder import MiniLMEmbedder
+
+        MiniLMEmbedder().embed_texts(["warm up"])  # the model load is not part of the measurement
     settings = Settings(home=Path(home), storage_uri=str(Path(home) / "assets"), lancedb_uri=str(Path(home) / "lancedb"),
                         corpus_roots=(corpus,))
     selection = None if full else ["source_documents", "page_outputs", "chunk_map"]
