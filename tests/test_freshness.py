@@ -11,6 +11,7 @@ from indx_assets.app.runner import materialize_partitions, sync_partitions
 from indx_assets.wiring.assets.ingest import ASSET_KEYS, CHUNK_EMBEDDINGS, CHUNK_MAP, PAGE_OUTPUTS, build_ingest_assets
 from indx_assets.wiring.assets.status import code_versions, corpus_status
 from indx_assets.wiring.automation.conditions import ProvenanceStale
+from indx_assets.wiring.assets.removal import SourceStores
 from indx_assets.wiring.automation.sensor import Cursor, scan
 from indx_assets.wiring.definitions import build_definitions, build_resources
 from indx_assets.wiring.resources.source_index import INDEX_FILE, SourceIndex
@@ -53,12 +54,12 @@ def _done_by_the_op(instance: dg.DagsterInstance, settings: Settings, key: dg.As
 def test_the_op_status_and_automation_judge_each_partition_alike(instance, settings: Settings) -> None:
     sync = sync_partitions(instance, settings)
     assert all(r.success for r in materialize_partitions(instance, settings, sync.current))
-    cursor = scan(instance, settings, Cursor()).cursor  # the sensor's index: what each file's bytes are
+    cursor = scan(instance, SourceStores.of(build_resources(settings)), Cursor()).cursor  # the sensor's index: what each file's bytes are
     root = Path(settings.corpus_roots[0])
     edited = root / "notes" / "tea-harvest.txt"
     edited.write_text(edited.read_text(encoding="utf-8") + "\nOolong is bruised, then fired.\n", encoding="utf-8")
     (root / "notes" / "new.txt").write_text("A new note about the harbour lantern.\n", encoding="utf-8")
-    found = scan(instance, settings, cursor)
+    found = scan(instance, SourceStores.of(build_resources(settings)), cursor)
     instance.add_dynamic_partitions("sources", found.added)
     changed, added = "corpus/notes/tea-harvest.txt", "corpus/notes/new.txt"
     assert found.changed == [changed] and found.added == [added]
