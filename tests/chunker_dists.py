@@ -124,7 +124,7 @@ def install(
     module = f"{distribution.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
     site.mkdir(parents=True, exist_ok=True)
     if module_source is None:
-        parts = ["from indx_assets import ChunkPiece, PageChunks\n"]
+        parts = ["from indx_interfaces import ChunkPiece, PageChunks\n"]
         for i, (name, body_key) in enumerate(chunkers.items()):
             body = textwrap.indent(textwrap.dedent(BODIES[body_key]).format(tag=name).strip("\n"), " " * 8)
             parts.append(PROVIDER.format(i=i, builtin=builtin, body=body))
