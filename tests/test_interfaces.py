@@ -4,6 +4,7 @@ indx-assets uses, and an embedder port the project's embedder satisfies."""
 import ast
 import json
 import numbers
+import os
 import subprocess
 import sys
 import tomllib
@@ -79,3 +80,32 @@ def test_the_project_embedder_satisfies_the_embedder_port() -> None:
     assert all(isinstance(x, numbers.Real) for x in vectors[0])  # numpy float32 counts as a real number
     assert len(embedder.embed_texts([])) == 0
     assert "text" in embedder.modalities and embedder.model_version
+
+
+def test_a_type_checker_accepts_the_port_and_the_project_embedder(tmp_path: Path) -> None:
+    """`mypy --strict` finds the package typed and whole, and counts the project's embedder
+    (vectors as a numpy array) as an `Embedder`, while refusing one that returns one flat
+    list of floats: the check can tell them apart."""
+    snippet = tmp_path / "uses_the_port.py"
+    snippet.write_text(
+        "from indx_assets.pipeline.embedder import MiniLMEmbedder\n"
+        "from indx_interfaces import Embedder\n\n"
+        "class Flat:\n"
+        "    dimension = 3\n"
+        "    modalities = frozenset({'text'})\n"
+        "    model_version = 'flat'\n\n"
+        "    def embed_texts(self, texts: list[str]) -> list[float]:\n"
+        "        return [0.0, 0.0, 1.0]\n\n"
+        "project: Embedder = MiniLMEmbedder()\n"
+        "flat: Embedder = Flat()  # line 13: refused\n",
+        encoding="utf-8",
+    )
+    # The sources, not installed copies: indx_assets has no py.typed and would be read as Any.
+    env = {**os.environ, "MYPYPATH": os.pathsep.join([str(ROOT), str(INTERFACES)])}
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental",
+         "--cache-dir", os.devnull, str(PACKAGE), snippet.name],
+        capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
+    )
+    errors = [line for line in result.stdout.splitlines() if ": error:" in line]
+    assert [line.split(":")[:2] for line in errors] == [[snippet.name, "13"]], result.stdout

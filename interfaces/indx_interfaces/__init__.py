@@ -23,7 +23,7 @@ from indx_interfaces.chunker import (
     sentence_holders,
     validate_bbox,
 )
-from indx_interfaces.embedder import Embedder, Vector
+from indx_interfaces.embedder import Embedder, Vector, Vectors
 
 __all__ = [
     "BBOX_REASONS",
@@ -40,6 +40,7 @@ __all__ = [
     "PageOutput",
     "PageStatus",
     "Vector",
+    "Vectors",
     "sentence_holders",
     "validate_bbox",
 ]

@@ -69,7 +69,7 @@ def validate_bbox(bbox: Any) -> BBox:
     x0, y0, x1, y1 = values
     if not (x0 < x1 and y0 < y1):
         raise ValueError(f"bbox must have x0 < x1 and y0 < y1, got {values}")
-    return values  # type: ignore[return-value]
+    return (x0, y0, x1, y1)
 
 
 def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:

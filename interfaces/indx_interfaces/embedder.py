@@ -4,10 +4,10 @@ Minimal on purpose: it states what the pipeline asks of an embedder today, no mo
 (issue 22 fills the port in). The rules:
 
 - `embed_texts(texts)` returns one vector per text, in the texts' order, each of
-  `dimension` floats; an empty list gives no vectors. Vectors are typed as sequences of
-  floats so that a plain list of lists qualifies; at run time a 2-D numpy array qualifies too
-  (it has a length, rows by index and floats in its rows), though static type checkers do not
-  count `numpy.ndarray` as a `Sequence`.
+  `dimension` floats; an empty list gives no vectors. A vector is a `Sequence[float]`; the
+  vectors are anything with a length, rows by index and rows in order (`Vectors`), which a
+  list of lists and a 2-D numpy array both are, for type checkers too (`numpy.ndarray` is
+  not a `Sequence` to them, so `Sequence[Sequence[float]]` would refuse it).
 - `modalities` says what it can embed (`"text"`, `"image"`): image chunks are stored but left
   without a vector by an embedder that does not declare `image`.
 - `model_version` names the model and whatever decides its vectors (weights, their package's
@@ -17,11 +17,21 @@ Minimal on purpose: it states what the pipeline asks of an embedder today, no mo
 This module imports nothing outside the standard library.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
 #: One embedding: `dimension` floats (a list, a tuple or a numpy row).
 Vector = Sequence[float]
+
+
+class Vectors(Protocol):
+    """One `Vector` per text: a length, rows by index, rows in order."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, index: int, /) -> Vector: ...
+
+    def __iter__(self) -> Iterator[Vector]: ...
 
 
 @runtime_checkable
@@ -43,6 +53,6 @@ class Embedder(Protocol):
         """The model and the versions that decide its vectors."""
         ...
 
-    def embed_texts(self, texts: list[str]) -> Sequence[Vector]:
+    def embed_texts(self, texts: list[str]) -> Vectors:
         """One vector per text, in order."""
         ...
