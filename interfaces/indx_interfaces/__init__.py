@@ -7,40 +7,11 @@ receives (`PageOutput`, `Line`) and returns (`PageChunks`, `ChunkPiece`), the `C
 `indx_interfaces.embedder`). Nothing here imports anything outside the standard library.
 """
 
-from indx_interfaces.chunker import (
-    BBOX_REASONS,
-    CHUNKER_ENTRY_POINT_GROUP,
-    PAGE_STATUSES,
-    BBox,
-    BBoxReason,
-    Chunker,
-    ChunkerProvider,
-    ChunkPiece,
-    Line,
-    PageChunks,
-    PageOutput,
-    PageStatus,
-    sentence_holders,
-    validate_bbox,
-)
-from indx_interfaces.embedder import Embedder, Vector, Vectors
+from indx_interfaces import chunker, embedder
+from indx_interfaces.chunker import *  # noqa: F403 (each module's __all__ names its port)
+from indx_interfaces.embedder import *  # noqa: F403
 
-__all__ = [
-    "BBOX_REASONS",
-    "CHUNKER_ENTRY_POINT_GROUP",
-    "PAGE_STATUSES",
-    "BBox",
-    "BBoxReason",
-    "ChunkPiece",
-    "Chunker",
-    "ChunkerProvider",
-    "Embedder",
-    "Line",
-    "PageChunks",
-    "PageOutput",
-    "PageStatus",
-    "Vector",
-    "Vectors",
-    "sentence_holders",
-    "validate_bbox",
-]
+# In the forms type checkers read as a library's public names.
+__all__: list[str] = []
+__all__ += chunker.__all__
+__all__ += embedder.__all__

@@ -34,6 +34,23 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, runtime_checkable
 
+__all__ = [
+    "BBOX_REASONS",
+    "CHUNKER_ENTRY_POINT_GROUP",
+    "PAGE_STATUSES",
+    "BBox",
+    "BBoxReason",
+    "ChunkPiece",
+    "Chunker",
+    "ChunkerProvider",
+    "Line",
+    "PageChunks",
+    "PageOutput",
+    "PageStatus",
+    "sentence_holders",
+    "validate_bbox",
+]
+
 PageStatus = Literal["ok", "empty", "failed", "unreadable"]
 BBoxReason = Literal["no_geometry", "hidden", "unresolved"]
 BBox = tuple[float, float, float, float]

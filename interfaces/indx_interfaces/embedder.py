@@ -20,6 +20,8 @@ This module imports nothing outside the standard library.
 from collections.abc import Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
+__all__ = ["Embedder", "Vector", "Vectors"]
+
 #: One embedding: `dimension` floats (a list, a tuple or a numpy row).
 Vector = Sequence[float]
 
