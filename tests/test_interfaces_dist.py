@@ -4,18 +4,17 @@ nothing but it and `interfaces/` (no indx-assets, no system site-packages), wher
 must import and cut a `PageOutput`; and beside indx-assets, where `indx chunk` must find it
 through the `indx.chunkers` entry points and let it cut.
 
-Nothing needs the network: the two wheels are built from local paths with the project's own
-setuptools (`--no-index --no-build-isolation`; a fresh venv's bundled setuptools is too old
-for the SPDX licence string and builds no wheel without `wheel`), and pip installs them with
-`--no-index` from that folder alone, so a dependency on anything but `indx-interfaces` would
-fail to resolve. The fresh venv is made without pip (the project's pip installs into it with
-`--python`): about 10 s for the whole module on two loaded cores.
+Nothing needs the network: the two wheels are built from local paths with the hatchling of
+the project's venv (`--no-index --no-build-isolation`: a fresh venv has no build backend), and
+pip installs them with `--no-index` from that folder alone, so a dependency on anything but
+`indx-interfaces` would fail to resolve. The fresh venv is made without pip (the project's pip
+installs into it with `--python`). Measured on two loaded cores: wheels 2.6 s, fresh venv with
+install and probe 3.2 s, the `indx chunk` half 6.4 s; 12 s for the module.
 """
 
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -59,17 +58,14 @@ def _run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Wheels of `interfaces/` and of the README's chunker (distribution `my-chunker`)."""
     base = tmp_path_factory.mktemp("dists")
-    # Built from copies: setuptools builds in the source tree (build/, *.egg-info).
-    interfaces = shutil.copytree(INTERFACES, base / "interfaces",
-                                 ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     python, toml = readme_chunker_example()
     chunker = base / "my-chunker"
-    chunker.mkdir()
-    (chunker / "my_package.py").write_text(python, encoding="utf-8")
+    (chunker / "my_chunker").mkdir(parents=True)
+    (chunker / "my_chunker" / "__init__.py").write_text(python, encoding="utf-8")
     (chunker / "pyproject.toml").write_text(toml, encoding="utf-8")
     out = base / "wheels"
     _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-index", "--no-build-isolation",
-          "--wheel-dir", str(out), str(interfaces), str(chunker)], env=_pip_env())
+          "--wheel-dir", str(out), str(INTERFACES), str(chunker)], env=_pip_env())
     return out
 
 
@@ -115,7 +111,7 @@ def test_the_readme_chunker_installs_and_cuts_in_a_venv_with_only_the_interfaces
 
     assert found["distributions"] == ["indx-interfaces", "my-chunker"]  # nothing else came along
     assert found["indx_assets"] is False
-    assert found["entry_point"] == ["mine", "my_package:MyProvider"]
+    assert found["entry_point"] == ["mine", "my_chunker:MyProvider"]
     # The README's chunker claims each readable page with text as one piece of that text.
     assert found["chunks"] == [
         [1, [["Alpha beta gamma.", "no_geometry"]]],
