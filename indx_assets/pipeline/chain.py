@@ -16,10 +16,11 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
-from indx_assets.pipeline.chunker_port import Chunker, ChunkerProvider
+from indx_interfaces import CHUNKER_ENTRY_POINT_GROUP, Chunker, ChunkerProvider
+
 from indx_assets.pipeline.code_digest import code_digest
 
-ENTRY_POINT_GROUP = "indx.chunkers"
+ENTRY_POINT_GROUP = CHUNKER_ENTRY_POINT_GROUP  # the port names the group
 #: Environment variable holding the chain configuration (JSON text or a path to a JSON file).
 CHAIN_ENV = "INDX_CHAIN"
 

@@ -34,7 +34,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks, PageOutput
+from indx_interfaces import ChunkPiece, PageChunks, PageOutput
+
 from indx_assets.pipeline.chunking.elements import (
     CodeSnippet,
     Element,

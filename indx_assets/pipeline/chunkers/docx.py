@@ -14,7 +14,8 @@ page text (another reader won the page) the page is declined.
 
 from typing import Any
 
-from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks, PageOutput
+from indx_interfaces import ChunkPiece, PageChunks, PageOutput
+
 from indx_assets.pipeline.chunkers.base import StructuredProvider, StructuredTextChunker, page_pieces
 from indx_assets.pipeline.chunking.elements import Element, Footer, Header, ListItem, NarrativeText, Table, Title
 from indx_assets.pipeline.readers.docx import DOCX

@@ -11,7 +11,8 @@ ends a printed page, is page furniture: a `Footer`, which `page_pieces` leaves o
 chunks, so it neither leads into the next chunk nor stands alone as one. The page text keeps it.
 """
 
-from indx_assets.pipeline.chunker_port import PageOutput
+from indx_interfaces import PageOutput
+
 from indx_assets.pipeline.chunkers.base import StructuredProvider, StructuredTextChunker
 from indx_assets.pipeline.chunking.elements import CodeSnippet, Element, Footer, ListItem, NarrativeText, Table, Title
 from indx_assets.pipeline.chunking.page_numbers import PAGE_NUMBER

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from indx_assets.pipeline.chunker_port import BBox, ChunkPiece, Line, PageChunks, PageOutput
+from indx_interfaces import BBox, ChunkPiece, Line, PageChunks, PageOutput
 
 
 def _union(boxes: Sequence[BBox]) -> BBox:

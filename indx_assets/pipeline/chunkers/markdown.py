@@ -16,7 +16,8 @@ block to (past its nesting limit, link reference definitions) is cut as plain te
 
 from typing import Any
 
-from indx_assets.pipeline.chunker_port import PageOutput
+from indx_interfaces import PageOutput
+
 from indx_assets.pipeline.chunkers.base import Span, StructuredProvider, StructuredTextChunker
 from indx_assets.pipeline.chunking.elements import CodeSnippet, Element, ListItem, NarrativeText, Table, Title
 from indx_assets.pipeline.chunking.inline_data import elide_inline_data, inline_data_spans

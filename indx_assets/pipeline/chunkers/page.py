@@ -4,7 +4,7 @@ It is the fallback (`fallback = True`), asked after every other chunker, so it o
 the pages nobody more specific claimed.
 """
 
-from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks, PageOutput
+from indx_interfaces import ChunkPiece, PageChunks, PageOutput
 
 
 class PageChunker:

@@ -42,8 +42,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from indx_interfaces import ChunkPiece, PageChunks, PageOutput
+
 from indx_assets.pipeline.bounds import OVER_OCR_BOUND
-from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks, PageOutput
 from indx_assets.pipeline.chunkers.base import ChunkerSettings
 from indx_assets.pipeline.chunkers.pdf_elements import Cut, SectionTrail, boxed, cut_page, page_layout, reader_offsets
 from indx_assets.pipeline.chunkers.pdf_furniture import Furniture

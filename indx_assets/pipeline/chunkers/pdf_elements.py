@@ -33,7 +33,8 @@ from dataclasses import dataclass, field, replace
 from html import escape
 from typing import Any
 
-from indx_assets.pipeline.chunker_port import BBox, ChunkPiece
+from indx_interfaces import BBox, ChunkPiece
+
 from indx_assets.pipeline.chunkers.base import ChunkerSettings, Section, page_pieces
 from indx_assets.pipeline.chunkers.pdf_layout import Block, VisualLine
 from indx_assets.pipeline.chunking.elements import Element, ListItem, NarrativeText, Table, Title

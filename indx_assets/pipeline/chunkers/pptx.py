@@ -28,7 +28,7 @@ import io
 import logging
 from typing import Any
 
-from indx_assets.pipeline.chunker_port import ChunkPiece, PageChunks, PageOutput
+from indx_interfaces import ChunkPiece, PageChunks, PageOutput
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,8 @@ not in the page text, so no chunk holds them. If the model disagrees with the pa
 
 from typing import Any
 
-from indx_assets.pipeline.chunker_port import PageChunks, PageOutput
+from indx_interfaces import PageChunks, PageOutput
+
 from indx_assets.pipeline.chunkers.base import StructuredProvider, StructuredTextChunker, page_pieces
 from indx_assets.pipeline.chunking.elements import Element, Table
 from indx_assets.pipeline.readers.sheets import CSV, TSV, XLSX

@@ -8,7 +8,8 @@ A paragraph (or line of such) of one short line without closing punctuation (a c
 
 import re
 
-from indx_assets.pipeline.chunker_port import PageOutput
+from indx_interfaces import PageOutput
+
 from indx_assets.pipeline.chunkers.base import StructuredProvider, StructuredTextChunker
 from indx_assets.pipeline.chunking.elements import Element, ListItem, NarrativeText, Title
 from indx_assets.pipeline.chunking.paragraphs import line_runs
