@@ -1,30 +1,9 @@
 """indx-assets: a Dagster asset pipeline from documents to a LanceDB chunk index.
 
-A third-party chunker needs only what is exported here.
+A third-party chunker imports the port from `indx_interfaces` (the `indx-interfaces`
+distribution) and depends on nothing else; the port's names stay importable from here for
+code written against `indx_assets`.
 """
 
-from indx_assets.pipeline.chunker_port import (
-    BBox,
-    BBoxReason,
-    Chunker,
-    ChunkerProvider,
-    ChunkPiece,
-    Line,
-    PageChunks,
-    PageOutput,
-    sentence_holders,
-    validate_bbox,
-)
-
-__all__ = [
-    "BBox",
-    "BBoxReason",
-    "ChunkPiece",
-    "Chunker",
-    "ChunkerProvider",
-    "Line",
-    "PageChunks",
-    "PageOutput",
-    "sentence_holders",
-    "validate_bbox",
-]
+from indx_interfaces.chunker import *  # noqa: F403 (the port's own __all__ names it)
+from indx_interfaces.chunker import __all__  # noqa: F401

@@ -9,13 +9,13 @@ it claims. The rules of the port:
   page out declines it, and the next chunker in the chain is asked. Answers are merged per
   page, first answer wins in chain order. An answer for a page that does not exist is
   dropped (and logged).
-- **Raising is the chunker's own defect.** The executor logs it with its traceback, treats
+- **Raising is the chunker's own defect.** The chain runner logs it with its traceback, treats
   it as declining the whole document and goes on; the document is never failed for it.
 - **Unread pages have no text.** For a page whose reader reported `failed` or `unreadable`,
   text pieces are dropped from any answer and image pieces kept; a claim left empty counts
   as declined.
-- **The executor numbers.** Positions (`page:N/chunk:M`) and chunk ids come from piece
-  order, assigned by the executor, which alone sees the whole document.
+- **The chain runner numbers.** Positions (`page:N/chunk:M`) and chunk ids come from piece
+  order, assigned by the chain runner, which alone sees the whole document.
 - **Discovery.** Providers are named by entry points in the group `indx.chunkers`
   (`CHUNKER_ENTRY_POINT_GROUP`), the same group the built-in chunkers use. Installed
   third-party chunkers are asked first, then those with `builtin = True`, then the one with
@@ -25,7 +25,7 @@ it claims. The rules of the port:
   `chunk()`.
 
 Everything here is immutable and validated at construction, so an invalid piece can never
-reach the executor. This module imports nothing outside the standard library.
+reach the chain runner. This module imports nothing outside the standard library.
 """
 
 import math
@@ -252,7 +252,7 @@ class Chunker(Protocol):
     the readers saw them (a chunker that knows the format may reopen the bytes for structure
     the flat text lost); `outputs` holds one `PageOutput` per page, in page order. Return one
     `PageChunks` per claimed page; return nothing for a page to decline it; raise only for
-    the chunker's own defects (the executor logs it and asks the next chunker). Keep module
+    the chunker's own defects (the chain runner logs it and asks the next chunker). Keep module
     scope cheap: heavy imports go inside `chunk()`. Optional attributes read with
     `getattr(..., False)`: `builtin`, `fallback`.
     """
