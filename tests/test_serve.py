@@ -19,12 +19,14 @@ import httpx
 import pytest
 
 from indx_assets.app.search import SearchFilters, search_chunks
+from indx_assets.app.server.turns import ADMITTED
 from indx_assets.wiring.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 INDX = shutil.which("indx") or "indx"
 KEY = "OS-test-key-1"
 SPLIT = "/v3/openapi/workspaces/default/document-split/ops-document-split-001"
+BODY_TIMEOUT = 3.0  # INDX_BODY_TIMEOUT of the test server: short, so a stalled client's turn passes soon
 #: The opening of the seed's curl example (seed 001): Japanese text with line and paragraph breaks.
 SEED_CONTENT = (
     "製品の利点\n業界アルゴリズムエディション\nインテリジェント\n組み込みのリッチでカスタマイズ可能なアルゴリズムモデルと、"
@@ -78,7 +80,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     write_corpus(corpus)
     _ingest(home, corpus)
     port = _free_port()
-    env = {**os.environ, "INDX_HOME": str(home), "INDX_API_KEYS": f"{KEY},OS-test-key-2"}
+    env = {**os.environ, "INDX_HOME": str(home), "INDX_API_KEYS": f"{KEY},OS-test-key-2",
+           "INDX_BODY_TIMEOUT": str(BODY_TIMEOUT)}
     log = (tmp / "server.log").open("wb")
     process = subprocess.Popen([INDX, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -173,12 +176,17 @@ def _raw_request(port: int, head: bytes, body: bytes) -> tuple[int, dict]:
     """Send `head` and then `body` on a raw socket; the status and JSON answer."""
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
         sock.sendall(head + body)
-        answer = b""
-        while b"\r\n\r\n" not in answer or len(answer.split(b"\r\n\r\n", 1)[1]) < _length(answer):
-            data = sock.recv(65536)
-            if not data:
-                break
-            answer += data
+        return _answer(sock)
+
+
+def _answer(sock: socket.socket) -> tuple[int, dict]:
+    """The status and JSON answer the server sends on `sock`."""
+    answer = b""
+    while b"\r\n\r\n" not in answer or len(answer.split(b"\r\n\r\n", 1)[1]) < _length(answer):
+        data = sock.recv(65536)
+        if not data:
+            break
+        answer += data
     status = int(answer.split(b" ", 2)[1])
     return status, json.loads(answer.split(b"\r\n\r\n", 1)[1])
 
@@ -197,6 +205,61 @@ def test_a_9_mb_body_is_refused_from_its_length_without_being_read(server: Serve
     # Only 1 kB of the 9 MB is ever sent: an answer can only come from the declared length.
     status, error = _raw_request(server.port, head, b'{"document": {"content": "' + b"x" * 1000)
     assert status == 413 and error["code"] == "RequestEntityTooLarge"
+
+
+def _stalled_client(port: int) -> socket.socket:
+    """A client that sends its headers and the opening of a 100 kB split body, then nothing more."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=BODY_TIMEOUT + 120)
+    sock.sendall((f"POST {SPLIT} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {KEY}\r\n"
+                  "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n").encode()
+                 + b'{"document": {"content": "')
+    return sock
+
+
+def _has_answer(sock: socket.socket) -> bool:
+    sock.setblocking(False)
+    try:
+        return bool(sock.recv(1, socket.MSG_PEEK))
+    except BlockingIOError:
+        return False
+    finally:
+        sock.setblocking(True)
+
+
+def test_a_stalled_body_does_not_hold_up_other_clients(server: Server) -> None:
+    stalled = _stalled_client(server.port)
+    try:
+        time.sleep(0.5)  # its turn taken: the server is reading its body
+        with server.client() as client:
+            response = client.post(SPLIT, json=SEED_BODY)
+        assert response.status_code == 200, response.text
+        assert not _has_answer(stalled), "answered while the stalled client still holds its turn"
+        started = time.monotonic()
+        status, error = _answer(stalled)
+        assert status == 408 and error["code"] == "RequestTimeout", error
+        assert time.monotonic() - started <= BODY_TIMEOUT + 30
+    finally:
+        stalled.close()
+
+
+def test_stalled_clients_in_every_turn_hold_others_up_only_until_the_body_timeout(server: Server) -> None:
+    # Only ADMITTED bodies are read at once (the rest wait unread, so 32 clients' 1 MB bodies are
+    # not all in memory together); clients stalled in every turn lose their turns after the timeout.
+    stalled = [_stalled_client(server.port) for _ in range(ADMITTED)]
+    try:
+        time.sleep(0.5)
+        started = time.monotonic()
+        with server.client() as client:
+            response = client.post(SPLIT, json=SEED_BODY)
+        waited = time.monotonic() - started
+        assert response.status_code == 200, response.text
+        assert waited <= BODY_TIMEOUT + 30, f"answered after {waited:.1f} s"
+        for sock in stalled:
+            status, error = _answer(sock)
+            assert status == 408 and error["code"] == "RequestTimeout", error
+    finally:
+        for sock in stalled:
+            sock.close()
 
 
 def test_a_chunked_body_over_the_limit_is_cut_off_with_413(server: Server) -> None:

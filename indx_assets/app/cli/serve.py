@@ -17,10 +17,12 @@ def serve(
     import uvicorn
 
     from indx_assets.app.server.auth import check_bind, load_keys
+    from indx_assets.app.server.turns import timeout_from_env
     from indx_assets.pipeline.chain import load_chain
 
     try:
         check_bind(host, load_keys())
+        timeout_from_env()
         load_chain()  # each worker loads it again; a configuration mistake is said here, once
     except ValueError as exc:
         typer.echo(f"Error: {exc}", err=True)

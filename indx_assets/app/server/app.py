@@ -20,12 +20,14 @@ import anyio
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 from indx_assets.app.server import errors
 from indx_assets.app.server.auth import load_keys, require_key
 from indx_assets.app.server.errors import ApiError, latency_ms, request_id
 from indx_assets.app.server.limits import BodyLimit
-from indx_assets.app.server.models import SearchRequest, SplitRequest
+from indx_assets.app.server.models import SearchRequest, SplitRequest, parse_body
+from indx_assets.app.server.turns import Turns, timeout_from_env
 from indx_assets.wiring.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -72,7 +74,8 @@ class Warm:
             raise ApiError(503, self.error or "the server is still loading its model and index; retry shortly")
 
 
-def create_app(settings: Settings | None = None, api_keys: tuple[str, ...] | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, api_keys: tuple[str, ...] | None = None,
+               body_timeout: float | None = None) -> FastAPI:
     """The ASGI app (uvicorn's factory). Without arguments it reads the environment as `indx` does."""
     from indx_assets.pipeline.chain import load_chain
 
@@ -93,8 +96,9 @@ def create_app(settings: Settings | None = None, api_keys: tuple[str, ...] | Non
     # once and holds one's working memory instead of several: 16 splits of a 1 MB document from
     # 8 clients grew the server by 557 MB and took 50 s on 2 cores when all ran at once; by 31 MB
     # and 45 s so. More throughput comes from more processes (`indx serve --workers`).
-    cpu_bound = anyio.CapacityLimiter(1)
+    turns = Turns(timeout=timeout_from_env() if body_timeout is None else body_timeout)
     errors.install(app)
+    _name_bodies(app, SplitRequest)
     keyed = [Depends(require_key)]
 
     @app.get("/healthz", tags=["health"])
@@ -111,15 +115,15 @@ def create_app(settings: Settings | None = None, api_keys: tuple[str, ...] | Non
         return JSONResponse({"status": "ready"})
 
     @app.post("/v3/openapi/workspaces/{workspace_name}/document-split/{service_id}", dependencies=keyed,
-              tags=["document-split"])
-    async def document_split(workspace_name: str, service_id: str, body: SplitRequest,
-                             request: Request) -> JSONResponse:
+              tags=["document-split"], openapi_extra=_json_body(SplitRequest))
+    async def document_split(workspace_name: str, service_id: str, request: Request) -> JSONResponse:
         """Split a document into chunks, nodes, rich_texts and sentences (seed 001)."""
         del workspace_name  # any workspace is accepted: one server is one workspace
         if service_id not in SPLIT_SERVICES:
             raise ApiError(404, f"no document-split service {service_id!r}; this server has {', '.join(SPLIT_SERVICES)}")
-        content = _content(body)
-        result, tokens = await anyio.to_thread.run_sync(_split, warm, body, content, limiter=cpu_bound)
+        content_type = request.headers.get("content-type")
+        async with turns.body(request) as raw:
+            result, tokens = await anyio.to_thread.run_sync(_split, warm, raw, content_type, limiter=turns.cpu)
         # plain JSON values already: a JSONResponse skips FastAPI's copy of them (megabytes for a 1 MB document)
         return JSONResponse({"request_id": request_id(request), "latency": latency_ms(request),
                              "usage": {"token_count": tokens}, "result": result})
@@ -140,10 +144,10 @@ def create_app(settings: Settings | None = None, api_keys: tuple[str, ...] | Non
                     filename: Annotated[str, Query(min_length=1, description="The file's name; its suffix picks the reader.")]
                     ) -> dict[str, Any]:
         """The `Document` of `indx chunk --json` for the request body's bytes."""
-        content = await request.body()
-        if not content:
-            raise ApiError(400, "the request body is empty: send the file's bytes")
-        return await anyio.to_thread.run_sync(_chunk, chain, content, filename, limiter=cpu_bound)
+        async with turns.body(request) as content:
+            if not content:
+                raise ApiError(400, "the request body is empty: send the file's bytes")
+            return await anyio.to_thread.run_sync(_chunk, chain, content, filename, limiter=turns.cpu)
 
     return app
 
@@ -152,6 +156,29 @@ def _version() -> str:
     from importlib.metadata import version
 
     return version("indx-assets")
+
+
+def _json_body(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI request body of an endpoint that reads and validates its JSON body itself
+    (`_name_bodies` puts the schema in the document)."""
+    return {"requestBody": {"required": True,
+                            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}}}}
+
+
+def _name_bodies(app: FastAPI, *models: type[BaseModel]) -> None:
+    """Add to the OpenAPI document's schemas the bodies FastAPI does not parse, so it shows them as before."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schemas = generate().setdefault("components", {}).setdefault("schemas", {})
+            for model in models:
+                schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                schemas.update(schema.pop("$defs", {}))
+                schemas[model.__name__] = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def _content(body: SplitRequest) -> bytes:
@@ -164,10 +191,13 @@ def _content(body: SplitRequest) -> bytes:
     return body.document.content.encode("utf-8", "surrogatepass")
 
 
-def _split(warm: Warm, body: SplitRequest, content: bytes) -> tuple[dict[str, Any], int]:
+def _split(warm: Warm, raw: bytes, content_type: str | None) -> tuple[dict[str, Any], int]:
+    """Validate the request's body and split its document (in a worker thread, in turn)."""
     from indx_assets.pipeline.chunking.split import SplitError, split_document
     from indx_assets.pipeline.tokenizer import minilm_tokenizer
 
+    body = parse_body(SplitRequest, raw, content_type)
+    content = _content(body)
     tokenizer = warm.tokenizer or minilm_tokenizer()
     strategy = body.strategy
     try:
@@ -198,6 +228,7 @@ def _chunk(chain: Any, content: bytes, filename: str) -> dict[str, Any]:
     return document_to_json(to_document(encode_bytes(content, source_id=filename, name=filename, chain=chain)))
 
 
-def build(settings: Settings | None = None, api_keys: tuple[str, ...] | None = None) -> Any:
+def build(settings: Settings | None = None, api_keys: tuple[str, ...] | None = None,
+          body_timeout: float | None = None) -> Any:
     """The app with its body limit: what uvicorn serves."""
-    return BodyLimit(create_app(settings, api_keys))
+    return BodyLimit(create_app(settings, api_keys, body_timeout))

@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 #: HTTP status -> the service's error code.
 CODES = {400: "InvalidParameter", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
-         405: "MethodNotAllowed", 413: "RequestEntityTooLarge", 500: "InternalError", 503: "ServiceUnavailable"}
+         405: "MethodNotAllowed", 408: "RequestTimeout", 413: "RequestEntityTooLarge", 500: "InternalError", 503: "ServiceUnavailable"}
 
 
 class ApiError(Exception):
@@ -55,7 +55,10 @@ def error_body(request_id: str, code: str, message: str, latency: int = 0) -> di
 
 def error_response(request: Request, status: int, message: str, code: str | None = None) -> JSONResponse:
     body = error_body(request_id(request), code or CODES.get(status, "InvalidParameter"), message, latency_ms(request))
-    return JSONResponse(body, status_code=status, headers={"x-request-id": body["request_id"]})
+    headers = {"x-request-id": body["request_id"]}
+    if status == 408:
+        headers["connection"] = "close"  # the rest of the body may still come: the connection cannot be reused
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _validation_message(request: Request, exc: RequestValidationError) -> str:
