@@ -14,11 +14,11 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Annotated, Any
 
 import anyio
 from fastapi import Depends, FastAPI, Query, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
@@ -135,8 +135,9 @@ def create_app(settings: Settings | None = None, api_keys: tuple[str, ...] | Non
 
         warm.require()
         filters = SearchFilters(source_prefix=body.source_prefix, chunk_type=body.chunk_type, page=body.page)
-        hits = await run_in_threadpool(search_index, warm.lancedb, warm.embed, body.query, k=body.k,
-                                       mode=body.mode, expand=body.expand, filters=filters)
+        hits = await anyio.to_thread.run_sync(
+            partial(search_index, warm.lancedb, warm.embed, body.query, k=body.k, mode=body.mode, expand=body.expand,
+                    filters=filters), limiter=turns.searches)
         return {"request_id": request_id(request), "latency": latency_ms(request), "hits": hits}
 
     @app.post("/v1/chunk", dependencies=keyed, tags=["chunk"])
