@@ -217,13 +217,14 @@ def _stalled_client(port: int) -> socket.socket:
 
 
 def _has_answer(sock: socket.socket) -> bool:
+    timeout = sock.gettimeout()
     sock.setblocking(False)
     try:
         return bool(sock.recv(1, socket.MSG_PEEK))
     except BlockingIOError:
         return False
     finally:
-        sock.setblocking(True)
+        sock.settimeout(timeout)  # not setblocking(True): that would wait for an answer forever
 
 
 def test_a_stalled_body_does_not_hold_up_other_clients(server: Server) -> None:
@@ -427,9 +428,10 @@ def test_healthz_answers_before_the_index_exists_and_readyz_says_why_not(tmp_pat
                     break
             except httpx.TransportError:
                 time.sleep(0.2)
-        ready = httpx.get(f"http://127.0.0.1:{port}/readyz")
+        # generous timeouts: while the model loads its imports hold the GIL for seconds on a loaded machine
+        ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=60)
         assert ready.status_code == 503 and ready.json()["code"] == "ServiceUnavailable"
-        hits = httpx.post(f"http://127.0.0.1:{port}/v1/search", json={"query": "x"})
+        hits = httpx.post(f"http://127.0.0.1:{port}/v1/search", json={"query": "x"}, timeout=60)
         assert hits.status_code in (200, 503)  # no index: no hits (200), or still loading (503), never a 500
     finally:
         process.terminate()
