@@ -7,6 +7,7 @@ stored in LanceDB, the chunk id declared its primary key).
 """
 
 import base64
+import codecs
 import hashlib
 import json
 from collections.abc import Iterable
@@ -162,18 +163,54 @@ def chunks_from_table(table: pa.Table) -> tuple[DocumentChunk, ...]:
     )
 
 
+#: Text values at least this long are hashed in pieces of this many bytes (see `digest`).
+_PIECE = 1 << 20
+
+
 def digest(table: pa.Table) -> str:
     """A content hash of a table's rows (and the document record in its schema metadata).
 
-    Hashing values rather than file bytes keeps it independent of Parquet writer details.
+    Hashing values rather than file bytes keeps it independent of Parquet writer details. The
+    bytes hashed are each row as sorted-key JSON (bytes as base64) and a newline; a long text
+    value is escaped and hashed in pieces straight from its Arrow buffer, so a page of 256 MiB
+    costs no copy of itself (JSON escapes character by character: the pieces hash as the whole).
     """
     h = hashlib.sha256()
-    meta = (table.schema.metadata or {}).get(b"indx.document", b"")
-    h.update(meta)
-    for row in table.to_pylist():
-        h.update(_json({k: base64.b64encode(v).decode() if isinstance(v, bytes) else v for k, v in row.items()}).encode())
-        h.update(b"\n")
+    h.update((table.schema.metadata or {}).get(b"indx.document", b""))
+    names = sorted(table.column_names)  # the order `_json`'s sort_keys gives a row's keys
+    keys = [_json(name).encode() + b": " for name in names]
+    for batch in table.to_batches(max_chunksize=256):
+        columns = [batch.column(name) for name in names]
+        small = [None if _long_text(c) else c.to_pylist() for c in columns]
+        for i in range(batch.num_rows):
+            h.update(b"{")
+            for j, (key, column, values) in enumerate(zip(keys, columns, small, strict=True)):
+                h.update(b", " + key if j else key)
+                if values is None:
+                    _hash_text(h, column[i])
+                else:
+                    value = values[i]
+                    h.update(_json(base64.b64encode(value).decode() if isinstance(value, bytes) else value).encode())
+            h.update(b"}\n")
     return h.hexdigest()
+
+
+def _long_text(column: pa.Array) -> bool:
+    return (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)) and column.nbytes > _PIECE
+
+
+def _hash_text(h: "hashlib._Hash", value: pa.Scalar) -> None:
+    """`h.update(_json(text).encode())` for a text scalar, in pieces of its UTF-8 buffer."""
+    if not value.is_valid:
+        h.update(b"null")
+        return
+    data = memoryview(value.as_buffer())
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    h.update(b'"')
+    for start in range(0, len(data), _PIECE):
+        piece = decoder.decode(data[start:start + _PIECE], final=start + _PIECE >= len(data))
+        h.update(_json(piece)[1:-1].encode())
+    h.update(b'"')
 
 
 def combine_digests(parts: Iterable[str]) -> str:

@@ -123,8 +123,6 @@ def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -
         read = DocumentRead.failure(media_type, row["refused"], row["reason"] or row["refused"])
     else:
         read = read_document(row.pop("content"), media_type, config)
-    table = pages_table(source_id, read)
-    storage.write(PAGE_OUTPUTS, source_id, table)
     metadata: dict[str, Any] = {
         "status": read.status,
         "pages": len(read.pages),
@@ -133,7 +131,11 @@ def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -
     }
     if read.reason:
         metadata["reason"] = read.reason
-    return StageOutput(digest(table), metadata), read.parsed
+    parsed = read.parsed
+    table = pages_table(source_id, read)
+    del read  # the table holds the pages' text now: a second copy of it would be held through the write
+    storage.write(PAGE_OUTPUTS, source_id, table)
+    return StageOutput(digest(table), metadata), parsed
 
 
 def encode_stored(source_id: str, storage: StorageResource, chain: Chain, parsed: object = None) -> tuple[bytes, Encoded]:

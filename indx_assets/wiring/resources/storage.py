@@ -14,6 +14,7 @@ from uuid import uuid4
 
 import dagster as dg
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import PrivateAttr
 from upath import UPath
@@ -30,6 +31,24 @@ def sha256_file(path: UPath) -> str:
         for block in iter(lambda: f.read(_COPY_STEP), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+#: A column holding a value longer than this is written without a dictionary (see `_dictionary_columns`).
+_DICTIONARY_MAX_VALUE = 1 << 20
+
+
+def _dictionary_columns(table: pa.Table) -> list[str]:
+    """The columns worth a Parquet dictionary: all but those holding a value over 1 MiB. A
+    dictionary of such values never pays (they are not repeated) and copies them while it is
+    tried: a page of 128 MiB cost 3.1x its size to write with one, 2.2x without."""
+    def longest(column: pa.ChunkedArray) -> int:
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+                or pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)):
+            return 0
+        return pc.max(pc.binary_length(column)).as_py() or 0
+
+    return [name for name, column in zip(table.column_names, table.columns, strict=True)
+            if longest(column) <= _DICTIONARY_MAX_VALUE]
 
 
 class StorageResource(dg.ConfigurableResource):
@@ -69,7 +88,8 @@ class StorageResource(dg.ConfigurableResource):
                 # Snappy and no column statistics: a file holds one source, which its hive path
                 # already selects, and the min/max of a text or bytes column copies whole values
                 # into the footer. Half the size and under half the time of zstd with statistics.
-                pq.write_table(table, f, compression="snappy", write_statistics=False)
+                pq.write_table(table, f, compression="snappy", write_statistics=False,
+                               use_dictionary=_dictionary_columns(table))
             partial.rename(path)
         except BaseException:
             partial.unlink(missing_ok=True)
