@@ -87,9 +87,43 @@ def test_follow_symlinks_never_lists_no_link_and_all_follows_linked_folders_with
         corpus_resource = build_resources(_settings(tmp_path, corpus, follow_symlinks=policy))["corpus"]
         return [listed.relative for listed in corpus_resource.iter_files()]  # type: ignore[attr-defined]
 
-    assert listed("inside") == ["alias.txt", "docs/near.txt"]
+    assert listed("inside") == ["alias.txt", "docs/near.txt", "far"]  # far: listed to be refused
     assert listed("never") == ["docs/near.txt"]
     assert listed("all") == ["alias.txt", "docs/near.txt", "far/far.txt"]
+
+
+def test_a_linked_folder_inside_the_root_is_entered_once_and_one_leading_out_is_refused(
+    tmp_path: Path, instance: dg.DagsterInstance
+) -> None:
+    """Each file gets one id, its path without links; a folder only links reach (a hidden one)
+    is listed under the link's path; links back up never loop; a linked folder that leads out
+    of the root is a source of its own with the status `outside_root`, kept by the sweep."""
+    from indx_assets.wiring.automation.sensor import Cursor, scan
+
+    corpus, elsewhere = tmp_path / "corpus", tmp_path / "elsewhere"
+    store, notes = corpus / ".store" / "manuals", corpus / "notes"
+    store.mkdir(parents=True)
+    notes.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "secret.txt").write_text(SECRET + "\n")
+    (store / "pilot.md").write_text("# Pilotage\n\nDeep-draught ships cross the bar at high water only.\n")
+    (notes / "tides.md").write_text("# Tides\n\nSpring tides follow the full moon by a day or two.\n")
+    (corpus / "manuals").symlink_to(Path(".store") / "manuals", target_is_directory=True)  # only links reach it
+    (corpus / "latest").symlink_to("notes", target_is_directory=True)  # the walk reaches notes/ anyway
+    (notes / "up").symlink_to("..", target_is_directory=True)  # the root: no loop
+    (store / "back").symlink_to(corpus / ".store", target_is_directory=True)  # above the hidden folder
+    (corpus / "far").symlink_to(elsewhere, target_is_directory=True)
+    settings = _settings(tmp_path, corpus)
+
+    summary = _ingest(instance, settings)
+
+    assert summary["documents_by_status"] == {"ok": 2, "outside_root": 1}
+    assert "outside the corpus root" in summary["problems"]["corpus/far"]
+    texts = _table_texts(settings)
+    assert set(texts) == {"corpus/manuals/pilot.md", "corpus/notes/tides.md"}
+    assert "cross the bar at high water" in texts["corpus/manuals/pilot.md"]
+    assert not any("vault combination" in t for t in texts.values())
+    assert scan(instance, settings, Cursor()).removed == []  # the refused link is no vanished file
 
 
 def test_a_sparse_file_over_the_size_bound_is_refused_unread(tmp_path: Path) -> None:

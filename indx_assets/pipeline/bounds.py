@@ -1,10 +1,10 @@
 """The bounds every source is held to before it is read: where a link may lead and how large
 a file, or how many pages to OCR, may be.
 
-- `INDX_FOLLOW_SYMLINKS`: `inside` (default) follows a link to a file only when its target
-  resolves inside the same corpus root; `never` lists no link; `all` follows every link,
-  linked folders too (a folder already on the way down is not entered again, so loops end).
-  Under `inside` and `never` linked folders are not entered at all.
+- `INDX_FOLLOW_SYMLINKS`: `inside` (default) follows a link (to a file or a folder) only when
+  its target resolves inside the same corpus root; `never` lists no link; `all` follows every
+  link. A folder already on the way down is never entered again, so loops end; how a linked
+  folder is walked, and which id a file reached through one gets, is `corpus._linked_folder`.
 - `INDX_MAX_FILE_MB` (default 512): a larger file is refused from its size alone, unread.
 - `INDX_MAX_OCR_PAGES` (default 500): a document with more pages to OCR is not OCR'd.
 
@@ -66,7 +66,8 @@ class Bounds:
         )
 
 
-def _is_local(path: UPath) -> bool:
+def is_local(path: UPath) -> bool:
+    """Whether `path` is on a local filesystem (object stores have no links)."""
     return getattr(path, "protocol", "") in ("", "file", "local")
 
 
@@ -76,7 +77,7 @@ def link_refusal(path: UPath, root: str, policy: str) -> str | None:
     Under `inside` the file's real path must lie inside the root's real path, whatever links
     lead there; under `never` no link is followed. Object stores have no links.
     """
-    if policy == "all" or not _is_local(path):
+    if policy == "all" or not is_local(path):
         return None
     real, real_root = Path(os.path.realpath(path.path)), Path(os.path.realpath(UPath(root).path))
     if policy == "never" and real != real_root / Path(path.path).relative_to(Path(UPath(root).path)):

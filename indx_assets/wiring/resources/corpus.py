@@ -7,13 +7,14 @@ keys get the stable key of `resources.source_index.partition_key`.
 
 import os
 import re
+from pathlib import Path
 from collections.abc import Iterator
 from typing import NamedTuple
 
 import dagster as dg
 from upath import UPath
 
-from indx_assets.pipeline.bounds import OUTSIDE_ROOT, TOO_LARGE, Bounds, link_refusal, size_refusal
+from indx_assets.pipeline.bounds import OUTSIDE_ROOT, TOO_LARGE, Bounds, is_local, link_refusal, size_refusal
 from indx_assets.pipeline.roots import Root, parse_roots
 from indx_assets.wiring.resources.source_index import SourceIndex, partition_key
 
@@ -22,15 +23,15 @@ _MAPPED_KEY = re.compile(r"~[0-9a-f]{16}$")
 
 def _walk(
     directory: UPath, prefix: str, after: str, unlisted: dict[str, str], links: str = "inside",
-    above: frozenset[str] = frozenset(),
+    above: frozenset[str] = frozenset(), real_root: str = "",
 ) -> Iterator[tuple[str, UPath]]:
     """(relative path, path) of every file below `directory` that is not hidden, in the order
     of the relative paths, from the first one after `after`. A folder whose paths all sort at
     or before `after` is not listed, so a sweep resumed from a cursor lists little more than
-    the page it reads. Links follow `links` (see `bounds`): a linked folder is entered only
-    under `all`, and never when it leads back to a folder `above` it (no loops). A folder that
-    cannot be listed (no permission) is recorded in `unlisted` (its prefix: the reason) and
-    skipped: its files are neither listed nor gone."""
+    the page it reads. Links follow `links` (see `bounds` and `_linked_folder`); a folder that
+    leads back to one `above` it is never entered (no loops). A folder that cannot be listed
+    (no permission) is recorded in `unlisted` (its prefix: the reason) and skipped: its files
+    are neither listed nor gone."""
     try:
         children = list(directory.iterdir())
     except (FileNotFoundError, NotADirectoryError):  # gone since its parent was listed
@@ -45,8 +46,15 @@ def _walk(
         relative = prefix + child.name
         is_dir = child.is_dir()
         is_link = child.is_symlink()
-        if is_link and (links == "never" or (is_dir and links != "all")):
-            continue  # a linked folder is followed only under `all`
+        if is_link and links == "never":
+            continue
+        if is_link and is_dir:
+            way = _linked_folder(child, real_root, links)
+            if way == "skip":
+                continue
+            if way == "refuse":  # listed as a source of its own, refused `outside_root` unread
+                entries.append((relative, False, child))
+                continue
         if not (is_dir or child.is_file()):
             continue  # a dangling link or a pipe is no file
         # A folder's paths all start with "name/": that is where they sort among the files.
@@ -58,7 +66,23 @@ def _walk(
         elif after < key or after.startswith(key):  # otherwise every path below sorts before `after`
             here = above | {os.path.realpath(directory.path)}
             if os.path.realpath(child.path) not in here:
-                yield from _walk(child, key, after, unlisted, links, here)
+                yield from _walk(child, key, after, unlisted, links, here, real_root)
+
+
+def _linked_folder(link: UPath, real_root: str, links: str) -> str:
+    """What the walk does with a linked folder: "enter", "skip" or "refuse".
+
+    Each file gets one id, that of its path without links: a linked folder whose target the
+    walk reaches anyway (inside the root, no hidden folder on the way) is skipped, its files
+    listed where they are. One whose target only links reach (a hidden folder of the root) is
+    entered and its files listed under the link's path. One that leads out of the root is
+    entered under `all` and otherwise listed itself, to be refused as `outside_root`."""
+    target = os.path.realpath(link.path)
+    inside = bool(real_root) and (target == real_root or target.startswith(real_root.rstrip("/") + "/"))
+    if not inside:
+        return "enter" if links == "all" else "refuse"
+    hidden = any(part.startswith(".") for part in Path(os.path.relpath(target, real_root)).parts if part != ".")
+    return "enter" if hidden else "skip"
 
 class Listed(NamedTuple):
     """A file of the corpus: its source id (partition key), where it is (`root` folder and
@@ -105,13 +129,16 @@ class CorpusResource(dg.ConfigurableResource):
                 continue
             if not (after < root.prefix or after.startswith(root.prefix)) or not base.exists():
                 continue
-            for entry, path in _walk(base, root.prefix, after, unlisted, self.follow_symlinks):
+            real_root = os.path.realpath(base.path) if is_local(base) else ""
+            for entry, path in _walk(base, root.prefix, after, unlisted, self.follow_symlinks, real_root=real_root):
                 yield Listed(partition_key(entry), root.path, entry[len(root.prefix):], path, entry)
 
     def iter_sources(self) -> Iterator[tuple[str, UPath]]:
-        """Every (source_id, path) under the roots, hidden files skipped, in entry order."""
+        """Every (source_id, path) of a file under the roots, hidden files skipped, in entry
+        order (a linked folder listed to be refused is no file)."""
         for listed in self.iter_files():
-            yield listed.source_id, listed.path
+            if listed.path.is_file():
+                yield listed.source_id, listed.path
 
     def _expected(self, source_id: str) -> UPath | None:
         """Where the file of an unmapped id would be (None: no root has its label)."""
@@ -124,7 +151,7 @@ class CorpusResource(dg.ConfigurableResource):
 
     def locate(self, source_id: str) -> UPath:
         path = self._expected(source_id)
-        if path is not None and path.is_file():
+        if path is not None and (path.is_file() or self._refused_folder(path)):
             return path
         if _MAPPED_KEY.search(source_id):  # a mapped key: the index knows its path, a walk finds it
             seen = SourceIndex(self.index).get([source_id]).get(source_id) if self.index else None
@@ -167,12 +194,22 @@ class CorpusResource(dg.ConfigurableResource):
             return False
         return True
 
+    def _root_of(self, path: UPath) -> str | None:
+        return next((r.path for r in self.labelled() if path.path == UPath(r.path).path or
+                     path.path.startswith(UPath(r.path).path.rstrip("/") + "/")), None)
+
+    def _refused_folder(self, path: UPath) -> bool:
+        """Whether `path` is a linked folder the walk lists as a source to refuse (`_linked_folder`)."""
+        root = self._root_of(path)
+        if root is None or not (path.is_symlink() and path.is_dir()):
+            return False
+        return _linked_folder(path, os.path.realpath(UPath(root).path), self.follow_symlinks) == "refuse"
+
     def refusal(self, path: UPath) -> tuple[str, str] | None:
         """Why the file `locate` found must not be read, as (document status, reason), or None:
         a link out of its root (`outside_root`) or a size over the limit (`too_large`), known
         from the file's metadata alone."""
-        root = next((r.path for r in self.labelled() if path.path == UPath(r.path).path or
-                     path.path.startswith(UPath(r.path).path.rstrip("/") + "/")), None)
+        root = self._root_of(path)
         if root is not None:
             outside = link_refusal(path, root, self.follow_symlinks)
             if outside:
