@@ -4,9 +4,10 @@
 
 Each case runs in its own process (peak RSS is per process: VmHWM) against a fresh data
 directory: a baseline with a one-line file, then a binary file of `--mb` MiB (NUL bytes, so the
-text reader refuses it: the case of issue 17, where 1 GiB cost 5.5 GB) and a plain text file of
-the same size (one page whose text is stored). Prints each case's peak above the baseline as a
-multiple of the file's size; the bound for a file under INDX_MAX_FILE_MB is 2x.
+text reader refuses it: the case of issue 17, where 1 GiB cost 5.5 GB) and a file of words of
+the same size as plain text, Markdown and HTML (one page whose text is stored; `--formats`
+picks them). Prints each case's peak above the baseline as a multiple of the file's size; the
+bound for a file under INDX_MAX_FILE_MB is 2x.
 """
 
 import argparse
@@ -43,10 +44,10 @@ def _write(path: Path, size: int, binary: bool) -> None:
             written += f.write(block[: size - written])
 
 
-def _peak(folder: Path, name: str, size: int, binary: bool) -> int:
+def _peak(folder: Path, name: str, size: int, binary: bool, suffix: str = ".txt") -> int:
     corpus, home = folder / f"corpus-{name}", folder / f"home-{name}"
     corpus.mkdir()
-    _write(corpus / f"{name}.txt", size, binary)
+    _write(corpus / f"{name}{suffix}", size, binary)
     env = {**os.environ, "INDX_HOME": str(home), "INDX_CORPUS": str(corpus)}
     done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
     result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -57,14 +58,17 @@ def _peak(folder: Path, name: str, size: int, binary: bool) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=256)
+    parser.add_argument("--formats", default="binary,text,markdown,html", help="of binary, text, markdown, html")
     args = parser.parse_args()
     size = args.mb << 20
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         baseline = _peak(folder, "baseline", 32, binary=False)
         print(f"baseline (a one-line file): peak {baseline >> 20} MiB")
-        for name, binary in (("binary", True), ("text", False)):
-            peak = _peak(folder, name, size, binary)
+        cases = {"binary": (True, ".txt"), "text": (False, ".txt"), "markdown": (False, ".md"), "html": (False, ".html")}
+        for name in args.formats.split(","):
+            binary, suffix = cases[name]
+            peak = _peak(folder, name, size, binary, suffix)
             print(f"{name} file of {args.mb} MiB: peak {peak >> 20} MiB, "
                   f"{(peak - baseline) / size:.2f}x its size above the baseline")
 

@@ -187,7 +187,7 @@ def digest(table: pa.Table) -> str:
             for j, (key, column, values) in enumerate(zip(keys, columns, small, strict=True)):
                 h.update(b", " + key if j else key)
                 if values is None:
-                    _hash_text(h, column[i])
+                    _hash_text(h, column, i)
                 else:
                     value = values[i]
                     h.update(_json(base64.b64encode(value).decode() if isinstance(value, bytes) else value).encode())
@@ -199,16 +199,19 @@ def _long_text(column: pa.Array) -> bool:
     return (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)) and column.nbytes > _PIECE
 
 
-def _hash_text(h: "hashlib._Hash", value: pa.Scalar) -> None:
-    """`h.update(_json(text).encode())` for a text scalar, in pieces of its UTF-8 buffer."""
-    if not value.is_valid:
+def _hash_text(h: "hashlib._Hash", column: pa.Array, i: int) -> None:
+    """`h.update(_json(text).encode())` for the text at row `i` of a string column, in pieces of
+    its UTF-8 bytes read in place (`column[i]` would copy the whole value into a scalar)."""
+    if column.is_null()[i].as_py():
         h.update(b"null")
         return
-    data = memoryview(value.as_buffer())
+    offsets = memoryview(column.buffers()[1]).cast("q" if pa.types.is_large_string(column.type) else "i")
+    start, end = offsets[column.offset + i], offsets[column.offset + i + 1]
+    data = memoryview(column.buffers()[2])[start:end]
     decoder = codecs.getincrementaldecoder("utf-8")()
     h.update(b'"')
-    for start in range(0, len(data), _PIECE):
-        piece = decoder.decode(data[start:start + _PIECE], final=start + _PIECE >= len(data))
+    for at in range(0, len(data), _PIECE):
+        piece = decoder.decode(data[at:at + _PIECE], final=at + _PIECE >= len(data))
         h.update(_json(piece)[1:-1].encode())
     h.update(b'"')
 

@@ -92,7 +92,7 @@ def text_pages(text: str, reader: str) -> tuple[PageOutput, ...]:
     """One page per form-feed-separated part; whitespace-only parts are `empty`."""
     return tuple(
         PageOutput(page=i, text=part, reader=reader)
-        if part.strip()
+        if part and not part.isspace()  # what `part.strip()` says, without a copy of the page
         else PageOutput(page=i, text=part, status="empty", reader=reader, reason="only whitespace")
         for i, part in enumerate(text.split("\f"), start=1)
     )
