@@ -88,8 +88,10 @@ class StorageResource(dg.ConfigurableResource):
                 # Snappy and no column statistics: a file holds one source, which its hive path
                 # already selects, and the min/max of a text or bytes column copies whole values
                 # into the footer. Half the size and under half the time of zstd with statistics.
+                # Data pages of format 2.0: a long value is compressed without the extra whole
+                # copy format 1.0 makes of it (a 128 MiB page: 2.2x its size to write -> 1.2x).
                 pq.write_table(table, f, compression="snappy", write_statistics=False,
-                               use_dictionary=_dictionary_columns(table))
+                               use_dictionary=_dictionary_columns(table), data_page_version="2.0")
             partial.rename(path)
         except BaseException:
             partial.unlink(missing_ok=True)
