@@ -98,6 +98,7 @@ def test_a_linked_folder_inside_the_root_is_entered_once_and_one_leading_out_is_
     """Each file gets one id, its path without links; a folder only links reach (a hidden one)
     is listed under the link's path; links back up never loop; a linked folder that leads out
     of the root is a source of its own with the status `outside_root`, kept by the sweep."""
+    from indx_assets.wiring.assets.removal import SourceStores
     from indx_assets.wiring.automation.sensor import Cursor, scan
 
     corpus, elsewhere = tmp_path / "corpus", tmp_path / "elsewhere"
@@ -123,7 +124,8 @@ def test_a_linked_folder_inside_the_root_is_entered_once_and_one_leading_out_is_
     assert set(texts) == {"corpus/manuals/pilot.md", "corpus/notes/tides.md"}
     assert "cross the bar at high water" in texts["corpus/manuals/pilot.md"]
     assert not any("vault combination" in t for t in texts.values())
-    assert scan(instance, settings, Cursor()).removed == []  # the refused link is no vanished file
+    # the refused link is no vanished file: the sweep keeps it
+    assert scan(instance, SourceStores.of(build_resources(settings)), Cursor()).removed == []
 
 
 def test_a_sparse_file_over_the_size_bound_is_refused_unread(tmp_path: Path) -> None:
