@@ -72,7 +72,8 @@ def _indx(paths: list[str]) -> tuple[int, int]:
         content = Path(path).read_bytes()
         read = read_pdf(content, ReaderConfig())
         pages += len(read.pages)
-        pieces += sum(len(c.pieces) for c in chunker.chunk(content, "application/pdf", read.pages))
+        cut = chunker.chunk(content, "application/pdf", read.pages, parsed=read.parsed)  # as the op hands it over
+        pieces += sum(len(c.pieces) for c in cut)
     return pages, pieces
 
 
