@@ -62,6 +62,20 @@ def test_labels_name_roots_and_two_roots_with_one_label_are_refused(tmp_path: Pa
         list(CorpusResource(roots=[str(tmp_path / "x" / "docs"), str(tmp_path / "y" / "docs")]).iter_files())
 
 
+def test_overlapping_roots_are_refused_when_listed(tmp_path: Path) -> None:
+    """The sensor and the assets list through the corpus resource: the same refusal as the CLI."""
+    write(UPath(tmp_path), ["docs/a.txt", "docs/sub/b.txt"])
+    for roots in ([str(tmp_path / "docs"), str(tmp_path / "docs" / "sub")],
+                  [f"inner={tmp_path / 'docs' / 'sub'}", f"outer={tmp_path / 'docs'}"],
+                  [f"one={tmp_path / 'docs'}", f"two={tmp_path / 'docs'}/"]):
+        with pytest.raises(RootError, match="overlap"):
+            list(CorpusResource(roots=roots).iter_files())
+    # a sibling whose name starts the same is not inside
+    write(UPath(tmp_path), ["docs2/c.txt"])
+    listed = CorpusResource(roots=[str(tmp_path / "docs"), str(tmp_path / "docs2")]).iter_files()
+    assert [f.entry for f in listed] == ["docs/a.txt", "docs/sub/b.txt", "docs2/c.txt"]
+
+
 def test_a_linked_folder_is_not_followed_and_what_is_no_file_is_not_listed(tmp_path: Path) -> None:
     write(UPath(tmp_path), ["docs/one.txt"])
     os.symlink(tmp_path / "docs", tmp_path / "docs" / "loop")  # would recurse for ever if followed

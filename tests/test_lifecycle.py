@@ -132,6 +132,30 @@ def test_the_same_path_under_two_roots_is_two_sources_and_two_roots_with_one_lab
     assert (home / "corpus.json").read_text() == recorded
 
 
+def test_overlapping_roots_are_refused_so_no_file_has_two_ids(tmp_path: Path) -> None:
+    home = tmp_path / "indx"
+    docs = write(tmp_path / "docs", {"top.md": "Tide tables.\n", "sub/x.md": "# Buoys\n\nCan buoys mark the port side.\n"})
+    sub = docs / "sub"
+
+    refused = indx(home, "ingest", str(docs), str(sub))
+    assert refused.returncode == 2, refused.stdout + refused.stderr[-3000:]
+    message = refused.stderr.strip()
+    assert len(message.splitlines()) == 1 and f"docs={docs}" in message and f"sub={sub}" in message and "overlap" in message
+    written = {p.name for p in home.glob("*")} if home.exists() else set()
+    assert written <= {"indx.lock"}, f"nothing but the writer's lock is written: {written}"
+
+    ingest(home, str(docs))
+    assert set(table_sources(home)) == {"docs/top.md", "docs/sub/x.md"}
+    recorded = (home / "corpus.json").read_text()
+    linked = tmp_path / "link"
+    linked.symlink_to(sub)  # a link to a folder inside a root is inside it too
+    for inner in (str(sub), f"buoys={sub}", str(linked)):  # inside the recorded root, labelled or not
+        again = indx(home, "ingest", inner)
+        assert again.returncode == 2 and "overlap" in again.stderr, (inner, again.stderr[-3000:])
+    assert (home / "corpus.json").read_text() == recorded
+    assert set(table_sources(home)) == {"docs/top.md", "docs/sub/x.md"}, "each file still has one id"
+
+
 def _legacy_data_directory(home: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A data directory as the release before labelled ids wrote it: each source keyed by its
     bare relative path, and `corpus.json` listing plain paths. Built in this process with the

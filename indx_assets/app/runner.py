@@ -112,7 +112,8 @@ def forget_root(instance: dg.DagsterInstance, settings: Settings, root: Root) ->
     recorded ones; the removed source ids."""
     gone = root_sources(instance, root)
     remove_sources(instance, SourceStores.of(build_resources(settings)), gone, reason=f"root {root.label} forgotten")
-    record_roots(settings.home, [r.spec for r in parse_roots(recorded_roots(settings.home)) if r.label != root.label])
+    record_roots(settings.home, [r.spec for r in parse_roots(recorded_roots(settings.home), overlapping=True)
+                                 if r.label != root.label])
     return gone
 
 

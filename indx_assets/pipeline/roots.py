@@ -4,12 +4,14 @@ A source's id is `{label}/{path relative to its root}` (`CorpusResource` lists t
 are not valid partition keys are mapped by `resources.source_index.partition_key`). A root's
 label is its folder's name (a file given as a root: the file's name, which is then the whole
 id) unless the user names it, `LABEL=PATH`. Two roots never share a label: that is what keeps
-two files with the same relative path under two roots apart.
+two files with the same relative path under two roots apart. Nor do two roots overlap (one
+inside the other, or one folder under two labels): a file under both would have two ids.
 
 A root is written as a spec string, `LABEL=PATH` (or a bare `PATH`, labelled by its name), in
 `INDX_CORPUS`, on the command line and in the `CorpusResource` config.
 """
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -68,8 +70,35 @@ def parse_root(spec: str) -> Root:
     return Root(default_label(spec), spec)
 
 
-def parse_roots(specs: Iterable[str]) -> list[Root]:
-    """The roots of `specs`, checked: every label valid, no label twice (`RootError` otherwise)."""
+def _location(path: str) -> str:
+    """Where a root is, comparable with another root's: a local path made absolute with its
+    links resolved (a link to a folder inside another root overlaps it), a URL as written."""
+    if "://" in path:
+        return path.rstrip("/")
+    return os.path.realpath(os.path.expanduser(path))
+
+
+def _inside(inner: str, outer: str) -> bool:
+    return inner == outer or inner.startswith(outer.rstrip("/") + "/")
+
+
+def refuse_overlaps(roots: list[Root]) -> None:
+    """`RootError` naming both roots when one is inside the other (or they are one folder):
+    every file is indexed under one root only, so it has one id."""
+    located = [(r, _location(r.path)) for r in roots]
+    for i, (a, where_a) in enumerate(located):
+        for b, where_b in located[i + 1:]:
+            if _inside(where_a, where_b) or _inside(where_b, where_a):
+                outer, inner = (b, a) if _inside(where_a, where_b) else (a, b)
+                raise RootError(
+                    f"corpus roots {outer.spec} and {inner.spec} overlap (a file under both would have two ids); "
+                    f"give only one of them" + (" or `indx forget` one" if outer.label != inner.label else ""))
+
+
+def parse_roots(specs: Iterable[str], overlapping: bool = False) -> list[Root]:
+    """The roots of `specs`, checked: every label valid, no label twice, no root inside another
+    unless `overlapping` (`indx forget` must reach roots recorded before overlaps were refused)
+    (`RootError` otherwise)."""
     roots = [parse_root(s) for s in specs]
     by_label: dict[str, Root] = {}
     for root in roots:
@@ -81,6 +110,8 @@ def parse_roots(specs: Iterable[str]) -> list[Root]:
                 f"two corpus roots are labelled {root.label!r}: {by_label[root.label].path} and {root.path} "
                 f"(source ids are label/path, so they would collide); name one as OTHER={root.path}")
         by_label[root.label] = root
+    if not overlapping:
+        refuse_overlaps(list(by_label.values()))
     return list(by_label.values())
 
 

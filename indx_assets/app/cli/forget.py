@@ -38,7 +38,7 @@ def forget(
     from indx_assets.app.runner import forget_root, open_instance, root_sources
 
     settings = Settings.from_env()
-    roots = parse_roots(recorded_roots(settings.home))
+    roots = parse_roots(recorded_roots(settings.home), overlapping=True)
     found = _find(root, roots)
     if found is None:
         known = ", ".join(r.spec for r in roots) or "none"

@@ -48,7 +48,7 @@ def _roots(settings: Settings, args: list[str]) -> list[str]:
             raise RootError(f"{root.path} is already the root labelled {same.label!r}; "
                             f"`indx forget {same.label}` before giving it another label")
     specs = [r.spec for r in roots] or [Root(SAMPLE_CORPUS.name, str(SAMPLE_CORPUS)).spec]
-    parse_roots(specs)  # refuses two roots with one label
+    parse_roots(specs)  # refuses two roots with one label, or one inside another
     return specs
 
 
