@@ -78,3 +78,37 @@ def test_many_pages_stream_through(tmp_path: Path) -> None:
     read = _read(drawn.path)
     assert len(read.pages) == 150 and {p.status for p in read.pages} == {"ok"}
     assert read.metadata["page_count"] == 150
+
+
+@pytest.mark.parametrize("value", ['["wrong", "{pw}"]', "wrong\n{pw}\n"], ids=["json-list", "one-a-line"])
+def test_both_password_forms_reach_the_settings_and_the_reader(value: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one-a-line form crashed `Settings.from_env` (which read JSON only) while the reader
+    accepted it: both now read the variable by one rule."""
+    from indx_assets.wiring.definitions import build_resources
+    from indx_assets.wiring.settings import Settings
+
+    drawn = fx.encrypted(tmp_path / "secret.pdf")
+    monkeypatch.setenv("INDX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(PASSWORDS_ENV, value.format(pw=drawn.password))
+    settings = Settings.from_env()
+    assert settings.pdf_passwords == ("wrong", drawn.password)
+    assert pdf_passwords() == ("", "wrong", drawn.password)
+    assert _read(drawn.path).status == "ok", "the reader opens it from the environment"
+    config = build_resources(settings)["readers"].config  # type: ignore[attr-defined]
+    monkeypatch.delenv(PASSWORDS_ENV)
+    assert read_pdf(drawn.path.read_bytes(), config).status == "ok", "and from the settings the definitions pass on"
+
+
+@pytest.mark.parametrize("value", ['["unclosed", ', '["ok", 7]', '{"a": 1}'.join('[]'), "[not json"])
+def test_a_malformed_password_list_is_one_line_not_a_traceback(value: str, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, PASSWORDS_ENV: value, "INDX_HOME": str(tmp_path / "home")}
+    done = subprocess.run([str(Path(sys.executable).parent / "indx"), "status"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    message = done.stderr.strip()
+    assert done.returncode == 2 and len(message.splitlines()) == 1, done.stderr[-3000:]
+    assert PASSWORDS_ENV in message and "Traceback" not in message

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from indx_assets.pipeline.bounds import Bounds
+from indx_assets.pipeline.readers.passwords import PASSWORDS_ENV, parse_passwords
 from indx_assets.pipeline.roots import Root, parse_root, parse_roots, unique_labels
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is indx_assets/wiring/settings.py)
@@ -37,19 +38,20 @@ class Settings:
     def from_env(cls) -> "Settings":
         """Read the environment: INDX_HOME, INDX_STORAGE_URI, INDX_LANCEDB_URI, INDX_CORPUS
         (`[LABEL=]PATH` roots; `roots.RootError` if two share a label), INDX_CHAIN,
-        INDX_PDF_PASSWORDS (JSON list) and the bounds (`indx_assets.pipeline.bounds`)."""
+        INDX_PDF_PASSWORDS (a JSON list or one a line; `passwords.PasswordsError` if malformed) and the bounds (`indx_assets.pipeline.bounds`)."""
         home = Path(os.environ.get("INDX_HOME", ".indx")).resolve()
         roots = os.environ.get("INDX_CORPUS")
         corpus = tuple(r for r in roots.split(os.pathsep) if r) if roots else recorded_roots(home) or (str(SAMPLE_CORPUS),)
-        parse_roots(corpus)  # a bad or repeated label is the user's to fix, before anything runs
-        passwords = os.environ.get("INDX_PDF_PASSWORDS", "")
+        # a bad or repeated label is the user's to fix, before anything runs; overlapping roots are
+        # refused when listed (`CorpusResource`), so `indx forget` can still drop one
+        parse_roots(corpus, overlapping=True)
         return cls(
             home=home,
             storage_uri=os.environ.get("INDX_STORAGE_URI", str(home / "assets")),
             lancedb_uri=os.environ.get("INDX_LANCEDB_URI", str(home / "lancedb")),
             corpus_roots=corpus,
             chain_config=os.environ.get("INDX_CHAIN", ""),
-            pdf_passwords=tuple(json.loads(passwords)) if passwords else (),
+            pdf_passwords=parse_passwords(os.environ.get(PASSWORDS_ENV, "")),
             bounds=Bounds.from_env(),
         )
 

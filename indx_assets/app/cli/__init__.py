@@ -23,12 +23,13 @@ def _root() -> None:
 
 def main() -> None:
     from indx_assets.pipeline.bounds import BoundsError
+    from indx_assets.pipeline.readers.passwords import PasswordsError
     from indx_assets.pipeline.roots import RootError
 
     for name in COMMAND_MODULES:
         importlib.import_module(f"indx_assets.app.cli.{name}")
     try:
         app()
-    except (BoundsError, RootError) as exc:  # the user's settings or roots, not a defect: say which, no traceback
+    except (BoundsError, PasswordsError, RootError) as exc:  # the user's settings or roots, not a defect: say which, no traceback
         typer.echo(f"indx: {exc}", err=True)
         raise SystemExit(2) from None

@@ -28,7 +28,6 @@ Every open and page load goes through `open_pdf` and `load_page`, which count th
 pages loaded per document).
 """
 
-import json
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -38,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
+from indx_assets.pipeline.readers.passwords import PASSWORDS_ENV, parse_passwords
 
 if TYPE_CHECKING:
     import pypdfium2
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 
 READER = "pdfium"
 MEDIA_TYPE = "application/pdf"
-PASSWORDS_ENV = "INDX_PDF_PASSWORDS"
 
 #: PDFium's FPDF_GetLastError codes that mean "this needs (another) password".
 _ERR_SUCCESS = 0
@@ -92,19 +91,9 @@ class PdfOpenError(Exception):
 
 
 def pdf_passwords(config: ReaderConfig | None = None) -> tuple[str, ...]:
-    """The passwords to try, in order: the empty one, the configured ones, then the environment's.
-
-    `INDX_PDF_PASSWORDS` holds a JSON array of strings, or passwords one per line.
-    """
-    raw = os.environ.get(PASSWORDS_ENV, "")
-    from_env: list[str] = []
-    if raw.strip().startswith("["):
-        try:
-            from_env = [p for p in json.loads(raw) if isinstance(p, str)]
-        except json.JSONDecodeError:
-            from_env = []
-    elif raw:
-        from_env = [line for line in raw.splitlines() if line]
+    """The passwords to try, in order: the empty one, the configured ones, then the environment's
+    (`INDX_PDF_PASSWORDS`, read by `passwords.parse_passwords`)."""
+    from_env = parse_passwords(os.environ.get(PASSWORDS_ENV, ""))
     ordered = ["", *(config.passwords if config else ()), *from_env]
     return tuple(dict.fromkeys(ordered))
 
