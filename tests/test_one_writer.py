@@ -2,6 +2,7 @@
 4 and 5), through real processes: two `indx ingest` started together on a fresh data directory,
 and `kill -9` of an ingest holding the `embedder` pool slot of `deploy/dagster.yaml`."""
 
+import contextlib
 import os
 import shutil
 import signal
@@ -168,3 +169,88 @@ def test_roots_recorded_by_a_process_killed_mid_write_stay_readable(tmp_path) ->
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         assert recorded_roots(tmp_path) == written, f"trial {trial}"
+
+
+WORKSPACE = """
+load_from:
+  - python_module:
+      module_name: indx_assets.wiring.definitions
+      location_name: indx_assets.definitions
+      working_directory: {root}
+"""
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (a run worker's step processes)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.slow
+def test_a_daemon_launched_run_whose_worker_is_killed_holds_no_slot_past_the_next_ingest(tmp_path, monkeypatch) -> None:
+    # Before: such a run carried no indx tags, so nothing failed it; it stayed STARTED with the
+    # `embedder` slot and the next `indx ingest` waited for that slot forever, printing nothing.
+    from indx_assets.wiring.dagster_internals import run_worker_pid
+
+    alpha, _ = _two_roots(tmp_path)
+    home = tmp_path / "indx"
+    (home / "dagster").mkdir(parents=True)
+    shutil.copy(ROOT / "deploy" / "dagster.yaml", home / "dagster" / "dagster.yaml")  # as the README says
+    first = subprocess.run([INDX, "ingest", str(alpha), "--json"], env=_env(home), capture_output=True, text=True,
+                           timeout=600)
+    assert first.returncode == 0, first.stderr[-2000:]
+    # A file big enough that embedding it holds the slot for seconds, registered as the sensor
+    # would register it (a partition), for the daemon-launched run to ingest.
+    words = [f"lighthouse{n} keeper{n % 97} trimmed wick{n % 13} tide{n % 31}" for n in range(15_000)]
+    (alpha / "big.txt").write_text(". ".join(words) + ".\n")
+    monkeypatch.setenv("DAGSTER_HOME", str(home / "dagster"))
+    with dg.DagsterInstance.from_config(str(home / "dagster")) as instance:
+        instance.add_dynamic_partitions(SOURCES.name, ["alpha/big.txt"])
+    workspace = tmp_path / "workspace.yaml"
+    workspace.write_text(WORKSPACE.format(root=ROOT))
+    env = {**_env(home), "DAGSTER_HOME": str(home / "dagster")}
+    # The daemon's way: the run is queued, and the real daemon dequeues it and launches it with
+    # the instance's run launcher (a run worker started through a code server).
+    daemon = subprocess.Popen([str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", str(workspace)],
+                              env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        launched = subprocess.run(
+            [str(Path(sys.executable).parent / "dagster"), "job", "launch", "-w", str(workspace), "-j", "__ASSET_JOB",
+             "-o", "ingest_documents", "--tags", '{"dagster/partition": "alpha/big.txt"}'],
+            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert launched.returncode == 0, launched.stdout[-2000:] + launched.stderr[-2000:]
+        deadline, worker, run_id = time.monotonic() + 600, None, None
+        with dg.DagsterInstance.from_config(str(home / "dagster")) as instance:
+            while worker is None and time.monotonic() < deadline:
+                claimed = instance.event_log_storage.get_concurrency_info(INGEST_POOL).claimed_slots
+                if claimed:
+                    run_id = claimed[0].run_id
+                    worker = run_worker_pid(instance, run_id)
+                else:
+                    time.sleep(0.05)
+            assert worker is not None and run_id is not None, f"no daemon-launched run held the {INGEST_POOL} slot"
+            run = instance.get_run_by_id(run_id)
+            assert run is not None and "indx/pid" not in run.tags, "launched by the daemon, not by indx"
+        for pid in [*_children(worker), worker]:  # the worker and its step process, as a crash would
+            os.kill(pid, signal.SIGKILL)
+    finally:
+        os.killpg(daemon.pid, signal.SIGTERM)  # the daemon and its code servers (it would retry the run)
+        daemon.wait(timeout=120)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(daemon.pid, signal.SIGKILL)  # a code server that outlives the daemon
+    done = subprocess.run([INDX, "ingest", str(alpha), "--json"], env=_env(home), capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with dg.DagsterInstance.from_config(str(home / "dagster")) as instance:
+        run = instance.get_run_by_id(run_id)
+        assert run is not None and run.status == dg.DagsterRunStatus.FAILURE
+        assert instance.event_log_storage.get_concurrency_info(INGEST_POOL).claimed_slots == []
+    assert table_discrepancies(_settings(home)) == []

@@ -1,0 +1,106 @@
+"""Every use of Dagster's private modules (`dagster._…`), in one place.
+
+Dagster's public API (1.13) does not offer these yet; each is named here with what it relies
+on, and `tests/test_dagster_internals.py` checks each behaviour on the installed Dagster, so an
+upgrade that changes one fails there, with a test that says which. The one exception is the
+event-log storage (`app/event_log.py`), which subclasses Dagster's SQLite storage.
+
+- Provenance tags: the tag names under which Dagster keeps a materialization's code version,
+  data version and its inputs' data versions (what its own staleness reads), so the batched
+  op records per-partition provenance Dagster understands.
+- Event batches: the batch marker Dagster's event log takes to write many events in one
+  transaction, for runless observations (`report_runless_batch`) and for the op's
+  materializations (`materialization_batch`, through the step context).
+- Partition keys: the substrings Dagster refuses in a partition key.
+- The automation cursor's type, and `AssetKeyPartitionKey` (what automation conditions and
+  their evaluation results are made of).
+- Runs: the run worker's pid as the worker records it (`run_worker_pid`); whether runs are kept
+  in SQLite files on this machine; whether the event log is Dagster's stock SQLite one.
+"""
+
+from collections.abc import Sequence
+
+import dagster as dg
+from dagster._core.definitions.asset_daemon_cursor import AssetDaemonCursor
+from dagster._core.definitions.data_version import (
+    CODE_VERSION_TAG,
+    DATA_VERSION_IS_USER_PROVIDED_TAG,
+    DATA_VERSION_TAG,
+    get_input_data_version_tag,
+    get_input_event_pointer_tag,
+)
+from dagster._core.definitions.events import AssetKeyPartitionKey
+from dagster._core.definitions.partitions.utils.base import INVALID_PARTITION_SUBSTRINGS
+from dagster._core.events import AssetObservationData, DagsterEventBatchMetadata, generate_event_batch_id
+from dagster._core.instance.utils import RUNLESS_JOB_NAME, RUNLESS_RUN_ID
+from dagster._core.storage.event_log import SqliteEventLogStorage
+from dagster._core.storage.runs import SqliteRunStorage
+
+__all__ = [
+    "CODE_VERSION_TAG",
+    "DATA_VERSION_IS_USER_PROVIDED_TAG",
+    "DATA_VERSION_TAG",
+    "INVALID_PARTITION_SUBSTRINGS",
+    "AssetDaemonCursor",
+    "AssetKeyPartitionKey",
+    "get_input_data_version_tag",
+    "get_input_event_pointer_tag",
+    "is_local_sqlite",
+    "materialization_batch",
+    "report_runless_batch",
+    "run_worker_pid",
+    "uses_stock_sqlite_event_log",
+]
+
+#: How Dagster's run worker (`dagster api execute_run`) announces itself in a run's event log:
+#: an engine event whose metadata `pid` is its process id.
+RUN_WORKER_STARTED = "Started process for run"
+
+
+def report_runless_batch(instance: dg.DagsterInstance, observations: Sequence[dg.AssetObservation]) -> None:
+    """Write `observations` as runless events (what `report_runless_asset_event` writes, one at
+    a time) handed to the event log as one batch."""
+    events = [dg.DagsterEvent(event_type_value=dg.DagsterEventType.ASSET_OBSERVATION.value, job_name=RUNLESS_JOB_NAME,
+                              event_specific_data=AssetObservationData(o)) for o in observations]
+    batch_id, last = generate_event_batch_id(), len(events) - 1
+    for i, event in enumerate(events):
+        instance.report_dagster_event(event, run_id=RUNLESS_RUN_ID,
+                                      batch_metadata=DagsterEventBatchMetadata(batch_id, i == last))
+
+
+def materialization_batch(context: dg.AssetExecutionContext,
+                          events: Sequence[dg.AssetMaterialization]) -> list[dg.DagsterEvent]:
+    """`OpExecutionContext.log_event` for many materializations with Dagster's batch marker,
+    which the public method does not take (the one use of the op's step context); the events,
+    for the op to yield so they count in the run's result."""
+    step_context = context.op_execution_context._step_execution_context  # noqa: SLF001
+    batch_id, last = generate_event_batch_id(), len(events) - 1
+    return [dg.DagsterEvent.asset_materialization(step_context, event, DagsterEventBatchMetadata(batch_id, i == last))
+            for i, event in enumerate(events)]
+
+
+def run_worker_pid(instance: dg.DagsterInstance, run_id: str) -> int | None:
+    """The pid of the last run worker Dagster started for `run_id` (a resumed run has a new
+    one), from the engine event the worker writes as it starts; None before it started (or
+    for a run executed in-process, which has no worker of its own)."""
+    pid = None
+    for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT):
+        event = entry.dagster_event
+        if event is None or not entry.message.startswith(RUN_WORKER_STARTED):
+            continue
+        value = event.engine_event_data.metadata.get("pid")
+        text = str(getattr(value, "value", value))
+        if text.isdigit():
+            pid = int(text)
+    return pid
+
+
+def is_local_sqlite(instance: dg.DagsterInstance) -> bool:
+    """Whether the instance keeps its runs in SQLite files, so every process that runs one
+    writes this machine's disk and runs on this host."""
+    return isinstance(instance.run_storage, SqliteRunStorage)
+
+
+def uses_stock_sqlite_event_log(instance: dg.DagsterInstance) -> bool:
+    """Whether the event log is Dagster's own SQLite storage (not indx's pooled subclass)."""
+    return type(instance.event_log_storage) is SqliteEventLogStorage
