@@ -10,13 +10,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import dagster as dg
-from dagster._core.definitions.asset_daemon_cursor import AssetDaemonCursor
 
 from indx_assets.app.runner import BatchResult, materialize_partitions
 from indx_assets.wiring.assets.ingest import ASSET_KEYS, BATCH_SIZE
 from indx_assets.wiring.assets.partitions import SOURCES
 from indx_assets.wiring.assets.removal import SourceStores
 from indx_assets.wiring.automation.sensor import PAGE_SIZE, Cursor, Tick, scan
+from indx_assets.wiring.dagster_internals import AssetDaemonCursor
 from indx_assets.wiring.definitions import build_definitions, build_resources
 from indx_assets.wiring.settings import Settings
 

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import dagster as dg
-from dagster._core.storage.event_log import SqliteEventLogStorage
 
 from indx_assets.app.abandoned_runs import launcher_tags, reclaim_abandoned_runs
 from indx_assets.app.home_lock import instance_lock
@@ -19,6 +18,7 @@ from indx_assets.wiring.assets.ingest import ASSET_KEYS, BATCH_SIZE, FAILED_SOUR
 from indx_assets.wiring.assets.partitions import SOURCES
 from indx_assets.wiring.assets.provenance import EVENT_BATCH_SIZE, EVENTS_PER_WRITE
 from indx_assets.wiring.assets.removal import SourceStores, remove_sources
+from indx_assets.wiring.dagster_internals import uses_stock_sqlite_event_log
 from indx_assets.wiring.definitions import build_definitions, build_resources
 from indx_assets.wiring.settings import Settings, has_unlabelled_ids, record_roots, recorded_roots
 
@@ -64,7 +64,7 @@ def open_instance(settings: Settings) -> dg.DagsterInstance:
         instance = dg.DagsterInstance.get()
         reclaim_abandoned_runs(instance)
         rekey_unlabelled(instance, settings)
-    if type(instance.event_log_storage) is SqliteEventLogStorage:  # an INDX_HOME from before the pooled log
+    if uses_stock_sqlite_event_log(instance):  # an INDX_HOME from before the pooled log
         log.warning("%s uses Dagster's stock SQLite event log, which takes about 10 ms per materialization "
                     "where indx's takes 0.5 ms; to switch, add:\n%s", config, EVENT_LOG_BLOCK)
     return instance

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import dagster as dg
-from dagster._core.events import DagsterEvent
 
 from indx_assets.wiring.assets import stages
 from indx_assets.wiring.assets.freshness import judge
@@ -100,7 +99,7 @@ class _Batch:
 
     def per_partition(
         self, key: dg.AssetKey, partitions: Sequence[str], work: Callable[[str], stages.StageOutput]
-    ) -> list[DagsterEvent]:
+    ) -> list[dg.DagsterEvent]:
         """Run a stage partition by partition; one partition's failure is logged and recorded,
         never fatal to the batch. The stage's materializations are logged together when it
         ends (one event-log write), so an interrupted stage is redone, not half-recorded."""
@@ -157,7 +156,7 @@ class _Batch:
         key: dg.AssetKey,
         partitions: Sequence[str],
         work: Callable[[list[str], dict[str, PartitionRecord]], dict[str, stages.StageOutput]],
-    ) -> list[DagsterEvent]:
+    ) -> list[dg.DagsterEvent]:
         """Run a stage over all its partitions at once (one embedding pass, one table commit);
         its failure is every member's."""
         todo, parents = self.todo(key, partitions)

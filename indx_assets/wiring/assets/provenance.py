@@ -17,21 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
-from dagster._core.definitions.data_version import (
+
+from indx_assets.wiring.dagster_internals import (
     CODE_VERSION_TAG,
     DATA_VERSION_IS_USER_PROVIDED_TAG,
     DATA_VERSION_TAG,
     get_input_data_version_tag,
     get_input_event_pointer_tag,
+    materialization_batch,
+    report_runless_batch,
 )
-from dagster._core.events import (
-    AssetObservationData,
-    DagsterEvent,
-    DagsterEventBatchMetadata,
-    DagsterEventType,
-    generate_event_batch_id,
-)
-from dagster._core.instance.utils import RUNLESS_JOB_NAME, RUNLESS_RUN_ID
 
 #: Dagster's switch for handing event batches to the event log whole (its value: the most
 #: events per write).
@@ -77,16 +72,8 @@ def mark_removed(instance: dg.DagsterInstance, keys: Sequence[dg.AssetKey], part
     the mark lives where they all look: the event log, read by `latest_records`. The marks
     are runless events (what `report_runless_asset_event` writes) handed over as one batch.
     """
-    events = [
-        DagsterEvent(event_type_value=DagsterEventType.ASSET_OBSERVATION.value, job_name=RUNLESS_JOB_NAME,
-                     event_specific_data=AssetObservationData(
-                         dg.AssetObservation(asset_key=key, partition=partition, metadata={REMOVED: reason})))
-        for partition in partitions for key in keys
-    ]
-    batch_id, last = generate_event_batch_id(), len(events) - 1
-    for i, event in enumerate(events):
-        instance.report_dagster_event(event, run_id=RUNLESS_RUN_ID,
-                                      batch_metadata=DagsterEventBatchMetadata(batch_id, i == last))
+    report_runless_batch(instance, [dg.AssetObservation(asset_key=key, partition=partition, metadata={REMOVED: reason})
+                                    for partition in partitions for key in keys])
 
 
 def latest_records(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Iterable[str]) -> dict[str, PartitionRecord]:
@@ -94,9 +81,9 @@ def latest_records(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: I
     third for those that have one: a record older than the partition's removal mark does
     not count)."""
     storage = instance.event_log_storage
-    ids = storage.get_latest_storage_id_by_partition(key, DagsterEventType.ASSET_MATERIALIZATION, set(partitions))
+    ids = storage.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, set(partitions))
     if ids:
-        removed = storage.get_latest_storage_id_by_partition(key, DagsterEventType.ASSET_OBSERVATION, set(ids))
+        removed = storage.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_OBSERVATION, set(ids))
         ids = {p: sid for p, sid in ids.items() if sid > removed.get(p, -1)}
     if not ids:
         return {}
@@ -129,16 +116,7 @@ def materialization(
     return dg.AssetMaterialization(asset_key=key, partition=partition, metadata=dict(metadata or {}), tags=tags)
 
 
-def log_batch(context: dg.AssetExecutionContext, events: Sequence[dg.AssetMaterialization]) -> list[DagsterEvent]:
+def log_batch(context: dg.AssetExecutionContext, events: Sequence[dg.AssetMaterialization]) -> list[dg.DagsterEvent]:
     """Log materializations as one event batch and return them for the op to yield (so they
-    count in the run's result, as events from `context.log_event` would).
-
-    This is `OpExecutionContext.log_event` with Dagster's batch marker, which the public
-    method does not take: the one use of its step context.
-    """
-    step_context = context.op_execution_context._step_execution_context  # noqa: SLF001
-    batch_id, last = generate_event_batch_id(), len(events) - 1
-    return [
-        DagsterEvent.asset_materialization(step_context, event, DagsterEventBatchMetadata(batch_id, i == last))
-        for i, event in enumerate(events)
-    ]
+    count in the run's result, as events from `context.log_event` would)."""
+    return materialization_batch(context, events)

@@ -17,10 +17,10 @@ whose chunks came out different are re-embedded.
 import warnings
 
 import dagster as dg
-from dagster._core.definitions.events import AssetKeyPartitionKey
 
 from indx_assets.wiring.assets.freshness import PAGE_SIZE, page_status
 from indx_assets.wiring.assets.ingest import CHUNK_MAP, CHUNKS_TABLE, PAGE_OUTPUTS, PARENT, SOURCE_DOCUMENTS
+from indx_assets.wiring.dagster_internals import AssetKeyPartitionKey
 from indx_assets.wiring.resources.source_index import SourceIndex
 
 #: Assets requested in the same tick as their parent.

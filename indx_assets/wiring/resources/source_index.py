@@ -18,7 +18,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from dagster._core.definitions.partitions.utils.base import INVALID_PARTITION_SUBSTRINGS
+from indx_assets.wiring.dagster_internals import INVALID_PARTITION_SUBSTRINGS
 
 #: Longer keys are mapped: they are unreadable in the UI and overflow indexed columns of
 #: the MySQL/Postgres storages.
