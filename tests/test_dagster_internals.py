@@ -125,3 +125,17 @@ def test_the_shipped_instance_files_name_no_private_module() -> None:
         modules = [v["module"] for v in yaml.safe_load(config.read_text()).values()
                    if isinstance(v, dict) and "module" in v]
         assert not [m for m in modules if m.startswith("dagster._")], config
+
+
+def test_only_the_adapter_and_the_event_log_storage_import_dagsters_private_modules() -> None:
+    import ast
+
+    allowed = {Path("indx_assets/wiring/dagster_internals.py"), Path("indx_assets/app/event_log.py")}
+    found = []
+    for path in sorted((ROOT / "indx_assets").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names
+                      if n.startswith("dagster._") and path.relative_to(ROOT) not in allowed]
+    assert found == [], "private Dagster imports outside indx_assets/wiring/dagster_internals.py:\n" + "\n".join(found)
