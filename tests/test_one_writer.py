@@ -123,14 +123,32 @@ def _wait_for_claimed_slot(home: Path, proc: subprocess.Popen, monkeypatch: pyte
     raise AssertionError(f"the ingest never held the {INGEST_POOL} slot (exit {proc.poll()})")
 
 
+def _next_ingest_reclaims(root: Path, home: Path, killed_run: str, timeout: int) -> None:
+    """The next `indx ingest` finishes: the killed run is failed, no slot is held, the table is right."""
+    done = subprocess.run([INDX, "ingest", str(root), "--json"], env=_env(home), capture_output=True, text=True,
+                          timeout=timeout)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with dg.DagsterInstance.from_config(str(home / "dagster")) as instance:
+        run = instance.get_run_by_id(killed_run)
+        assert run is not None and run.status == dg.DagsterRunStatus.FAILURE
+        assert instance.event_log_storage.get_concurrency_info(INGEST_POOL).claimed_slots == []
+    assert table_discrepancies(_settings(home)) == []
+
+
+def _deployed_home(tmp_path: Path) -> tuple[Path, Path]:
+    """A corpus root and a data directory whose instance is `deploy/dagster.yaml`, as the README says."""
+    alpha, _ = _two_roots(tmp_path)
+    home = tmp_path / "indx"
+    (home / "dagster").mkdir(parents=True)
+    shutil.copy(ROOT / "deploy" / "dagster.yaml", home / "dagster" / "dagster.yaml")
+    return alpha, home
+
+
 @pytest.mark.slow
 def test_an_ingest_killed_holding_the_embedder_slot_blocks_no_later_ingest(tmp_path, monkeypatch) -> None:
     # Before: the killed run stayed STARTED with the pool's one slot, and the next ingest
     # waited for that slot forever, printing nothing.
-    alpha, _ = _two_roots(tmp_path)
-    home = tmp_path / "indx"
-    (home / "dagster").mkdir(parents=True)
-    shutil.copy(ROOT / "deploy" / "dagster.yaml", home / "dagster" / "dagster.yaml")  # as the README says
+    alpha, home = _deployed_home(tmp_path)
     first = subprocess.Popen([INDX, "ingest", str(alpha)], env=_env(home), stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
     try:
@@ -139,14 +157,7 @@ def test_an_ingest_killed_holding_the_embedder_slot_blocks_no_later_ingest(tmp_p
         os.kill(first.pid, signal.SIGKILL)
         first.wait()
     # Without --wait: a killed process leaves no lock behind either.
-    done = subprocess.run([INDX, "ingest", str(alpha), "--json"], env=_env(home), capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    with dg.DagsterInstance.from_config(str(home / "dagster")) as instance:
-        run = instance.get_run_by_id(killed_run)
-        assert run is not None and run.status == dg.DagsterRunStatus.FAILURE
-        assert instance.event_log_storage.get_concurrency_info(INGEST_POOL).claimed_slots == []
-    assert table_discrepancies(_settings(home)) == []
+    _next_ingest_reclaims(alpha, home, killed_run, timeout=300)
 
 
 RECORD = """
@@ -199,10 +210,7 @@ def test_a_daemon_launched_run_whose_worker_is_killed_holds_no_slot_past_the_nex
     # `embedder` slot and the next `indx ingest` waited for that slot forever, printing nothing.
     from indx_assets.wiring.dagster_internals import run_worker_pid
 
-    alpha, _ = _two_roots(tmp_path)
-    home = tmp_path / "indx"
-    (home / "dagster").mkdir(parents=True)
-    shutil.copy(ROOT / "deploy" / "dagster.yaml", home / "dagster" / "dagster.yaml")  # as the README says
+    alpha, home = _deployed_home(tmp_path)
     first = subprocess.run([INDX, "ingest", str(alpha), "--json"], env=_env(home), capture_output=True, text=True,
                            timeout=600)
     assert first.returncode == 0, first.stderr[-2000:]
@@ -246,11 +254,4 @@ def test_a_daemon_launched_run_whose_worker_is_killed_holds_no_slot_past_the_nex
         daemon.wait(timeout=120)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(daemon.pid, signal.SIGKILL)  # a code server that outlives the daemon
-    done = subprocess.run([INDX, "ingest", str(alpha), "--json"], env=_env(home), capture_output=True, text=True,
-                          timeout=900)
-    assert done.returncode == 0, done.stderr[-2000:]
-    with dg.DagsterInstance.from_config(str(home / "dagster")) as instance:
-        run = instance.get_run_by_id(run_id)
-        assert run is not None and run.status == dg.DagsterRunStatus.FAILURE
-        assert instance.event_log_storage.get_concurrency_info(INGEST_POOL).claimed_slots == []
-    assert table_discrepancies(_settings(home)) == []
+    _next_ingest_reclaims(alpha, home, run_id, timeout=900)
