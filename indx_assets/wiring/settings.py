@@ -38,7 +38,8 @@ class Settings:
     def from_env(cls) -> "Settings":
         """Read the environment: INDX_HOME, INDX_STORAGE_URI, INDX_LANCEDB_URI, INDX_CORPUS
         (`[LABEL=]PATH` roots; `roots.RootError` if two share a label), INDX_CHAIN,
-        INDX_PDF_PASSWORDS (a JSON list or one a line; `passwords.PasswordsError` if malformed) and the bounds (`indx_assets.pipeline.bounds`)."""
+        INDX_PDF_PASSWORDS (a JSON list or one a line; `passwords.PasswordsError` if malformed)
+        and the bounds (`indx_assets.pipeline.bounds`)."""
         home = Path(os.environ.get("INDX_HOME", ".indx")).resolve()
         roots = os.environ.get("INDX_CORPUS")
         corpus = tuple(r for r in roots.split(os.pathsep) if r) if roots else recorded_roots(home) or (str(SAMPLE_CORPUS),)
