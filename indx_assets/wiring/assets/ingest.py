@@ -119,7 +119,7 @@ class _Batch:
         partitions: Sequence[str],
         read: Callable[[str], tuple[stages.StageOutput, object]],
         cut: Callable[[str, object], stages.StageOutput] | None,
-    ) -> Iterator[DagsterEvent]:
+    ) -> Iterator[dg.DagsterEvent]:
         """`page_outputs` partition by partition, each document cut (`cut`, when `chunk_map` is
         selected) right after it is read, with the reader's parsed form, if its chunk map needs
         doing; failures as in `per_partition`. Each stage's materializations are logged as one
