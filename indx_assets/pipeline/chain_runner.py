@@ -16,6 +16,11 @@ handed to the chunkers that declare `reads_parsed = True` (read with `getattr(..
 not part of the port) as `chunk(..., parsed=...)`, so they cut what the reader parsed rather
 than parsing the bytes again. Every other chunker, and every chunker when there is no parsed
 form (pages rebuilt from storage), is called through the port alone.
+
+A container of documents (an e-mail and its attachments, `indx_assets.pipeline.readers.parts`)
+is cut part by part: each part's pages, numbered from 1 again, go through the chain with the
+part's own bytes and media type, exactly as that part would on its own; its pieces come back on
+the container's pages, named with the part's file name.
 """
 
 import logging
@@ -25,6 +30,7 @@ from typing import Any
 
 from indx_assets.pipeline.chain import Chain
 from indx_assets.pipeline.chunker_port import Chunker, ChunkPiece, PageChunks, PageOutput
+from indx_assets.pipeline.readers.parts import PART_KEY, PART_NAME_KEY, PART_PAGE_KEY, Parts, parts_of
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +90,9 @@ def run_chain(
     """Ask every chunker of `chain` in order and merge their answers per page; `parsed` is the
     reader's parsed form of this document, if the caller has it (see the module docstring)."""
     outputs = tuple(outputs)
+    parts = parts_of(content, media_type, parsed)
+    if parts is not None:
+        return _run_parts(chain, parts, outputs)
     by_page = {o.page: o for o in outputs}
     claimed: dict[int, tuple[str, tuple[ChunkPiece, ...]]] = {}
     failed: list[str] = []
@@ -119,3 +128,34 @@ def run_chain(
     )
     unclaimed = tuple(p for p in sorted(by_page) if p not in claimed)
     return ChunkMap(chunks, unclaimed, tuple(failed))
+
+
+_PART_KEYS = (PART_KEY, PART_NAME_KEY, PART_PAGE_KEY)
+
+
+def _run_parts(chain: Chain, parts: Parts, outputs: tuple[PageOutput, ...]) -> ChunkMap:
+    """Cut each part of a container with `chain` on its own (see the module docstring)."""
+    groups: dict[int, list[PageOutput]] = {}
+    for output in outputs:
+        groups.setdefault(output.metadata.get(PART_KEY, 0), []).append(output)
+    chunks: list[MappedChunk] = []
+    unclaimed: list[int] = []
+    failed: list[str] = []
+    for number, pages in groups.items():
+        part = parts.by_number.get(number)
+        if part is None:  # pages of a part the container no longer holds: nothing to cut them by
+            unclaimed += [p.page for p in pages]
+            continue
+        own = tuple(
+            replace(p, page=i, metadata={k: v for k, v in p.metadata.items() if k not in _PART_KEYS})
+            for i, p in enumerate(pages, start=1)
+        )
+        answer = run_chain(chain, part.content, part.media_type, own, part.parsed)
+        named = {PART_KEY: number, **({PART_NAME_KEY: part.name} if part.name else {})} if number else {}
+        for mapped in answer.chunks:
+            piece = replace(mapped.piece, metadata={**mapped.piece.metadata, **named}) if named else mapped.piece
+            chunks.append(replace(mapped, page=pages[mapped.page - 1].page, piece=piece))
+        unclaimed += [pages[p - 1].page for p in answer.unclaimed_pages]
+        failed += [name for name in answer.failed_chunkers if name not in failed]
+    chunks.sort(key=lambda c: (c.page, c.index))
+    return ChunkMap(tuple(chunks), tuple(sorted(unclaimed)), tuple(failed))

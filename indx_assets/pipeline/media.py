@@ -20,6 +20,7 @@ HTML = "text/html"
 CSV = "text/csv"
 TSV = "text/tab-separated-values"
 OCTET = "application/octet-stream"
+EML = "message/rfc822"
 
 _TEXT_BY_SUFFIX = {
     ".md": MARKDOWN,
@@ -34,6 +35,8 @@ _TEXT_BY_SUFFIX = {
     ".tsv": TSV,
     ".tab": TSV,
 }
+#: Text formats with a reader of their own, known by their name alone (their bytes are text).
+_TEXT_CONTAINERS = {".eml": EML}
 _HTML_MARKERS = (b"<!doctype html", b"<html", b"<head", b"<body")
 _TEXT_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
@@ -116,6 +119,8 @@ def detect_media_type(content: bytes, name: str | None = None) -> str:
     if _looks_binary(head):
         # No signature and not text: the name is all we have; the reader will say it is not text.
         return by_name or OCTET
+    if suffix in _TEXT_CONTAINERS:
+        return _TEXT_CONTAINERS[suffix]
     if _looks_like_html(head) and by_name != MARKDOWN:
         return HTML
     return by_name or PLAIN

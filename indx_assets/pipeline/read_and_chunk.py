@@ -18,6 +18,7 @@ from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY
 from indx_assets.pipeline.identity import char_locator, position_locator, typed_locator
 from indx_assets.pipeline.media import detect_media_type, is_text_type
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, read_document
+from indx_assets.pipeline.readers.parts import PART_KEY, PART_PAGE_KEY, part_locator
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +68,20 @@ def _page_starts(read: DocumentRead) -> dict[int, int]:
     return starts
 
 
-def _locate(mapped: MappedChunk, paged: bool, starts: dict[int, int]) -> tuple[str, int | None, int | None]:
+def _part_pages(read: DocumentRead) -> dict[int, tuple[int, int]]:
+    """For each page of a container's part (`indx_assets.pipeline.readers.parts`), the part's
+    number and the page's number within it."""
+    return {p.page: (p.metadata[PART_KEY], p.metadata.get(PART_PAGE_KEY, p.page))
+            for p in read.pages if p.metadata.get(PART_KEY)}
+
+
+def _locate(mapped: MappedChunk, paged: bool, starts: dict[int, int], page: int) -> tuple[str, int | None, int | None]:
+    """The chunk's locator and offsets; `page` is the number its page has in its own part."""
     piece = mapped.piece
     if piece.start is None or piece.end is None:
-        return position_locator(mapped.page, mapped.index), None, None
+        return position_locator(page, mapped.index), None, None
     if paged:
-        return char_locator(piece.start, piece.end, page=mapped.page), piece.start, piece.end
+        return char_locator(piece.start, piece.end, page=page), piece.start, piece.end
     start, end = starts[mapped.page] + piece.start, starts[mapped.page] + piece.end
     return char_locator(start, end), start, end
 
@@ -97,15 +106,19 @@ def to_document(encoded: Encoded) -> Document:
     read = encoded.read
     paged = not is_text_type(read.media_type)
     starts = _page_starts(read)
+    parts = _part_pages(read)
     chunks: list[DocumentChunk] = []
     seen: set[str] = set()
     links = _sentence_links(encoded.chunk_map.chunks)
     for mapped, link in zip(encoded.chunk_map.chunks, links, strict=True):
         piece = mapped.piece
-        locator, start, end = _locate(mapped, paged, starts)
-        locator = typed_locator(piece.chunk_type or "content", locator)
+        # a container's part names its chunks by its number and its own page numbers
+        # (`attachment:2:page:1:char:0-80`), the body as a document of its own
+        part, page = parts.get(mapped.page, (0, mapped.page))
+        locator, start, end = _locate(mapped, paged, starts, page)
+        locator = part_locator(part, typed_locator(piece.chunk_type or "content", locator))
         if locator in seen:  # two pieces cut the same span: fall back to the unique position
-            locator = typed_locator(piece.chunk_type or "content", position_locator(mapped.page, mapped.index))
+            locator = part_locator(part, typed_locator(piece.chunk_type or "content", position_locator(page, mapped.index)))
         seen.add(locator)
         metadata = piece.metadata
         if link is not None:

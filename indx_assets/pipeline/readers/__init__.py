@@ -95,6 +95,7 @@ READERS: dict[str, str] = {
     "image/tiff": "indx_assets.pipeline.readers.image:read_tiff",
     "image/bmp": "indx_assets.pipeline.readers.image:read_bmp",
     "image/webp": "indx_assets.pipeline.readers.image:read_webp",
+    "message/rfc822": "indx_assets.pipeline.readers.mail:read_eml",
 }
 
 
