@@ -10,6 +10,8 @@ from pathlib import PurePath
 
 import filetype
 
+from indx_assets.pipeline.ole import OLE_MAGIC, is_encrypted_ooxml
+
 PDF = "application/pdf"
 PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -21,6 +23,10 @@ CSV = "text/csv"
 TSV = "text/tab-separated-values"
 OCTET = "application/octet-stream"
 EML = "message/rfc822"
+EPUB = "application/epub+zip"
+ODT = "application/vnd.oasis.opendocument.text"
+ODS = "application/vnd.oasis.opendocument.spreadsheet"
+ODP = "application/vnd.oasis.opendocument.presentation"
 
 _TEXT_BY_SUFFIX = {
     ".md": MARKDOWN,
@@ -75,7 +81,24 @@ _OOXML_PARTS = {
 #: records why it cannot be read). Macro-enabled variants (`.docm`, `.xlsm`) are read as their
 #: plain kind (macros never run).
 _OFFICE_BY_SUFFIX = {".pptx": PPTX, ".pptm": PPTX, ".docx": DOCX, ".docm": DOCX, ".xlsx": XLSX, ".xlsm": XLSX}
-_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+
+#: Zips that name their kind in a `mimetype` entry (EPUB's OCF and OpenDocument), and the
+#: names that say it when the zip cannot be opened (its reader records why).
+_ZIP_MIMETYPES = frozenset({EPUB, ODT, ODS, ODP})
+_ZIP_BY_SUFFIX = {".epub": EPUB, ".odt": ODT, ".ods": ODS, ".odp": ODP}
+
+
+def _zip_mimetype(archive: zipfile.ZipFile, names: set[str]) -> str | None:
+    """The kind a zip's `mimetype` entry names, if one this module knows (the entry is read only
+    when it is as small as such a name)."""
+    if "mimetype" not in names or archive.getinfo("mimetype").file_size > 100:
+        return None
+    try:
+        declared = archive.read("mimetype").decode("ascii").strip()
+    except (zipfile.BadZipFile, UnicodeDecodeError, NotImplementedError, RuntimeError, OSError):
+        return None
+    return declared if declared in _ZIP_MIMETYPES else None
 
 
 def _container_type(content: bytes, suffix: str) -> str | None:
@@ -87,13 +110,13 @@ def _container_type(content: bytes, suffix: str) -> str | None:
     """
     if content.startswith(b"PK"):
         try:
-            names = set(zipfile.ZipFile(io.BytesIO(content)).namelist())
+            archive = zipfile.ZipFile(io.BytesIO(content))
+            names = set(archive.namelist())
         except (zipfile.BadZipFile, ValueError, OSError):
-            return _OFFICE_BY_SUFFIX.get(suffix)
-        return next((mime for part, mime in _OOXML_PARTS.items() if part in names), None)
-    if content.startswith(_OLE_MAGIC) and suffix in _OFFICE_BY_SUFFIX:
-        from indx_assets.pipeline.readers.ooxml_guard import is_encrypted_ooxml
-
+            return _OFFICE_BY_SUFFIX.get(suffix) or _ZIP_BY_SUFFIX.get(suffix)
+        ooxml = next((mime for part, mime in _OOXML_PARTS.items() if part in names), None)
+        return ooxml or _zip_mimetype(archive, names)
+    if content.startswith(OLE_MAGIC) and suffix in _OFFICE_BY_SUFFIX:
         return _OFFICE_BY_SUFFIX[suffix] if is_encrypted_ooxml(content) else None
     return None
 

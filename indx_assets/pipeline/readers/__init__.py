@@ -96,6 +96,7 @@ READERS: dict[str, str] = {
     "image/bmp": "indx_assets.pipeline.readers.image:read_bmp",
     "image/webp": "indx_assets.pipeline.readers.image:read_webp",
     "message/rfc822": "indx_assets.pipeline.readers.mail:read_eml",
+    "application/epub+zip": "indx_assets.pipeline.readers.epub:read_epub",
 }
 
 

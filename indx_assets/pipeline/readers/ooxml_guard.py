@@ -29,7 +29,9 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 
-OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+# OLE_MAGIC and is_encrypted_ooxml are imported from here too (their home before `ole`)
+from indx_assets.pipeline.ole import OLE_MAGIC, is_encrypted_ooxml, ole_status  # noqa: F401
+
 _READ_STEP = 1 << 20
 _DTD_MARKERS = ("<!DOCTYPE", "<!ENTITY")
 #: The first bytes of an XML document and the codec family they announce (XML 1.0 Appendix F):
@@ -50,6 +52,7 @@ _ENCODING_SIGNATURES: tuple[tuple[bytes, str], ...] = (
 _ODD_UCS4 = (b"\x00\x00\x3c\x00", b"\x00\x3c\x00\x00", b"\x00\x00\xff\xfe", b"\xfe\xff\x00\x00")
 #: What OPC allows an XML part to be written in.
 _OPC_ENCODINGS = {"utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be"}
+_DOCTYPE = re.compile(r"<!DOCTYPE[^>]*>?")
 _DECLARED_ENCODING = re.compile(r"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 
 
@@ -83,46 +86,30 @@ class PackageRefused(Exception):
         self.reason = reason
 
 
-def ole_status(content: bytes) -> tuple[str, str] | None:
-    """For an OLE compound file, the document status and reason; `None` for anything else.
-
-    Office writes a password-protected OOXML file as an OLE container with `EncryptionInfo`
-    and `EncryptedPackage` streams; any other OLE file is a legacy binary format (e.g. a
-    PowerPoint 97-2003 `.ppt`) that the OOXML readers do not read.
-    """
-    if not content.startswith(OLE_MAGIC):
-        return None
-    import olefile
-
-    try:
-        with olefile.OleFileIO(io.BytesIO(content)) as ole:
-            encrypted = ole.exists("EncryptedPackage")
-    except Exception as exc:  # olefile raises assorted errors for damaged containers
-        return "failed", f"damaged OLE compound file: {exc}"
-    if encrypted:
-        return "encrypted", "password-protected Office file (OLE container with an EncryptedPackage stream)"
-    return "unsupported", "legacy binary Office file (OLE compound document), not Office Open XML"
+def _declares_dtd(text: str, doctype_allowed: bool) -> bool:
+    """Whether `text` declares a DTD or entities; with `doctype_allowed`, a document type
+    declaration without an internal subset (`<!DOCTYPE html>`, XHTML's public identifier, as
+    EPUB chapters carry) is none: it declares no entity, and nothing ever loads its DTD."""
+    if not doctype_allowed:
+        return any(marker in text for marker in _DTD_MARKERS)
+    if "<!ENTITY" in text:
+        return True
+    return any("[" in declaration for declaration in _DOCTYPE.findall(text)) or text.count("<!DOCTYPE") > 1
 
 
-def is_encrypted_ooxml(content: bytes) -> bool:
-    """True for a password-protected OOXML file (for media detection, which sees only OLE bytes)."""
-    status = ole_status(content)
-    return status is not None and status[0] == "encrypted"
-
-
-def xml_refusal(data: bytes) -> str | None:
+def xml_refusal(data: bytes, doctype_allowed: bool = False) -> str | None:
     """Why an XML part must not reach a parser, or None.
 
     The part is decoded the way an XML parser would (its first bytes name the encoding
     family; XML 1.0 Appendix F) before it is searched for a DTD or an entity declaration, so
     the markers cannot hide in UTF-32 or EBCDIC. Any ASCII-compatible encoding keeps the
-    markers' bytes, so the UTF-8 search covers those too.
+    markers' bytes, so the UTF-8 search covers those too. `doctype_allowed`: see `_declares_dtd`.
     """
     if data.startswith(_ODD_UCS4):
         return "is in an unusual UCS-4 byte order"
     family = next((codec for signature, codec in _ENCODING_SIGNATURES if data.startswith(signature)), "utf-8")
     text = data.decode(family, errors="replace")
-    if any(marker in text for marker in _DTD_MARKERS):
+    if _declares_dtd(text, doctype_allowed):
         return "declares a DTD or entities (entity expansion risk)"
     declared = _DECLARED_ENCODING.match(text)
     name = codecs.lookup(family).name
@@ -183,8 +170,12 @@ def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     return data
 
 
-def verified_parts(content: bytes, limits: PackageLimits = DEFAULT_LIMITS) -> dict[str, bytes]:
-    """Every entry of the package, checked as the module docstring says; raises `PackageRefused`."""
+def verified_parts(content: bytes, limits: PackageLimits = DEFAULT_LIMITS, doctype_allowed: bool = False) -> dict[str, bytes]:
+    """Every entry of the package, checked as the module docstring says; raises `PackageRefused`.
+
+    The same guard opens the other zips of XML the readers take (EPUB, OpenDocument);
+    `doctype_allowed` lets their XHTML parts declare a document type without an internal
+    subset (`xml_refusal`)."""
     ole = ole_status(content)
     if ole is not None:
         raise PackageRefused(*ole)
@@ -200,7 +191,7 @@ def verified_parts(content: bytes, limits: PackageLimits = DEFAULT_LIMITS) -> di
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError) as exc:
         raise PackageRefused("failed", f"not a readable zip package (corrupt or truncated): {exc}") from exc
     for name, data in parts.items():
-        refusal = xml_refusal(data) if _looks_like_xml(name, data) else None
+        refusal = xml_refusal(data, doctype_allowed) if _looks_like_xml(name, data) else None
         if refusal:
             raise PackageRefused("failed", f"refused: XML part {name} {refusal}")
     return parts

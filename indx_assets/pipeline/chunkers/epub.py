@@ -1,0 +1,82 @@
+"""The `epub` chunker: each chapter's HTML blocks cut like an HTML page, its images as image chunks.
+
+It reuses the EPUB reader's book (`indx_assets.pipeline.readers.epub.load_book`, handed over as
+the read's parsed form when the reader just ran) and the `html` chunker's mapping of HTML
+blocks to elements (`html_elements`), so offsets point into the chapter's page text. The
+chapter's title in the book's navigation document names the section of the chunks before the
+chapter's own first heading (`section_title`, and the head of every chunk's `section_path`,
+unless the chapter's own heading already says it). Pictures are `image` pieces (as stored when
+PNG, JPEG, GIF or WebP, else converted to PNG, as the `pptx` chunker does). If the blocks ever
+disagree with the page text (another reader won the page) the page is declined.
+"""
+
+from typing import Any
+
+from indx_interfaces import ChunkPiece, PageChunks, PageOutput
+
+from indx_assets.pipeline.chunkers.base import StructuredProvider, StructuredTextChunker, page_pieces
+from indx_assets.pipeline.readers.epub import EPUB
+
+
+def _titled(piece: ChunkPiece, title: str) -> ChunkPiece:
+    """`piece` with the chapter's navigation title as the head of its section path."""
+    from dataclasses import replace
+
+    metadata: dict[str, Any] = dict(piece.metadata)
+    path = list(metadata.get("section_path") or [])
+    if not path or path[0] != title:
+        metadata["section_path"] = [title, *path]
+    metadata.setdefault("section_title", title)
+    metadata["chapter_title"] = title
+    return replace(piece, metadata=metadata)
+
+
+class EpubChunker(StructuredTextChunker):
+    media_types = frozenset({EPUB})
+    reads_parsed = True
+
+    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...],
+              parsed: object = None) -> tuple[PageChunks, ...]:
+        """The port's `chunk`; `parsed` is the EPUB reader's `Book` of these bytes, if at hand."""
+        if media_type not in self.media_types:
+            return ()
+        from indx_assets.pipeline.chunkers.html import html_elements
+        from indx_assets.pipeline.chunkers.pptx import picture_bytes
+        from indx_assets.pipeline.readers.epub import Book, load_book
+        from indx_assets.pipeline.readers.ooxml_guard import PackageRefused
+
+        try:
+            book = parsed if isinstance(parsed, Book) else load_book(content)
+        except PackageRefused:
+            return ()
+        claims = []
+        for output in outputs:
+            if not 1 <= output.page <= len(book.chapters) or not output.readable:
+                continue
+            chapter = book.chapters[output.page - 1]
+            if chapter.text != output.text:
+                continue  # another reader's text: offsets would not point into it
+            pieces: list[ChunkPiece] = []
+            elements = html_elements(chapter.html, chapter.text) if chapter.text else []
+            if elements:
+                pieces += page_pieces(chapter.text, elements, self.settings)
+            if chapter.title:
+                pieces = [_titled(p, chapter.title) for p in pieces]
+            for number, (blob, alt) in enumerate(chapter.images, start=1):
+                converted = picture_bytes(blob, f"{chapter.path} picture {number}")
+                if converted is None:
+                    continue
+                data, fmt, source = converted
+                meta = {"image_format": fmt, **({"converted_from": source} if source else {}),
+                        **({"alt_text": alt} if alt else {}),
+                        **({"chapter_title": chapter.title} if chapter.title else {})}
+                pieces.append(ChunkPiece(image=data, chunk_type="image", bbox_reason="no_geometry", metadata=meta))
+            if pieces:
+                claims.append(PageChunks(output.page, tuple(pieces)))
+        return tuple(claims)
+
+
+class EpubProvider(StructuredProvider):
+    """The `epub` entry point; options as for the `markdown` and `html` chunkers (`ChunkerSettings`)."""
+
+    chunker_class = EpubChunker
