@@ -97,6 +97,9 @@ READERS: dict[str, str] = {
     "image/webp": "indx_assets.pipeline.readers.image:read_webp",
     "message/rfc822": "indx_assets.pipeline.readers.mail:read_eml",
     "application/epub+zip": "indx_assets.pipeline.readers.epub:read_epub",
+    "application/vnd.oasis.opendocument.text": "indx_assets.pipeline.readers.odf:read_odt",
+    "application/vnd.oasis.opendocument.spreadsheet": "indx_assets.pipeline.readers.odf:read_ods",
+    "application/vnd.oasis.opendocument.presentation": "indx_assets.pipeline.readers.odf:read_odp",
 }
 
 

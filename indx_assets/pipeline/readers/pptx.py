@@ -387,12 +387,8 @@ def load_deck(content: bytes) -> Deck:
     return _build_deck(content)
 
 
-def read_pptx(content: bytes, config: ReaderConfig) -> DocumentRead:
-    """One page per slide, in slide order; refused packages become a document status."""
-    try:
-        deck = load_deck(content)
-    except PackageRefused as exc:
-        return DocumentRead.failure(PPTX, exc.status, exc.reason)
+def deck_pages(deck: Deck) -> tuple[PageOutput, ...]:
+    """One page per slide, in slide order (the OpenDocument reader lays out its decks alike)."""
     pages = []
     for slide in deck.slides:
         metadata: dict[str, Any] = {"hidden": slide.hidden}
@@ -405,9 +401,18 @@ def read_pptx(content: bytes, config: ReaderConfig) -> DocumentRead:
             continue
         status = "ok" if slide.text.strip() else "empty"
         pages.append(PageOutput(slide.number, slide.text, status, READER, metadata=metadata))
+    return tuple(pages)
+
+
+def read_pptx(content: bytes, config: ReaderConfig) -> DocumentRead:
+    """One page per slide, in slide order; refused packages become a document status."""
+    try:
+        deck = load_deck(content)
+    except PackageRefused as exc:
+        return DocumentRead.failure(PPTX, exc.status, exc.reason)
     return DocumentRead.from_pages(
         PPTX,
-        tuple(pages),
+        deck_pages(deck),
         slide_width=deck.width,
         slide_height=deck.height,
         hidden_slides=[s.number for s in deck.slides if s.hidden],

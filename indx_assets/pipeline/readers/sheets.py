@@ -227,6 +227,11 @@ def _pages(sheets: tuple[Sheet, ...]) -> tuple[PageOutput, ...]:
     return tuple(pages)
 
 
+def sheet_pages(sheets: tuple[Sheet, ...]) -> tuple[PageOutput, ...]:
+    """One page per sheet, as the spreadsheet readers make them (the OpenDocument reader's too)."""
+    return _pages(sheets)
+
+
 def read_xlsx(content: bytes, config: ReaderConfig) -> DocumentRead:
     """One page per sheet; refused packages become a document status."""
     try:
