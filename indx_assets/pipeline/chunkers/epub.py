@@ -41,7 +41,7 @@ class EpubChunker(StructuredTextChunker):
         if media_type not in self.media_types:
             return ()
         from indx_assets.pipeline.chunkers.html import html_elements
-        from indx_assets.pipeline.chunkers.pptx import picture_bytes
+        from indx_assets.pipeline.chunkers.pptx import picture_piece
         from indx_assets.pipeline.readers.epub import Book, load_book
         from indx_assets.pipeline.readers.ooxml_guard import PackageRefused
 
@@ -63,14 +63,10 @@ class EpubChunker(StructuredTextChunker):
             if chapter.title:
                 pieces = [_titled(p, chapter.title) for p in pieces]
             for number, (blob, alt) in enumerate(chapter.images, start=1):
-                converted = picture_bytes(blob, f"{chapter.path} picture {number}")
-                if converted is None:
-                    continue
-                data, fmt, source = converted
-                meta = {"image_format": fmt, **({"converted_from": source} if source else {}),
-                        **({"alt_text": alt} if alt else {}),
-                        **({"chapter_title": chapter.title} if chapter.title else {})}
-                pieces.append(ChunkPiece(image=data, chunk_type="image", bbox_reason="no_geometry", metadata=meta))
+                title = {"chapter_title": chapter.title} if chapter.title else {}
+                picture = picture_piece(blob, f"{chapter.path} picture {number}", alt, **title)
+                if picture is not None:
+                    pieces.append(picture)
             if pieces:
                 claims.append(PageChunks(output.page, tuple(pieces)))
         return tuple(claims)

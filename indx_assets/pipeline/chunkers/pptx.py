@@ -120,6 +120,19 @@ def picture_bytes(blob: bytes, name: str) -> tuple[bytes, str, str | None] | Non
         return None
 
 
+def picture_piece(blob: bytes, name: str, alt_text: str = "", **metadata: Any) -> ChunkPiece | None:
+    """An `image` piece without a box for a document's picture (`picture_bytes`: as stored or
+    converted to PNG), its format, source format and alt text in the metadata; None when the
+    picture cannot be decoded."""
+    converted = picture_bytes(blob, name)
+    if converted is None:
+        return None
+    data, fmt, source = converted
+    meta = {"image_format": fmt, **({"converted_from": source} if source else {}),
+            **({"alt_text": alt_text} if alt_text else {}), **metadata}
+    return ChunkPiece(image=data, chunk_type="image", bbox_reason="no_geometry", metadata=meta)
+
+
 def split_shape_text(text: str, max_characters: int) -> list[tuple[str, int | None]]:
     """`text` as parts no longer than `max_characters`, each with its offset in `text` (or None).
 
