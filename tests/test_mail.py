@@ -111,13 +111,17 @@ def test_every_word_of_the_mail_and_its_attachments_is_in_its_chunks() -> None:
 
 
 def test_stored_pages_chunk_alike_without_the_readers_parse() -> None:
-    """Pages rebuilt from storage come without the reader's parsed form: the chain takes the
-    message apart again and cuts every attachment the same."""
+    """Pages rebuilt from storage (the `page_outputs` table) come without the reader's parsed
+    form: the chain takes the message apart again and cuts every attachment the same."""
+    from indx_assets.pipeline.schema import pages_table, read_from_pages
+
     content = fx.with_attachments()
     read = read_document(content, EML, ReaderConfig())
     chain = load_chain(ChainConfig())
     fresh = run_chain(chain, content, EML, read.pages, read.parsed)
-    rebuilt = run_chain(chain, content, EML, read.pages, None)
+    stored = read_from_pages(pages_table("mail.eml", read))
+    assert stored.pages == read.pages and stored.metadata["attachments"] == read.metadata["attachments"]
+    rebuilt = run_chain(chain, content, EML, stored.pages, None)
     assert rebuilt == fresh and len(fresh.chunks) == 8
 
 
