@@ -193,7 +193,6 @@ def read_epub(content: bytes, config: ReaderConfig) -> DocumentRead:
         if chapter.error:
             pages.append(PageOutput(number, "", "failed", READER, reason=chapter.error, metadata=metadata))
         else:
-            status = "ok" if chapter.text else "empty"
-            pages.append(PageOutput(number, chapter.text, status, READER, metadata=metadata))
+            pages.append(PageOutput(number, chapter.text, "ok" if chapter.text else "empty", READER, metadata=metadata))
     read = DocumentRead.from_pages(EPUB, tuple(pages), **({"title": book.title} if book.title else {}))
     return read.with_parsed(book)

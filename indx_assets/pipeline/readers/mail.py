@@ -73,7 +73,8 @@ def _parse(content: bytes) -> EmailMessage:
         message = BytesParser(policy=policy.default).parsebytes(content)
     except Exception as exc:  # the parser is lenient; whatever it still raises is the file's fault
         raise MailRefused(f"not a readable e-mail: {type(exc).__name__}: {exc}") from exc
-    assert isinstance(message, EmailMessage)
+    if not isinstance(message, EmailMessage):  # policy.default always builds one; a guard for mypy
+        raise MailRefused("not a readable e-mail")
     return message
 
 
@@ -113,10 +114,11 @@ def _leaves(message: EmailMessage) -> list[tuple[EmailMessage, int | None]]:
         seen += 1
         if seen > MAX_PARTS:
             raise MailRefused(f"refused (MIME bomb?): more than {MAX_PARTS:,} MIME parts")
-        if part.get_content_maintype() == "multipart" and isinstance(part.get_payload(), list):
+        children = part.get_payload()
+        if part.get_content_maintype() == "multipart" and isinstance(children, list):
             if part.get_content_subtype() == "alternative":
                 alternative = id(part)
-            stack.extend((child, alternative) for child in reversed(part.get_payload()))
+            stack.extend((child, alternative) for child in reversed(children) if isinstance(child, EmailMessage))
         else:
             leaves.append((part, alternative))
     return leaves
@@ -163,10 +165,11 @@ def _split(content: bytes) -> _Split:
     siblings: int | None = None
     if isinstance(body_part, EmailMessage):
         text = _text_of(body_part)
-        data = text.encode("utf-8") if text is not None else body_part.get_payload(decode=True) or b""
+        raw = body_part.get_payload(decode=True)
+        data = text.encode("utf-8") if text is not None else raw if isinstance(raw, bytes) else b""
         body = Part(0, None, "text/html" if body_part.get_content_subtype() == "html" else "text/plain", data)
         siblings = next((alt for leaf, alt in leaves if leaf is body_part), None)
-    attachments = []
+    attachments: list[Part] = []
     for leaf, alternative in leaves:
         if leaf is body_part:
             continue

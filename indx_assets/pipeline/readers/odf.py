@@ -125,7 +125,7 @@ class _Package:
 
     def style_chain(self, name: str | None) -> list[dict[str, str]]:
         """The style `name` and its ancestors (at most 20: a loop is the file's, not ours)."""
-        chain = []
+        chain: list[dict[str, str]] = []
         while name and name in self.style_props and len(chain) < 20:
             attrs = self.style_props[name]
             chain.append({**attrs, "name": name})
@@ -328,7 +328,9 @@ def _furniture(package: _Package) -> tuple[str, str]:
 
 def _laid_out(blocks: list[WordBlock]) -> tuple[tuple[WordBlock, ...], str]:
     """The blocks with their offsets in the page text (texts joined by `BLOCK_SEPARATOR`)."""
-    placed, texts, offset = [], [], 0
+    placed: list[WordBlock] = []
+    texts: list[str] = []
+    offset = 0
     for block in blocks:
         if block.kind == "image":
             placed.append(replace(block, start=offset, end=offset))
