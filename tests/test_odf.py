@@ -153,6 +153,7 @@ def test_the_deck_converted_by_libreoffice_reads_as_the_pptx_does(tmp_path: Path
     ours, theirs = _document(odp, "deck.odp"), _document(deck, "deck.pptx")
     shape = [(c.page, c.locator, c.chunk_type, c.content, c.bbox_reason) for c in theirs.chunks]
     assert [(c.page, c.locator, c.chunk_type, c.content, c.bbox_reason) for c in ours.chunks] == shape
+    _fidelity_passes(odp, ODP, "deck.odp")
 
 
 @pytest.mark.parametrize(
