@@ -22,7 +22,7 @@ from upath import UPath
 
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.fidelity import DocumentFidelity, measure
-from indx_assets.pipeline.schema import FIDELITY_KEY, chunks_from_table
+from indx_assets.pipeline.schema import FIDELITY_KEY, chunks_from_table, text_files
 from indx_assets.wiring.assets import stages
 from indx_assets.wiring.resources.storage import FILE_NAME, StorageResource
 
@@ -180,7 +180,9 @@ def stored_fidelity(storage_root: str, sources: Sequence[str] | None = None) -> 
     storage = StorageResource(root=storage_root)
     for fragment in sorted(page_data.get_fragments(filter=_of_sources(sources)), key=lambda f: f.path):
         source_id = ds.get_partition_keys(fragment.partition_expression)["source"]
-        pages = [PageOutput(page=r["page"], text=r["text"], status=r["status"])
+        beside = text_files(fragment.physical_schema)  # long texts are stored beside the rows
+        pages = [PageOutput(page=r["page"], status=r["status"], text=r["text"] if r["page"] not in beside
+                            else storage.read_text(stages.PAGE_OUTPUTS, source_id, beside[r["page"]]))
                  for r in fragment.to_table(columns=["page", "text", "status"]).to_pylist()]
         try:
             chunks = chunks_from_table(storage.read(stages.CHUNK_MAP, source_id))

@@ -10,7 +10,7 @@ import base64
 import codecs
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -70,13 +70,31 @@ def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def pages_table(source_id: str, read: DocumentRead) -> pa.Table:
-    """The page outputs of one document; the document's own status rides in schema metadata."""
+#: A page's text longer than this many characters is stored beside its `PAGES` row, not in it
+#: (`pages_table`'s `text_files`): Arrow and Parquet would hold two to three copies of it
+#: at once while the row is built and written.
+LONG_TEXT = 1 << 20
+#: The schema metadata naming the files that hold long pages' texts: JSON {page: file name}.
+TEXT_FILES_KEY = b"indx.text_files"
+
+
+def long_texts(read: DocumentRead) -> dict[int, str]:
+    """The texts of `read`'s pages longer than `LONG_TEXT`, by page number."""
+    return {p.page: p.text for p in read.pages if len(p.text) > LONG_TEXT}
+
+
+def pages_table(source_id: str, read: DocumentRead, text_files: Mapping[int, str] | None = None) -> pa.Table:
+    """The page outputs of one document; the document's own status rides in schema metadata.
+
+    `text_files`: page number -> the name of the file its text is stored in beside the row
+    (see `LONG_TEXT`); such a page's row has null text, and the names ride in the schema
+    metadata under `TEXT_FILES_KEY`."""
+    text_files = text_files or {}
     rows = [
         {
             "source_id": source_id,
             "page": p.page,
-            "text": p.text,
+            "text": None if p.page in text_files else p.text,
             "status": p.status,
             "reader": p.reader,
             "reason": p.reason,
@@ -88,17 +106,29 @@ def pages_table(source_id: str, read: DocumentRead) -> pa.Table:
         for p in read.pages
     ]
     document = {"media_type": read.media_type, "status": read.status, "reason": read.reason, "metadata": read.metadata}
-    schema = PAGES.with_metadata({"indx.document": _json(document)})
-    return pa.Table.from_pylist(rows, schema=schema)
+    metadata = {"indx.document": _json(document)}
+    if text_files:
+        metadata[TEXT_FILES_KEY.decode()] = _json({str(page): name for page, name in text_files.items()})
+    return pa.Table.from_pylist(rows, schema=PAGES.with_metadata(metadata))
 
 
-def read_from_pages(table: pa.Table) -> DocumentRead:
-    """The inverse of `pages_table`."""
+def text_files(schema: pa.Schema) -> dict[int, str]:
+    """Page number -> the file holding its text beside the row, of a `pages_table`'s schema."""
+    named = (schema.metadata or {}).get(TEXT_FILES_KEY)
+    return {int(page): name for page, name in json.loads(named).items()} if named else {}
+
+
+def read_from_pages(table: pa.Table, read_text: Callable[[str], str] | None = None) -> DocumentRead:
+    """The inverse of `pages_table`; `read_text` reads a text stored beside the row by its
+    file's name (required when the table names any, see `text_files`)."""
     document = json.loads(table.schema.metadata[b"indx.document"])
+    beside = text_files(table.schema)
+    if beside and read_text is None:
+        raise ValueError("these page outputs keep long texts beside their rows: read_from_pages needs read_text")
     pages = tuple(
         PageOutput(
             page=row["page"],
-            text=row["text"],
+            text=read_text(beside[row["page"]]) if row["page"] in beside and read_text else row["text"],
             status=row["status"],
             reader=row["reader"],
             reason=row["reason"],
@@ -167,13 +197,16 @@ def chunks_from_table(table: pa.Table) -> tuple[DocumentChunk, ...]:
 _PIECE = 1 << 20
 
 
-def digest(table: pa.Table) -> str:
+def digest(table: pa.Table, beside: Mapping[int, str] | None = None) -> str:
     """A content hash of a table's rows (and the document record in its schema metadata).
 
     Hashing values rather than file bytes keeps it independent of Parquet writer details. The
     bytes hashed are each row as sorted-key JSON (bytes as base64) and a newline; a long text
     value is escaped and hashed in pieces straight from its Arrow buffer, so a page of 256 MiB
     costs no copy of itself (JSON escapes character by character: the pieces hash as the whole).
+    `beside`: page number -> text of the pages whose text is stored beside the row
+    (`pages_table`'s `text_files`), hashed as the row's `text`, so where a text is kept does
+    not move the hash.
     """
     h = hashlib.sha256()
     h.update((table.schema.metadata or {}).get(b"indx.document", b""))
@@ -182,17 +215,29 @@ def digest(table: pa.Table) -> str:
     for batch in table.to_batches(max_chunksize=256):
         columns = [batch.column(name) for name in names]
         small = [None if _long_text(c) else c.to_pylist() for c in columns]
+        pages = batch.column("page").to_pylist() if beside else []
         for i in range(batch.num_rows):
+            kept = beside.get(pages[i]) if beside else None
             h.update(b"{")
-            for j, (key, column, values) in enumerate(zip(keys, columns, small, strict=True)):
+            for j, (name, key, column, values) in enumerate(zip(names, keys, columns, small, strict=True)):
                 h.update(b", " + key if j else key)
-                if values is None:
+                if kept is not None and name == "text":
+                    _hash_str(h, kept)
+                elif values is None:
                     _hash_text(h, column, i)
                 else:
                     value = values[i]
                     h.update(_json(base64.b64encode(value).decode() if isinstance(value, bytes) else value).encode())
             h.update(b"}\n")
     return h.hexdigest()
+
+
+def _hash_str(h: "hashlib._Hash", text: str) -> None:
+    """`h.update(_json(text).encode())`, in pieces of `_PIECE` characters (no copy of the text)."""
+    h.update(b'"')
+    for at in range(0, len(text), _PIECE):
+        h.update(_json(text[at:at + _PIECE])[1:-1].encode())
+    h.update(b'"')
 
 
 def _long_text(column: pa.Array) -> bool:

@@ -32,6 +32,7 @@ from indx_assets.pipeline.schema import (
     chunks_table,
     combine_digests,
     digest,
+    long_texts,
     pages_table,
     read_from_pages,
     with_fidelity,
@@ -132,10 +133,20 @@ def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -
     if read.reason:
         metadata["reason"] = read.reason
     parsed = read.parsed
-    table = pages_table(source_id, read)
-    del read  # the table holds the pages' text now: a second copy of it would be held through the write
-    storage.write(PAGE_OUTPUTS, source_id, table)
-    return StageOutput(digest(table), metadata), parsed
+    long = long_texts(read)  # stored beside the row: in it, Arrow and Parquet would copy them twice over
+    files = {page: storage.write_text(PAGE_OUTPUTS, source_id, text) for page, text in long.items()}
+    table = pages_table(source_id, read, files)
+    del read
+    version = digest(table, long)
+    del long
+    storage.write(PAGE_OUTPUTS, source_id, table, beside=files.values())
+    return StageOutput(version, metadata), parsed
+
+
+def stored_pages(source_id: str, storage: StorageResource) -> DocumentRead:
+    """The stored page outputs of a source, long texts read from beside their rows."""
+    return read_from_pages(storage.read(PAGE_OUTPUTS, source_id),
+                           lambda name: storage.read_text(PAGE_OUTPUTS, source_id, name))
 
 
 def encode_stored(source_id: str, storage: StorageResource, chain: Chain, parsed: object = None) -> tuple[bytes, Encoded]:
@@ -143,7 +154,7 @@ def encode_stored(source_id: str, storage: StorageResource, chain: Chain, parsed
     source itself); returns the source's bytes with the result. `parsed` is the reader's
     parsed form of the source when it was read just now (`read_pages`), handed to the chain."""
     content, media_type = _source(source_id, storage)
-    read = read_from_pages(storage.read(PAGE_OUTPUTS, source_id))
+    read = stored_pages(source_id, storage)
     chunk_map = run_chain(chain, content, media_type, read.pages, parsed) if read.pages else ChunkMap((), ())
     return content, Encoded(source_id, read, chunk_map, chain)
 

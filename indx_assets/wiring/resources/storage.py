@@ -2,13 +2,15 @@
 
 Layout (hive-style, one file per source): `{root}/{asset}/source={quoted source_id}/part-0.parquet`.
 Query it directly: `pyarrow.dataset.dataset(f"{root}/chunk_map", partitioning="hive")`.
-A source's raw bytes sit beside its `source_documents` row as `content.bin`, copied in steps:
-Parquet builds a whole value in memory two to three times over while writing it, so a 256 MiB
-file cost 1.3 GB to store as a Parquet value.
+A source's raw bytes sit beside its `source_documents` row as `content.bin`, and a long text
+(a page's, `write_text`) beside its row as `text-{sha256}.txt`, both written in steps: Parquet
+builds a whole value in memory two to three times over while writing it, so a 256 MiB file cost
+1.3 GB to store as a Parquet value.
 """
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Collection, Iterable
 from urllib.parse import quote
 from uuid import uuid4
 
@@ -21,6 +23,8 @@ from upath import UPath
 
 FILE_NAME = "part-0.parquet"
 BLOB_NAME = "content.bin"
+#: Texts stored beside a row (`write_text`) are named `text-{sha256}.txt`; the one being written, `text-.partial`.
+TEXT_PREFIX = "text-"
 _COPY_STEP = 1 << 20
 
 
@@ -31,6 +35,23 @@ def sha256_file(path: UPath) -> str:
         for block in iter(lambda: f.read(_COPY_STEP), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def _write_steps(partial: UPath, blocks: Iterable[bytes]) -> tuple[str, int]:
+    """Write `blocks` one after another to the temporary file `partial` (the caller renames it
+    into place once whole, so a reader never sees half a file); returns the sha256 and size of
+    what was written. Memory stays that of one block whatever the size."""
+    digest, size = hashlib.sha256(), 0
+    try:
+        with partial.open("wb") as dst:
+            for block in blocks:
+                digest.update(block)
+                size += len(block)
+                dst.write(block)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return digest.hexdigest(), size
 
 
 #: A column holding a value longer than this is written without a dictionary (see `_dictionary_columns`).
@@ -75,11 +96,14 @@ class StorageResource(dg.ConfigurableResource):
     def path(self, asset: str, source_id: str) -> UPath:
         return UPath(self.root) / asset / f"source={quote(source_id, safe='')}" / FILE_NAME
 
-    def write(self, asset: str, source_id: str, table: pa.Table) -> str:
+    def write(self, asset: str, source_id: str, table: pa.Table, beside: Collection[str] = ()) -> str:
         """Write atomically where the filesystem allows: a reader never sees half a file.
 
         The temporary file's name is unique to this write, so two writers of one source (two
-        processes, or a retried run beside its predecessor) never rename each other's file."""
+        processes, or a retried run beside its predecessor) never rename each other's file.
+        `beside`: the names of the texts stored beside the row (`write_text`) that it refers
+        to; once the row is in place every other text beside it is removed (an earlier row's,
+        or one a write killed before its row was in place left behind)."""
         path = self.path(asset, source_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f"{FILE_NAME}.{uuid4().hex}.partial")
@@ -96,8 +120,15 @@ class StorageResource(dg.ConfigurableResource):
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
+        self._remove_texts(path.parent, keep=beside)
         self._remember(asset, source_id, table)
         return str(path)
+
+    @staticmethod
+    def _remove_texts(folder: UPath, keep: Collection[str] = ()) -> None:
+        for file in folder.iterdir():
+            if file.name.startswith(TEXT_PREFIX) and file.name not in keep:
+                file.unlink(missing_ok=True)
 
     def _remember(self, asset: str, source_id: str, table: pa.Table) -> None:
         if self._written is None:
@@ -120,14 +151,30 @@ class StorageResource(dg.ConfigurableResource):
         path = self.path(asset, source_id).with_name(BLOB_NAME)
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(BLOB_NAME + ".partial")
-        digest, size = hashlib.sha256(), 0
-        with source.open("rb") as src, partial.open("wb") as dst:
-            for block in iter(lambda: src.read(_COPY_STEP), b""):
-                digest.update(block)
-                size += len(block)
-                dst.write(block)
+        with source.open("rb") as src:
+            sha, size = _write_steps(partial, iter(lambda: src.read(_COPY_STEP), b""))
         partial.rename(path)
-        return digest.hexdigest(), size
+        return sha, size
+
+    def write_text(self, asset: str, source_id: str, text: str) -> str:
+        """Store `text` (as UTF-8) beside the row of (asset, source), encoded and written in steps
+        of 1 MiB characters, so it costs no copy of itself; returns the file's name, which
+        the row written next names (`write`'s `beside`). The name is the text's sha256: a
+        re-written row naming the same text names the same file, and a text no row names is
+        removed when the row is written."""
+        folder = self.path(asset, source_id).parent
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = folder / f"{TEXT_PREFIX}.partial"
+        steps = (text[at:at + _COPY_STEP].encode() for at in range(0, len(text), _COPY_STEP))
+        sha, _ = _write_steps(partial, steps)
+        name = f"{TEXT_PREFIX}{sha}.txt"
+        partial.rename(folder / name)
+        return name
+
+    def read_text(self, asset: str, source_id: str, name: str) -> str:
+        """A text stored beside the row of (asset, source) by `write_text`."""
+        with (self.path(asset, source_id).parent / name).open("rb") as f:
+            return f.read().decode("utf-8")
 
     def read_blob(self, asset: str, source_id: str, limit: int = -1) -> bytes:
         """The blob of (asset, source), or its first `limit` bytes."""
@@ -152,6 +199,8 @@ class StorageResource(dg.ConfigurableResource):
         blob = path.with_name(BLOB_NAME)
         if blob.exists():
             blob.unlink()
+        if path.parent.exists():
+            self._remove_texts(path.parent)
         if not path.exists():
             return False
         path.unlink()
