@@ -8,6 +8,7 @@ document nested too deep to parse in reasonable time (`MAX_BLOCK_DEPTH`) is refu
 is `failed`, with the reason.
 """
 
+import codecs
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -16,7 +17,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
-from indx_assets.pipeline.readers.text import NotText, decode_text
+from indx_assets.pipeline.readers.text import DecodedText, NotText, decode_text
 
 BLOCK_SEPARATOR = "\n\n"
 
@@ -35,6 +36,9 @@ _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _BREAK_BEFORE = re.compile(r"(?:page-)?break-before\s*:\s*(?:always|page|left|right)", re.I)
 _BREAK_AFTER = re.compile(r"(?:page-)?break-after\s*:\s*(?:always|page|left|right)", re.I)
 _SPACE = re.compile(r"\s+")
+_NOT_SPACE = re.compile(r"\S")
+#: A text longer than this is collapsed a window at a time (see `_collapse`).
+_WINDOW = 1 << 20
 
 #: Block elements nested deeper than this are refused. Each block start tag makes the parser
 #: search the stack of open elements (for a `p` to close) down to the nearest table cell or
@@ -74,13 +78,47 @@ def block_depth(html: str) -> int:
     return deepest
 
 
-def parse_html(html: str) -> LexborHTMLParser:
-    """The parsed document; `HtmlTooDeep` for nesting that would make parsing take quadratic time."""
+def parse_html(html: str | bytes) -> LexborHTMLParser:
+    """The parsed document, from its text or its UTF-8 bytes (what the parser reads: a text is
+    encoded to them first); `HtmlTooDeep` for nesting that would make parsing take quadratic time."""
     # with no more tags than the limit, nothing can nest past it: skip the scan
-    if html.count("<") > MAX_BLOCK_DEPTH and (depth := block_depth(html)) > MAX_BLOCK_DEPTH:
+    tags = html.count("<" if isinstance(html, str) else b"<")
+    if tags > MAX_BLOCK_DEPTH and (depth := block_depth(html if isinstance(html, str) else html.decode())) > MAX_BLOCK_DEPTH:
         raise HtmlTooDeep(f"the HTML nests block elements {depth:,} deep (at most {MAX_BLOCK_DEPTH:,} are read): "
                           "parsing it would take time growing with the square of that depth")
     return LexborHTMLParser(html)
+
+
+def utf8_source(content: bytes, decoded: DecodedText) -> bytes:
+    """The document as the UTF-8 bytes the parser reads (`LexborHTMLParser` encodes a text to
+    them): `content` itself when it is that already (UTF-8 without a byte-order mark), so a
+    large page is not held as bytes, text and bytes again while it is parsed."""
+    if decoded.encoding == "utf-8" and not content.startswith(codecs.BOM_UTF8):
+        return content
+    return decoded.text.encode("utf-8", errors="ignore")  # as the parser encodes a text
+
+
+def _collapse(text: str) -> str:
+    """`_SPACE.sub(" ", text).strip()`: whitespace runs made one space, none at the ends.
+
+    A long text is collapsed a window at a time, each window ending before a non-space
+    character (so no run spans two): re.sub holds a string per match until it joins them, so
+    one text node of 64 MiB of words cost 14x its size collapsed whole."""
+    if len(text) <= _WINDOW:
+        return _SPACE.sub(" ", text).strip()
+    first = _NOT_SPACE.search(text)
+    if first is None:
+        return ""
+    end = len(text)
+    while text[end - 1].isspace():  # `\s` is `str.isspace`
+        end -= 1
+    out, at = "", first.start()
+    while at < end:
+        cut = _NOT_SPACE.search(text, min(at + _WINDOW, end), end)
+        stop = cut.start() if cut else end
+        out += _SPACE.sub(" ", text[at:stop])  # grows in place: CPython extends a string only this name holds
+        at = stop
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +216,10 @@ class _Walker:
         self.inline: list[str] = []
 
     def flush(self, kind: str = "text", level: int = 0) -> None:
-        text = _SPACE.sub(" ", "".join(self.inline)).strip()
+        joined = "".join(self.inline)
         self.inline.clear()
+        text = _collapse(joined)
+        del joined
         if text:
             self.blocks.append(HtmlBlock(kind, text, level))
 
@@ -237,14 +277,16 @@ class _Walker:
                 stack.extend(reversed(list(_children(item))))
 
 
-def html_blocks(html: str) -> tuple[HtmlBlock, ...]:
-    """The visible blocks of an HTML document, in document order (`HtmlTooDeep`: see `parse_html`)."""
+def html_blocks(html: str | bytes) -> tuple[HtmlBlock, ...]:
+    """The visible blocks of an HTML document (its text or UTF-8 bytes, see `parse_html`), in
+    document order (`HtmlTooDeep`: see `parse_html`)."""
     tree = parse_html(html)
     root = tree.body or tree.root
     if root is None:
         return ()
     walker = _Walker()
     walker.walk(root)
+    del tree, root  # the parser's tree is let go before the last block's text is collapsed
     if any(block.ends_page for block in walker.blocks):
         walker.end_page()  # a document set in printed pages ends one where it ends
     walker.flush()
@@ -259,13 +301,26 @@ def read_html(content: bytes, config: ReaderConfig) -> DocumentRead:
         decoded = decode_text(content)
     except NotText as exc:
         return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))
+    encoding, source = decoded.encoding, utf8_source(content, decoded)
+    del decoded  # parsed from its UTF-8 bytes: the decoded text is not held through the parse
     try:
-        blocks = html_blocks(decoded.text)
+        blocks = list(html_blocks(source))
     except HtmlTooDeep as exc:
         return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))
-    text = BLOCK_SEPARATOR.join(b.text for b in blocks)
+    del source
+    text = _joined(blocks)
     if not text:
         page = PageOutput(page=1, status="empty", reader="html", reason="no visible text")
     else:
         page = PageOutput(page=1, text=text, status="ok", reader="html")
-    return DocumentRead.from_pages(media_type, (page,), encoding=decoded.encoding)
+    return DocumentRead.from_pages(media_type, (page,), encoding=encoding)
+
+
+def _joined(blocks: list[HtmlBlock]) -> str:
+    """`BLOCK_SEPARATOR.join(b.text for b in blocks)`, emptying `blocks` as it goes: each
+    block's text is let go once it is in the page's (the join would hold both whole)."""
+    blocks.reverse()
+    text = blocks.pop().text if blocks else ""
+    while blocks:
+        text += BLOCK_SEPARATOR + blocks.pop().text  # grows in place, as in `_collapse`
+    return text
