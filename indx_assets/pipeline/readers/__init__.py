@@ -9,6 +9,7 @@ import importlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import BinaryIO
 
 from indx_assets.pipeline.chunker_port import PageOutput
 
@@ -103,12 +104,24 @@ READERS: dict[str, str] = {
 }
 
 
+#: media type -> "module:function" of a reader that reads a binary file in steps, for types
+#: whose reading needs no more than one pass (`read_document_file`): a large file is then
+#: never held whole beside what is read from it.
+FILE_READERS: dict[str, str] = {
+    "text/plain": "indx_assets.pipeline.readers.text:read_plain_file",
+    "text/markdown": "indx_assets.pipeline.readers.text:read_markdown_file",
+    "text/html": "indx_assets.pipeline.readers.html:read_html_file",
+}
+
+
+def _load(target: str) -> Callable[..., DocumentRead]:
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+
+
 def reader_for(media_type: str) -> Reader | None:
     target = READERS.get(media_type)
-    if target is None:
-        return None
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    return None if target is None else _load(target)
 
 
 def read_document(content: bytes, media_type: str, config: ReaderConfig | None = None) -> DocumentRead:
@@ -121,13 +134,27 @@ def read_document(content: bytes, media_type: str, config: ReaderConfig | None =
     reader = reader_for(media_type)
     if reader is None:
         return DocumentRead.failure(media_type, "unsupported", f"no reader for media type {media_type}")
-    try:
-        read = reader(content, config)
-    except Exception as exc:  # a reader defect must not take the run down
-        log.exception("reader for %s raised", media_type)
-        return DocumentRead.failure(media_type, "failed", f"reader error: {type(exc).__name__}: {exc}")
+    read = _guarded(reader, content, media_type, config)
     if any(page.status == "unreadable" for page in read.pages):
         from indx_assets.pipeline.readers.ocr import apply_ocr
 
         read = apply_ocr(read, content, config)
     return read
+
+
+def read_document_file(file: BinaryIO, media_type: str, config: ReaderConfig | None = None) -> DocumentRead:
+    """`read_document` of a binary file's bytes (read from where it stands). A type in
+    `FILE_READERS` is read from the file in steps; any other from its bytes read whole."""
+    target = FILE_READERS.get(media_type)
+    if target is None:
+        return read_document(file.read(), media_type, config)
+    return _guarded(_load(target), file, media_type, config or ReaderConfig())
+
+
+def _guarded(reader: Callable[..., DocumentRead], source: object, media_type: str, config: ReaderConfig) -> DocumentRead:
+    """The reader's read of `source`; a reader's own crash becomes `failed`."""
+    try:
+        return reader(source, config)
+    except Exception as exc:  # a reader defect must not take the run down
+        log.exception("reader for %s raised", media_type)
+        return DocumentRead.failure(media_type, "failed", f"reader error: {type(exc).__name__}: {exc}")

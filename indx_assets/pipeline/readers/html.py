@@ -9,8 +9,10 @@ is `failed`, with the reason.
 """
 
 import codecs
+import io
 import re
 from collections.abc import Iterator
+from typing import BinaryIO
 from dataclasses import dataclass, replace
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -86,7 +88,11 @@ def parse_html(html: str | bytes) -> LexborHTMLParser:
     if tags > MAX_BLOCK_DEPTH and (depth := block_depth(html if isinstance(html, str) else html.decode())) > MAX_BLOCK_DEPTH:
         raise HtmlTooDeep(f"the HTML nests block elements {depth:,} deep (at most {MAX_BLOCK_DEPTH:,} are read): "
                           "parsing it would take time growing with the square of that depth")
-    return LexborHTMLParser(html)
+    tree = LexborHTMLParser(html)
+    # The parser keeps the bytes it read, for `clone` alone (which nothing here calls): let
+    # them go, so a page is not held as its bytes beside its tree.
+    tree.raw_html = b""
+    return tree
 
 
 def utf8_source(content: bytes, decoded: DecodedText) -> bytes:
@@ -280,13 +286,19 @@ class _Walker:
 def html_blocks(html: str | bytes) -> tuple[HtmlBlock, ...]:
     """The visible blocks of an HTML document (its text or UTF-8 bytes, see `parse_html`), in
     document order (`HtmlTooDeep`: see `parse_html`)."""
-    tree = parse_html(html)
+    return _walk([parse_html(html)])
+
+
+def _walk(parsed: list[LexborHTMLParser]) -> tuple[HtmlBlock, ...]:
+    """The blocks of the one parsed document in `parsed`, taken out of it so that it is let
+    go once walked, before the last block's text is collapsed."""
+    tree = parsed.pop()
     root = tree.body or tree.root
     if root is None:
         return ()
     walker = _Walker()
     walker.walk(root)
-    del tree, root  # the parser's tree is let go before the last block's text is collapsed
+    del tree, root
     if any(block.ends_page for block in walker.blocks):
         walker.end_page()  # a document set in printed pages ends one where it ends
     walker.flush()
@@ -294,21 +306,28 @@ def html_blocks(html: str | bytes) -> tuple[HtmlBlock, ...]:
 
 
 def read_html(content: bytes, config: ReaderConfig) -> DocumentRead:
+    return read_html_file(io.BytesIO(content), config)
+
+
+def read_html_file(file: BinaryIO, config: ReaderConfig) -> DocumentRead:
+    """The page of an HTML file. Its bytes are let go once parsed, its tree once walked, and
+    its blocks as the page text is joined: a large page is never held twice over."""
     media_type = "text/html"
-    if not content.strip():
+    content = file.read()
+    if not content or content.isspace():  # what `not content.strip()` says, without a copy
         return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="empty", reader="html"),))
     try:
         decoded = decode_text(content)
     except NotText as exc:
         return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))
     encoding, source = decoded.encoding, utf8_source(content, decoded)
-    del decoded  # parsed from its UTF-8 bytes: the decoded text is not held through the parse
+    del decoded, content  # parsed from its UTF-8 bytes: the decoded text is not held through the parse
     try:
-        blocks = list(html_blocks(source))
+        parsed = [parse_html(source)]
     except HtmlTooDeep as exc:
         return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))
-    del source
-    text = _joined(blocks)
+    del source  # the parser holds its own copy
+    text = _joined(list(_walk(parsed)))
     if not text:
         page = PageOutput(page=1, status="empty", reader="html", reason="no visible text")
     else:

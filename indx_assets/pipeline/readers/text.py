@@ -1,8 +1,10 @@
 """Readers for plain text and Markdown: decode the bytes, split pages at form feeds."""
 
 import codecs
+import io
 import unicodedata
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
@@ -66,23 +68,48 @@ def _detect(content: bytes) -> tuple[str, str]:
     return str(best), best.encoding
 
 
+#: The head of a file looked at for a byte-order mark and NUL bytes.
+_HEAD = 65536
+#: A file is decoded this many bytes at a time (`decode_file`).
+_STEP = 1 << 20
+
+
 def decode_text(content: bytes) -> DecodedText:
     """Decode bytes to text: BOM first, then strict UTF-8, then charset detection.
 
     Raises `NotText` for binary content (NUL bytes, or a decoding full of control characters).
     """
+    return decode_file(io.BytesIO(content))
+
+
+def decode_file(file: BinaryIO) -> DecodedText:
+    """`decode_text` of a binary file's bytes, read from where it stands. UTF-8 (most text) is
+    decoded a step at a time into one growing string, so a large file costs about its text
+    and no copy of its bytes; a byte-order mark or another encoding reads the bytes whole."""
+    start = file.tell()
+    head = file.read(_HEAD)
     for bom, encoding in _BOMS:
-        if content.startswith(bom):
+        if head.startswith(bom):
+            file.seek(start)
+            content = file.read()
             try:
                 return DecodedText(content.decode(encoding), encoding.replace("-sig", ""))
             except UnicodeDecodeError as exc:
                 raise NotText(f"has a {encoding} byte-order mark but does not decode: {exc.reason}") from exc
-    if b"\x00" in content[:65536]:
+    if b"\x00" in head:
         raise NotText("contains NUL bytes: binary, not text")
+    decoder = codecs.getincrementaldecoder("utf-8")()
     try:
-        text, encoding = content.decode("utf-8"), "utf-8"
+        text = decoder.decode(head)
+        del head
+        for block in iter(lambda: file.read(_STEP), b""):
+            text += decoder.decode(block)  # grows in place: CPython extends a string only this name holds
+        text += decoder.decode(b"", final=True)
+        encoding = "utf-8"
     except UnicodeDecodeError:
-        text, encoding = _detect(content)
+        text = ""
+        file.seek(start)
+        text, encoding = _detect(file.read())
     if _control_share(text) > _MAX_CONTROL_SHARE:
         raise NotText(f"decodes as {encoding} only into control characters: binary, not text")
     return DecodedText(text, encoding)
@@ -98,11 +125,12 @@ def text_pages(text: str, reader: str) -> tuple[PageOutput, ...]:
     )
 
 
-def _read(content: bytes, media_type: str, reader: str) -> DocumentRead:
-    if not content:
+def _read(file: BinaryIO, media_type: str, reader: str) -> DocumentRead:
+    if not file.read(1):
         return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="empty", reader=reader, reason="empty file"),))
+    file.seek(-1, io.SEEK_CUR)
     try:
-        decoded = decode_text(content)
+        decoded = decode_file(file)
     except NotText as exc:
         failed = PageOutput(page=1, status="failed", reader=reader, reason=str(exc))
         return DocumentRead.from_pages(media_type, (failed,))
@@ -110,9 +138,19 @@ def _read(content: bytes, media_type: str, reader: str) -> DocumentRead:
 
 
 def read_plain(content: bytes, config: ReaderConfig) -> DocumentRead:
-    return _read(content, "text/plain", "text")
+    return _read(io.BytesIO(content), "text/plain", "text")
 
 
 def read_markdown(content: bytes, config: ReaderConfig) -> DocumentRead:
     """Markdown pages keep their source text, so chunkers can parse its structure with offsets."""
-    return _read(content, "text/markdown", "markdown")
+    return _read(io.BytesIO(content), "text/markdown", "markdown")
+
+
+def read_plain_file(file: BinaryIO, config: ReaderConfig) -> DocumentRead:
+    """`read_plain` of a file's bytes, decoded in steps (`decode_file`)."""
+    return _read(file, "text/plain", "text")
+
+
+def read_markdown_file(file: BinaryIO, config: ReaderConfig) -> DocumentRead:
+    """`read_markdown` of a file's bytes, decoded in steps (`decode_file`)."""
+    return _read(file, "text/markdown", "markdown")

@@ -5,6 +5,7 @@ returns the data version (a hash of what it wrote) and the metadata a person wan
 """
 
 import base64
+import io
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY, measure
 from indx_assets.pipeline.fidelity import summary as fidelity_summary
 from indx_assets.pipeline.media import detect_media_type
 from indx_assets.pipeline.read_and_chunk import Encoded, to_document
-from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, read_document
+from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, read_document_file
 from indx_assets.pipeline.readers.ooxml_guard import OLE_MAGIC
 from indx_assets.pipeline.readers.pdf import PREVIEW_DPI, PREVIEW_MAX_PAGES, PdfParse
 from indx_assets.pipeline.schema import (
@@ -118,12 +119,15 @@ def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -
     """Read the stored source's pages and store them; returns the stage's output and the
     reader's parsed form of the document (`DocumentRead.parsed`, None when there is none), for
     `cut_chunks` of this document only."""
-    row = _source_row(source_id, storage)
+    row = storage.read(SOURCE_DOCUMENTS, source_id).to_pylist()[0]
     media_type = row["media_type"]
     if row.get("refused"):
         read = DocumentRead.failure(media_type, row["refused"], row["reason"] or row["refused"])
-    else:
-        read = read_document(row.pop("content"), media_type, config)
+    elif row["content"] is not None:  # written before the bytes moved beside the row
+        read = read_document_file(io.BytesIO(row.pop("content")), media_type, config)
+    else:  # read from the file: a text is decoded in steps, never held beside its bytes
+        with storage.open_blob(SOURCE_DOCUMENTS, source_id) as file:
+            read = read_document_file(file, media_type, config)
     metadata: dict[str, Any] = {
         "status": read.status,
         "pages": len(read.pages),

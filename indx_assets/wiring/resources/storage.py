@@ -11,6 +11,7 @@ builds a whole value in memory two to three times over while writing it, so a 25
 import hashlib
 from collections import OrderedDict
 from collections.abc import Collection, Iterable
+from typing import BinaryIO
 from urllib.parse import quote
 from uuid import uuid4
 
@@ -178,8 +179,12 @@ class StorageResource(dg.ConfigurableResource):
 
     def read_blob(self, asset: str, source_id: str, limit: int = -1) -> bytes:
         """The blob of (asset, source), or its first `limit` bytes."""
-        with self.path(asset, source_id).with_name(BLOB_NAME).open("rb") as f:
+        with self.open_blob(asset, source_id) as f:
             return f.read(limit)
+
+    def open_blob(self, asset: str, source_id: str) -> BinaryIO:
+        """The blob of (asset, source), opened for reading (as a binary file)."""
+        return self.path(asset, source_id).with_name(BLOB_NAME).open("rb")  # type: ignore[no-any-return]
 
     def read(self, asset: str, source_id: str) -> pa.Table:
         if self._written is not None and (asset, source_id) in self._written:
