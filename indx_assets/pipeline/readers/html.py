@@ -84,7 +84,7 @@ def parse_html(html: str | bytes) -> LexborHTMLParser:
     """The parsed document, from its text or its UTF-8 bytes (what the parser reads: a text is
     encoded to them first); `HtmlTooDeep` for nesting that would make parsing take quadratic time."""
     # with no more tags than the limit, nothing can nest past it: skip the scan
-    tags = html.count("<" if isinstance(html, str) else b"<")
+    tags = html.count("<") if isinstance(html, str) else html.count(b"<")
     if tags > MAX_BLOCK_DEPTH and (depth := block_depth(html if isinstance(html, str) else html.decode())) > MAX_BLOCK_DEPTH:
         raise HtmlTooDeep(f"the HTML nests block elements {depth:,} deep (at most {MAX_BLOCK_DEPTH:,} are read): "
                           "parsing it would take time growing with the square of that depth")
