@@ -5,8 +5,9 @@ nothing is fetched at run time. Counts exclude the [CLS]/[SEP] special tokens, a
 the vocabulary cannot spell by its length (`UNKNOWN_CHARS_PER_TOKEN`).
 """
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
+from itertools import accumulate, repeat
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -63,17 +64,28 @@ class HFTokenCounter:
         half of what as many short ones do (an `Encoding` object per word, offsets and all),
         and the chunker meets tens of thousands of new words in a long PDF.
         """
-        starts, position = [], 0
-        for word in words:
-            starts.append(position)
-            position += len(word) + 1
+        starts = list(accumulate((len(word) + 1 for word in words), initial=0))
         encoding = self.tokenizer.encode(" ".join(words), add_special_tokens=False)
-        counts = [0] * len(words)
-        unknown = self.unknown
-        for token, (start, end) in zip(encoding.ids, encoding.offsets, strict=True):
-            # an unknown word costs one token per UNKNOWN_CHARS_PER_TOKEN characters, as in `_size`
-            counts[bisect_right(starts, start) - 1] += max(1, -(-(end - start) // UNKNOWN_CHARS_PER_TOKEN)) if token == unknown else 1
+        ids, offsets = encoding.ids, encoding.offsets
+        # a word's tokens are those starting in its stretch: bisect at the word starts (one
+        # search per word in C, not a Python step per token)
+        firsts = list(map(bisect_left, repeat([start for start, _ in offsets]), starts))
+        counts = [b - a for a, b in zip(firsts, firsts[1:])]
+        if self.unknown is not None and self.unknown in ids:
+            k = -1
+            while (k := _find(ids, self.unknown, k + 1)) >= 0:
+                start, end = offsets[k]
+                # an unknown word costs one token per UNKNOWN_CHARS_PER_TOKEN characters, as in `_size`
+                counts[bisect_right(starts, start) - 1] += max(0, -(-(end - start) // UNKNOWN_CHARS_PER_TOKEN) - 1)
         return counts
+
+
+def _find(items: list[int], value: int, start: int) -> int:
+    """The index of `value` in `items` from `start` on, or -1."""
+    try:
+        return items.index(value, start)
+    except ValueError:
+        return -1
 
 
 @lru_cache(maxsize=1)
