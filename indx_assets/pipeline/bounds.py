@@ -15,8 +15,10 @@ A refused source still gets its partition and a document status (`outside_root`,
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from upath import UPath
+if TYPE_CHECKING:  # imported where used: fsspec's import is a tenth of `indx chunk`'s start
+    from upath import UPath
 
 FOLLOW_SYMLINKS_ENV = "INDX_FOLLOW_SYMLINKS"
 MAX_FILE_MB_ENV = "INDX_MAX_FILE_MB"
@@ -66,17 +68,19 @@ class Bounds:
         )
 
 
-def is_local(path: UPath) -> bool:
+def is_local(path: "UPath") -> bool:
     """Whether `path` is on a local filesystem (object stores have no links)."""
     return getattr(path, "protocol", "") in ("", "file", "local")
 
 
-def link_refusal(path: UPath, root: str, policy: str) -> str | None:
+def link_refusal(path: "UPath", root: str, policy: str) -> str | None:
     """Why the file at `path`, found under `root`, must not be read through a link, or None.
 
     Under `inside` the file's real path must lie inside the root's real path, whatever links
     lead there; under `never` no link is followed. Object stores have no links.
     """
+    from upath import UPath
+
     if policy == "all" or not is_local(path):
         return None
     real, real_root = Path(os.path.realpath(path.path)), Path(os.path.realpath(UPath(root).path))

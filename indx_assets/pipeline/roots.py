@@ -15,7 +15,6 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from upath import UPath
 
 #: Longest label: ids stay readable, and well inside a partition key's length.
 MAX_LABEL_LENGTH = 64
@@ -58,6 +57,8 @@ class Root:
 
 
 def default_label(path: str) -> str:
+    from upath import UPath  # here, not at the top: fsspec's import is a tenth of `indx chunk`'s start
+
     return UPath(path).name
 
 
