@@ -347,9 +347,36 @@ class _SpanFinder:
     def __init__(self, text: str) -> None:
         self.text = text
         self.cursor = 0
-        self.previous_starts: list[int] = []
+        #: where the last span's words start (a list), or the span itself when they are its
+        #: every word (the list is then read off the page text when an overlap asks for it)
+        self._previous: list[int] | tuple[int, int] = []
         #: whether the last span holds every word of its chunk, so the slice can stand for it
         self.whole = True
+
+    @property
+    def previous_starts(self) -> list[int]:
+        """Where the words of the last span found start in the page text."""
+        if isinstance(self._previous, tuple):
+            self._previous = [m.start() for m in WORD.finditer(self.text, *self._previous)]
+        return self._previous
+
+    def _stretch(self, words: list[str], cursor: int, limit: int) -> tuple[int, int] | None:
+        """Where `words` stand in the page text from `cursor` on (ending by `limit`) with only
+        whitespace between them, found as the word-by-word search would find them; None when
+        they do not stand so. Most chunks are such a stretch with its whitespace collapsed:
+        two searches and one comparison in C then replace a search per word."""
+        find = self.text.find
+        start = find(words[0], cursor, limit)
+        if start < 0:
+            return None
+        # the last word starts no earlier than all the others and a separator after each
+        last = find(words[-1], start + sum(map(len, words)) - len(words[-1]) + len(words) - 1, limit)
+        if last < 0:
+            return None
+        end = last + len(words[-1])
+        # the stretch's words are the chunk's: the word-by-word search finds each where the
+        # stretch has it (only whitespace lies between one word's end and the next's start)
+        return (start, end) if WORD.findall(self.text, start, end) == words else None
 
     def span(self, chunk: Element) -> tuple[int, int] | None:
         md = chunk.metadata
@@ -360,26 +387,38 @@ class _SpanFinder:
         starts = [e.metadata.start for e in orig if e.metadata.start is not None]
         limit = max(ends) if ends else len(self.text)
         cursor = max(self.cursor, min(starts)) if starts and not md.is_continuation else self.cursor
-        found: list[int] = []
-        end = None
-        find = self.text.find
+        words = WORD.findall(body)
         self.whole = True
-        for word in WORD.findall(body):
+        stretch = self._stretch(words, cursor, limit) if words else None
+        found: list[int] | tuple[int, int]
+        if stretch is not None:
+            found, (start, end) = stretch, stretch
+        else:
+            found, end = self._search(words, cursor, limit)
+            if not found:
+                return None
+            start = found[0]
+        if md.overlap_prefix_len:
+            repeated = len(WORD.findall(chunk.text[: md.overlap_prefix_len]))
+            if 0 < repeated <= len(self.previous_starts):
+                start = self.previous_starts[-repeated]
+        self.cursor, self._previous = end, found
+        return start, end
+
+    def _search(self, words: list[str], cursor: int, limit: int) -> tuple[list[int], int]:
+        """Each word's start, searched in order from `cursor` (words not found are skipped and
+        clear `whole`), and where the last one found ends."""
+        found: list[int] = []
+        end = cursor
+        find = self.text.find
+        for word in words:
             at = find(word, cursor, limit)
             if at < 0:
                 self.whole = False
                 continue  # text the chunker wrote (markup gone, entities decoded): not a slice
             found.append(at)
             cursor = end = at + len(word)
-        if not found:
-            return None
-        start = found[0]
-        if md.overlap_prefix_len:
-            repeated = len(WORD.findall(chunk.text[: md.overlap_prefix_len]))
-            if 0 < repeated <= len(self.previous_starts):
-                start = self.previous_starts[-repeated]
-        self.cursor, self.previous_starts = end, found  # type: ignore[assignment]
-        return start, end  # type: ignore[return-value]
+        return found, end
 
 
 def sentence_pieces(text: str, chunk: ChunkPiece, elements: Sequence[Element], after: int,
