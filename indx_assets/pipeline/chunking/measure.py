@@ -21,7 +21,7 @@ tokenizer with BERT normalisation and pre-tokenization is recognised without it.
 import re
 import weakref
 from collections.abc import Iterable, Sequence
-from itertools import accumulate, chain
+from itertools import chain
 from typing import Any, Protocol
 
 from indx_assets.pipeline.tokenizer import TokenCounter
@@ -134,23 +134,30 @@ class TokenMeasure:
     def size(self, text: str) -> int:
         if not self.additive:
             return self.tokenizer.count(text)
-        words = self._split(text)
-        self._learn(words)
-        return sum(map(self._words.__getitem__, words))
+        return self.sizes([text])[0]
 
     def sizes(self, texts: Sequence[str]) -> list[int]:
+        """Each text's size, summed from the word counts; the words no text before brought are
+        counted in one go. Most words of a long document are known after its first pages, so
+        a text is summed straight from the cache, and only texts with a new word wait for it."""
         if not self.additive:
             return self._count_many(list(texts))
-        if any(map(_ODD.search, texts)):
-            split_lists = [self._split(t) for t in texts]
-        else:
-            split_lists = [t.split() for t in texts]
-        # one pass in C over every word: learn the new ones, then difference running sums
-        flat = list(chain.from_iterable(split_lists))
-        self._learn(set(flat))
-        running = list(accumulate(map(self._words.__getitem__, flat), initial=0))
-        bounds = list(accumulate(map(len, split_lists), initial=0))
-        return [running[b] - running[a] for a, b in zip(bounds, bounds[1:])]
+        split = self._split if any(map(_ODD.search, texts)) else str.split
+        get = self._words.__getitem__
+        out: list[int] = []
+        waiting: list[tuple[int, list[str]]] = []
+        for i, text in enumerate(texts):
+            words = split(text)
+            try:
+                out.append(sum(map(get, words)))
+            except KeyError:  # a word not counted yet
+                out.append(0)
+                waiting.append((i, words))
+        if waiting:
+            self._learn(set(chain.from_iterable(words for _, words in waiting)))
+            for i, words in waiting:
+                out[i] = sum(map(get, words))
+        return out
 
     def join_cost(self, separator: str) -> int:
         if self.additive and not separator.strip():
