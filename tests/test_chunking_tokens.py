@@ -133,6 +133,12 @@ def test_words_counted_at_once_count_as_each_word_alone(minilm, corpus) -> None:
         document.close()
     phrase = "ประเทศไทยมีประวัติศาสตร์ยาวนานและวัฒนธรรมที่หลากหลาย"
     odd = [phrase, f"({phrase}),", "ACGT" * 50, "a\x0bb", "\x0c", "中文字符", "naïve", "déjà-vu!", "24.0910", "—", "\ufffe", "x\x00y"]
-    words = sorted(words) + odd
+    # the words counted from the vocabulary without the tokenizer (`WholeWords`), and their
+    # edges: case, digits, marks around a word or alone, the length limit, added tokens
+    # ("[SEP]" is one token), a word WordPiece cuts, a mark inside a word
+    vocabulary = ["The", "(Chapter", "1984).", "...", "--", "``", "e.g.", "don't", "x" * 100, "a" * 101, "[SEP]",
+                  "a[SEP]b", "[unused1]", "[CLS]-", "##ing", "Tokenizer", "word-level", "~/path", "#1"]
+    words = sorted(words) + odd + vocabulary
     assert len(words) > 5000
     assert minilm.count_words(words) == [minilm.count(w) for w in words]
+    assert minilm.count_words(vocabulary) == [minilm.count(w) for w in vocabulary]
