@@ -48,8 +48,8 @@ def packing_units(text: str) -> list[str]:
     opts = build_options(max_characters=10_000, new_after_n_chars=5, overlap=0, overlap_all=False,
                          include_orig_elements=False, max_tokens=None, new_after_n_tokens=None,
                          tokenizer=None, isolate_table=True, repeat_table_headers=True)
-    units, _ = sentence_units([NarrativeText(text, metadata=ElementMetadata())], opts)
-    return [u.text for u in units]
+    units = sentence_units([NarrativeText(text, metadata=ElementMetadata())], opts)
+    return [u.text for u in units.elements]
 
 
 @pytest.mark.parametrize(("text", "expected"), CASES)

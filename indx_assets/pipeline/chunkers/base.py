@@ -32,7 +32,7 @@ What the `markdown`, `html` and `text` chunkers share (each only maps its format
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from indx_interfaces import ChunkPiece, PageChunks, PageOutput
 
@@ -138,9 +138,9 @@ class ChunkerSettings:
             multipage_sections=self.multipage_sections,
         )
         opts = replace(opts, isolate_code=True)
-        elements, starts = sentence_units(elements, opts, self.sentence_units, self.paragraph_starts_chunk)
-        opts = replace(opts, chunk_starts=starts)
-        pre_chunks = iter_pre_chunks(elements, opts)
+        units = sentence_units(elements, opts, self.sentence_units, self.paragraph_starts_chunk)
+        opts = replace(opts, chunk_starts=units.starts)
+        pre_chunks = iter_pre_chunks(units.elements, opts, measured=(units.texts, units.sizes))
         if opts.by_title:
             pre_chunks = combine_pre_chunks(pre_chunks, opts)
         if self.join_under is not None:
@@ -181,9 +181,19 @@ def _leads_in(element: Element) -> bool:
     )
 
 
+class Units(NamedTuple):
+    """What `sentence_units` hands to packing: the units, the indices of those that start a
+    chunk, and each unit's chunk text and size (measured once, for packing as well)."""
+
+    elements: list[Element]
+    starts: frozenset[int]
+    texts: list[str]
+    sizes: list[int]
+
+
 def sentence_units(
     elements: Sequence[Element], opts: "ChunkingOptions", split: bool = True, starts_from: float | None = None
-) -> tuple[list[Element], frozenset[int]]:
+) -> Units:
     """The units to pack: `elements` with every prose element bigger than the soft maximum cut
     into its sentences (`split`), and the indices of the units that start a chunk.
 
@@ -203,19 +213,24 @@ def sentence_units(
     """
     from indx_assets.pipeline.chunking.core import chunk_text_of
 
-    texts = [chunk_text_of(e, opts.isolate_table) if type(e) in _PROSE else "" for e in elements]
+    texts = [chunk_text_of(e, opts.isolate_table) for e in elements]
     sizes = opts.measure.sizes(texts)
     threshold = None if starts_from is None else max(1, int(starts_from * opts.soft_max))
     out: list[Element] = []
+    out_texts: list[str] = []
+    out_sizes: list[int | None] = []  # None: a sentence, measured below with the others
     starts: set[int] = set()
     for element, text, size in zip(elements, texts, sizes):
-        if text and threshold is not None and size >= threshold:
+        prose = type(element) in _PROSE
+        if prose and text and threshold is not None and size >= threshold:
             first = len(out)
             while first > 0 and _leads_in(out[first - 1]):
                 first -= 1
             starts.add(first)
-        if not text or not split or size <= opts.soft_max:
+        if not prose or not text or not split or size <= opts.soft_max:
             out.append(element)
+            out_texts.append(text)
+            out_sizes.append(size)
             continue
         start = 0
         for end in sentence_ends(text):
@@ -223,7 +238,13 @@ def sentence_units(
             start = end
         if text[start:].strip():
             out.append(type(element)(text[start:].strip(), metadata=element.metadata.copy()))
-    return out, frozenset(starts)
+        for unit in out[len(out_texts):]:
+            out_texts.append(chunk_text_of(unit, opts.isolate_table))
+            out_sizes.append(None)
+    waiting = [i for i, size in enumerate(out_sizes) if size is None]
+    for i, size in zip(waiting, opts.measure.sizes([out_texts[i] for i in waiting])):
+        out_sizes[i] = size
+    return Units(out, frozenset(starts), out_texts, out_sizes)  # type: ignore[arg-type]
 
 
 def join_small_chunks(pre_chunks: Iterable["PreChunk"], opts: "ChunkingOptions", under: int) -> list["PreChunk"]:

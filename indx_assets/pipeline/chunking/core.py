@@ -154,11 +154,16 @@ class _Builder:
         yield pre_chunk
 
 
-def iter_pre_chunks(elements: Iterable[Element], opts: ChunkingOptions) -> Iterator[PreChunk]:
-    """Gather `elements` into pre-chunks (steps 1 and 2 of the module docstring)."""
+def iter_pre_chunks(elements: Iterable[Element], opts: ChunkingOptions,
+                    measured: tuple[list[str], list[int]] | None = None) -> Iterator[PreChunk]:
+    """Gather `elements` into pre-chunks (steps 1 and 2 of the module docstring); `measured`:
+    each element's chunk text and size, when the caller has them already."""
     elements = list(elements)
-    texts = [chunk_text_of(e, opts.isolate_table) for e in elements]
-    sizes = opts.measure.sizes(texts)
+    if measured is None:
+        texts = [chunk_text_of(e, opts.isolate_table) for e in elements]
+        sizes = opts.measure.sizes(texts)
+    else:
+        texts, sizes = measured
     builder = _Builder(opts)
     title: str | None = None
     current_page: int | None = None
