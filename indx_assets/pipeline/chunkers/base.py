@@ -48,7 +48,7 @@ from indx_assets.pipeline.chunking.elements import (
     Text,
     Title,
 )
-from indx_assets.pipeline.chunking.measure import WORD
+from indx_assets.pipeline.chunking.measure import WORD, words_of
 from indx_assets.pipeline.chunking.sentences import sentence_ends, sentence_spans
 from indx_assets.pipeline.fidelity import HEADER_KEY, OVERLAP_KEY, UNSTRUCTURED_KEY
 
@@ -397,7 +397,7 @@ class _SpanFinder:
         end = last + len(words[-1])
         # the stretch's words are the chunk's: the word-by-word search finds each where the
         # stretch has it (only whitespace lies between one word's end and the next's start)
-        return (start, end) if WORD.findall(self.text, start, end) == words else None
+        return (start, end) if words_of(self.text[start:end]) == words else None
 
     def span(self, chunk: Element) -> tuple[int, int] | None:
         md = chunk.metadata
@@ -408,7 +408,7 @@ class _SpanFinder:
         starts = [e.metadata.start for e in orig if e.metadata.start is not None]
         limit = max(ends) if ends else len(self.text)
         cursor = max(self.cursor, min(starts)) if starts and not md.is_continuation else self.cursor
-        words = WORD.findall(body)
+        words = words_of(body)
         self.whole = True
         stretch = self._stretch(words, cursor, limit) if words else None
         found: list[int] | tuple[int, int]
