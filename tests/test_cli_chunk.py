@@ -205,3 +205,20 @@ def test_a_file_no_reader_supports_exits_non_zero_with_the_reason(tmp_path: Path
         result = run(*args)
         assert result.exit_code == 1, result.output
         assert "no reader supports it" in result.stderr and "application/zip" in result.stderr
+
+
+def test_a_command_line_imports_only_its_command_yet_help_lists_every_command() -> None:
+    # `indx chunk ...` imports the chunk command's module alone (the others' imports cost a
+    # tenth of a second of its start); help and a mistyped name still see every command
+    from indx_assets.app.cli import COMMAND_MODULES
+
+    indx = ("import sys\nfrom indx_assets.app.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('indx_assets.app.cli.')))")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", indx, *args], capture_output=True, text=True, check=True)
+
+    assert run("chunk", "--help").stdout.strip().splitlines()[-1] == "['chunk']"
+    listed = run("--help").stdout
+    assert all(f" {name} " in listed for name in COMMAND_MODULES)
+    assert "Did you mean 'chunk'" in run("chunkk").stderr
