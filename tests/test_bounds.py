@@ -237,4 +237,4 @@ def test_a_bad_bound_is_named_without_a_traceback(tmp_path: Path, variable: str,
     env = {**os.environ, "INDX_HOME": str(tmp_path / "indx"), variable: value}
     done = subprocess.run([str(Path(sys.executable).parent / "indx"), "status"], env=env, capture_output=True,
                           text=True, timeout=300)
-    assert done.returncode == 2 and done.stderr.strip() == f"indx: {message}", done.stderr[-2000:]
+    assert done.returncode == 2 and done.stderr.strip() == f"indx status: {message}", done.stderr[-2000:]

@@ -33,7 +33,7 @@ def test_maintenance_compacts_and_indexes_without_changing_a_row_and_keeps_tagge
     tagged_rows = table.count_rows()
     before = rows_by_id(lancedb)
     fragments_before = table.stats()["fragment_stats"]["num_fragments"]
-    hit_before = search_chunks(settings, QUERY, k=1)[0]["id"]
+    hit_before = search_chunks(settings, QUERY, k=1)[0].id
 
     result = dg.materialize([chunks_table_maintenance], instance=instance,
                             resources={"lancedb": lancedb},
@@ -56,4 +56,4 @@ def test_maintenance_compacts_and_indexes_without_changing_a_row_and_keeps_tagge
     tagged = lancedb.table()
     tagged.checkout("before-rechunk-test")
     assert tagged.count_rows() == tagged_rows
-    assert search_chunks(settings, QUERY, k=1)[0]["id"] == hit_before
+    assert search_chunks(settings, QUERY, k=1)[0].id == hit_before

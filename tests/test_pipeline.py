@@ -18,7 +18,7 @@ from chunker_dists import install
 from dagster._utils.test.data_versions import get_stale_status_resolver
 
 from indx_assets.app.runner import materialize_partitions, sync_partitions
-from indx_assets.app.search import search_chunks
+from indx_assets.app.search import Hit, search_chunks
 from indx_assets.pipeline.embedder import MiniLMEmbedder
 from indx_assets.wiring.assets.ingest import (
     ASSET_KEYS,
@@ -195,31 +195,32 @@ def test_search_returns_the_document_a_phrase_comes_from_first(instance, setting
     ingest(instance, settings)
     for mode in ("hybrid", "vector", "fts"):
         hits = search_chunks(settings, "the muscatel flavour comes from leafhoppers that bite the leaves", k=3, mode=mode)
-        assert hits[0]["source_id"] == "corpus/notes/tea-harvest.txt", mode
-        assert "leafhoppers" in hits[0]["text"]
+        assert hits[0].source_id == "corpus/notes/tea-harvest.txt", mode
+        assert "leafhoppers" in hits[0].content
     hits = search_chunks(settings, "moved 2,900 feet inland on hydraulic jacks", k=3, mode="fts")
-    assert hits[0]["source_id"] == "corpus/articles/lighthouses.html"
+    assert hits[0].source_id == "corpus/articles/lighthouses.html"
     hits = search_chunks(settings, "erste Pferdebahn vom Hauptbahnhof zum Tiefenbrunnen", k=3)
-    assert hits[0]["source_id"] == "corpus/articles/zurich-trams.md"
-    identity = {"id", "document_id", "source_id", "locator", "chunk_type", "parent_ref", "page", "text", "score"}
-    assert identity <= set(hits[0])
+    assert hits[0].source_id == "corpus/articles/zurich-trams.md"
+    identity = {"id", "document_id", "source_id", "locator", "chunk_type", "parent_ref", "page", "content", "score"}
+    assert identity <= set(hits[0].to_json())
 
     # Expanded, a hit carries its section: every chunk of its document with its section id, in order.
     rows = table_rows_with_metadata(settings)
 
-    def section_of(hit: dict) -> list[str]:
-        section_id = hit["metadata"].get("section_id")
+    def section_of(hit: Hit) -> list[str]:
+        section_id = hit.metadata.get("section_id")
         if section_id is None:
-            return [hit["id"]]
-        mine = sorted((r for r in rows if r["source_id"] == hit["source_id"]), key=lambda r: r["start_offset"])
+            return [hit.id]
+        mine = sorted((r for r in rows if r["source_id"] == hit.source_id), key=lambda r: r["start_offset"])
         return [r["id"] for r in mine if json.loads(r["metadata"]).get("section_id") == section_id]
 
     (hit,) = search_chunks(settings, "keep at least one week of old versions before cleanup", k=1, expand=True)
-    assert hit["source_id"] == "corpus/guides/lancedb-maintenance.md" and hit["metadata"]["section_title"] == "Retention"
-    assert [c["id"] for c in hit["section"]] == section_of(hit) and len(hit["section"]) == 3
-    assert [c["chunk_type"] for c in hit["section"]] == ["content", "table", "content"]  # its table comes along
+    assert hit.source_id == "corpus/guides/lancedb-maintenance.md" and hit.metadata["section_title"] == "Retention"
+    assert hit.section is not None and [c.id for c in hit.section] == section_of(hit) and len(hit.section) == 3
+    assert [c.chunk_type for c in hit.section] == ["content", "table", "content"]  # its table comes along
     for other in search_chunks(settings, "the muscatel flavour comes from leafhoppers", k=3, expand=True):
-        assert [c["id"] for c in other["section"]] == section_of(other) and other["id"] in section_of(other)
+        assert other.section is not None
+        assert [c.id for c in other.section] == section_of(other) and other.id in section_of(other)
 
 
 def test_with_sentences_a_hit_is_the_chunk_holding_the_sentence_that_matched(instance, settings) -> None:
@@ -247,20 +248,22 @@ def test_with_sentences_a_hit_is_the_chunk_holding_the_sentence_that_matched(ins
     query = "every write creates a new data fragment"
     for mode in ("hybrid", "vector", "fts"):
         hits = search_chunks(settings, query, k=4, mode=mode)
-        assert len({h["id"] for h in hits}) == len(hits) == 4, mode  # chunks, each once
-        assert all(h["chunk_type"] != "sentence" for h in hits), mode
+        assert len({h.id for h in hits}) == len(hits) == 4, mode  # chunks, each once
+        assert all(h.chunk_type != "sentence" for h in hits), mode
         top = hits[0]
-        assert top["source_id"] == "corpus/guides/lancedb-maintenance.md", mode
-        assert top["sentence"]["text"] == "Every write creates a new data fragment.", mode
-        matched = next(r for r in sentences if r["id"] == top["sentence"]["id"])
-        assert top["start_offset"] <= matched["start_offset"] and matched["end_offset"] <= top["end_offset"]
-        assert len(top["text"]) > 3 * len(matched["text"])
+        assert top.source_id == "corpus/guides/lancedb-maintenance.md", mode
+        assert top.sentence is not None and top.sentence.content == "Every write creates a new data fragment.", mode
+        matched = next(r for r in sentences if r["id"] == top.sentence.id)
+        assert top.start_offset <= matched["start_offset"] and matched["end_offset"] <= top.end_offset
+        assert len(top.content) > 3 * len(matched["text"])
+        # the sentence that matched is what the hit shows of its chunk
+        assert "Every write creates a new data fragment." in top.excerpt, mode
     # a chunk of one sentence has no sentence pieces: it is found as itself
     (hit,) = search_chunks(settings, "keep at least one week of old versions before cleanup", k=1, expand=True)
-    assert hit["sentence"] is None and hit["text"].startswith("Old versions are what make time travel possible")
+    assert hit.sentence is None and hit.content.startswith("Old versions are what make time travel possible")
     # expanded, a section lists its chunks, not their sentences
-    assert hit["metadata"]["section_title"] == "Retention"
-    assert [c["chunk_type"] for c in hit["section"]] == ["content", "table", "content"]
+    assert hit.metadata["section_title"] == "Retention"
+    assert hit.section is not None and [c.chunk_type for c in hit.section] == ["content", "table", "content"]
 
     # switched off again, the sentences leave the table and the chunks stay as they were
     ingest(instance, replace(settings, chain_config=""))
@@ -333,7 +336,9 @@ def test_the_cli_ingests_and_searches_with_json_output(settings) -> None:
     assert done.returncode == 0 and "in 'Retention', 3 chunks:" in done.stdout, done.stdout + done.stderr[-2000:]
     done = subprocess.run([indx, "search", "closing tags like [/] and [bold]", "-k", "1"], env=env,
                           capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0 and "[draft] markup.txt" in done.stdout and "[/] and [bold]" in done.stdout, done.stderr[-2000:]
+    # (not a terminal: the query's terms are marked **so**)
+    assert done.returncode == 0 and "[draft] markup.txt" in done.stdout, done.stderr[-2000:]
+    assert "**Closing** **tags** **like** [/] and [**bold**] in a note." in done.stdout, done.stdout
 
 
 def _blank_scan_pdf() -> bytes:

@@ -158,6 +158,7 @@ def test_sentences_and_base64_content(server: Server) -> None:
     (b'{"document": {"content": "x"}}', {"Authorization": "Bearer OS-wrong"}, SPLIT, 403, "Forbidden"),
     (b'{"document": {"content": "x"}}', {"Authorization": "Basic a2V5"}, SPLIT, 401, "Unauthorized"),
     (b'{"query": ""}', {}, "/v1/search", 400, "InvalidParameter"),
+    (b'{"query": "  "}', {}, "/v1/search", 400, "InvalidParameter"),  # blank: no model or index is asked
     (b'{"query": "x", "mode": "semantic"}', {}, "/v1/search", 400, "InvalidParameter"),
     (b'{"query": "x", "k": 0}', {}, "/v1/search", 400, "InvalidParameter"),
     (b'', {}, "/v1/chunk?filename=a.txt", 400, "InvalidParameter"),
@@ -321,9 +322,12 @@ def test_search_answers_what_the_in_process_search_answers(server: Server) -> No
     with server.client() as client:
         for query, mode in QUERIES:
             served = client.post("/v1/search", json={"query": query, "k": 4, "mode": mode}).json()["hits"]
-            local = json.loads(json.dumps(search_chunks(settings, query, k=4, mode=mode)))
+            local = json.loads(json.dumps([h.to_json() for h in search_chunks(settings, query, k=4, mode=mode)]))
             assert [h["id"] for h in served] == [h["id"] for h in local] and served, query
             assert [round(h["score"], 5) for h in served] == [round(h["score"], 5) for h in local]
+            # the chunk's text is `content`, as in `indx chunk --json`, with the same fields as in-process
+            assert all("text" not in h and h["content"] for h in served) and set(served[0]) == set(local[0])
+            assert [h["excerpt"] for h in served] == [h["excerpt"] for h in local]
         # the filters mean the same on both sides, and filter
         top = local[0]
         prefix = top["source_id"].split("/")[0] + "/"
@@ -332,7 +336,7 @@ def test_search_answers_what_the_in_process_search_answers(server: Server) -> No
             body = {"query": "ships", "k": 5, "source_prefix": filters.source_prefix,
                     "chunk_type": filters.chunk_type, "page": filters.page}
             served = client.post("/v1/search", json=body).json()["hits"]
-            local = search_chunks(settings, "ships", k=5, filters=filters)
+            local = [h.to_json() for h in search_chunks(settings, "ships", k=5, filters=filters)]
             assert [h["id"] for h in served] == [h["id"] for h in local]
             assert all(h["source_id"].startswith(filters.source_prefix or "") for h in served)
             assert all(h["page"] == filters.page for h in served if filters.page)
@@ -370,11 +374,11 @@ def test_a_running_server_sees_what_a_later_ingest_commits(server: Server) -> No
     phrase = "the lighthouse keeper polishes the brass quadrant every Tuesday at dawn"
     with server.client() as client:
         before = client.post("/v1/search", json={"query": phrase, "mode": "fts", "k": 1}).json()["hits"]
-        assert all(phrase not in h["text"] for h in before)
+        assert all(phrase not in h["content"] for h in before)
         (server.corpus / "keeper.txt").write_text(f"Keeping the light.\n\nWe know {phrase}.\n")
         _ingest(server.home)
         after = client.post("/v1/search", json={"query": phrase, "mode": "fts", "k": 1}).json()["hits"]
-    assert after and phrase in after[0]["text"]
+    assert after and phrase in after[0]["content"]
 
 
 def test_the_platforms_python_sdk_works_unchanged(server: Server) -> None:

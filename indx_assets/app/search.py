@@ -1,28 +1,130 @@
 """Searching the chunk table: the query embedded with the same model as the chunks.
 
-Hits are chunks. Where a chunker also cut `sentence` pieces (the `sentences` chain option), a
-short query may match a sentence better than any whole chunk: the hit is then the chunk that
-holds that sentence, with the sentence as its `sentence`, and each chunk is a hit once.
+Hits are chunks, returned as `Hit`s: what `indx search` prints, `indx search --json` and
+`POST /v1/search` give as JSON (`Hit.to_json`; the chunk's text is `content` there, as in
+`indx chunk --json`, though the table's column is `text`) and the Python API returns.
 
-A hit can be expanded to its section: the chunks that share its `section_id` (the chunk tree
-the structure-aware chunkers store in each chunk's metadata), in reading order.
+Where a chunker also cut `sentence` pieces (the `sentences` chain option), a short query may
+match a sentence better than any whole chunk: the hit is then the chunk that holds that
+sentence, with the sentence as its `sentence`, and each chunk is a hit once.
+
+Each hit carries one score on its mode's scale (`SCORE_SCALES`) and an `excerpt`: the
+sentences of its chunk that match the query best (`excerpts`). A hit can be expanded to its
+section: the chunks that share its `section_id` (the chunk tree the structure-aware chunkers
+store in each chunk's metadata), in reading order.
 """
+
+from __future__ import annotations
 
 import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from indx_assets.wiring.resources.lancedb import LanceDBResource, SearchMode, sql_string
+from indx_assets.app.excerpts import excerpt
+from indx_assets.pipeline.schema import SearchMode
 from indx_assets.wiring.settings import Settings
+
+if TYPE_CHECKING:  # Dagster's import takes seconds: a search refused at once should not wait for it
+    from indx_assets.wiring.resources.lancedb import LanceDBResource
 
 #: Embeds a query: text in, one unit vector out.
 QueryEmbedder = Callable[[str], Sequence[float]]
 
+SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
+ScoreScale = Literal["rrf", "cosine", "bm25"]
+#: The scale of each mode's score (higher is better in all three): reciprocal-rank fusion of the
+#: vector and full-text ranks (1/(60 + rank) summed over both lists: at most 2/61 = 0.0328, for
+#: a chunk first in both); cosine similarity of the query's and the chunk's vectors (-1 to 1);
+#: BM25 of the query's words in the chunk (0 up, unbounded).
+SCORE_SCALES: dict[SearchMode, ScoreScale] = {"hybrid": "rrf", "vector": "cosine", "fts": "bm25"}
+#: The most hits one search returns.
+MAX_K = 1000
 
-#: What each chunk of an expanded section carries.
+
+class InvalidSearch(ValueError):
+    """A search that cannot be run as asked (a blank query, a bad `k` or mode)."""
+
+
+def check_search(query: str, k: int, mode: str) -> None:
+    """Refuse a search that cannot run, before the model is loaded for it (`InvalidSearch`)."""
+    if not query.strip():
+        raise InvalidSearch("the query is empty: say what to look for, e.g. indx search \"fresnel lens\"")
+    if not 1 <= k <= MAX_K:
+        raise InvalidSearch(f"k must be between 1 and {MAX_K}, got {k}")
+    if mode not in SEARCH_MODES:
+        raise InvalidSearch(f"mode must be one of {', '.join(SEARCH_MODES)}, got {mode!r}")
+
+
+#: What each chunk of an expanded section carries (the table's columns; `text` is `content` in a `SectionChunk`).
 SECTION_FIELDS = ("id", "locator", "chunk_type", "page", "text")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """The sentence piece through which a hit was found."""
+
+    id: str
+    locator: str
+    content: str
+
+
+@dataclass(frozen=True)
+class SectionChunk:
+    """One chunk of an expanded hit's section."""
+
+    id: str
+    locator: str
+    chunk_type: str
+    page: int | None
+    content: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One chunk a search found, with its identity, place, text and score."""
+
+    id: str
+    document_id: str
+    source_id: str
+    locator: str
+    chunk_type: str
+    parent_ref: str | None
+    page: int | None
+    bbox: tuple[float, ...] | None
+    """Normalised (x0, y0, x1, y1) on its page, where the chunker knew it."""
+    bbox_reason: str | None
+    chunker: str
+    content: str
+    """The chunk's text (the table's `text` column)."""
+    start_offset: int | None
+    end_offset: int | None
+    metadata: dict[str, Any]
+    score: float
+    """Higher is better, on the scale `score_scale` names (`SCORE_SCALES`)."""
+    score_scale: ScoreScale
+    excerpt: str
+    """The sentences of `content` that match the query best (`excerpts.excerpt`)."""
+    sentence: Sentence | None = None
+    """The sentence piece that matched, when the hit was found through one."""
+    section: tuple[SectionChunk, ...] | None = None
+    """With `expand`: the chunks of the hit's section, in reading order, the hit among them."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The hit as JSON values (as `indx search --json` and `POST /v1/search` give it)."""
+        out = asdict(self)
+        out["bbox"] = list(self.bbox) if self.bbox is not None else None
+        out["section"] = [asdict(c) for c in self.section] if self.section is not None else None
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Hit:
+        """The hit `to_json` gave (from a server's answer)."""
+        sentence, section, bbox = data.get("sentence"), data.get("section"), data.get("bbox")
+        return cls(**{**data, "sentence": Sentence(**sentence) if sentence else None,
+                      "section": tuple(SectionChunk(**c) for c in section) if section is not None else None,
+                      "bbox": tuple(bbox) if bbox is not None else None})
 
 
 @dataclass(frozen=True)
@@ -38,6 +140,8 @@ class SearchFilters:
 
     def where(self) -> str | None:
         """The filter as LanceDB SQL, or None when it admits everything."""
+        from indx_assets.wiring.resources.lancedb import sql_string
+
         clauses = []
         if self.source_prefix:
             clauses.append(f"starts_with(source_id, {sql_string(self.source_prefix)})")
@@ -58,26 +162,47 @@ def minilm_query_embedder() -> QueryEmbedder:
 
 
 def search_chunks(settings: Settings, query: str, *, k: int = 5, mode: SearchMode = "hybrid",
-                  expand: bool = False, filters: SearchFilters = SearchFilters()) -> list[dict[str, Any]]:
-    """Search the data directory's index in-process (see `search_index`)."""
+                  expand: bool = False, filters: SearchFilters = SearchFilters()) -> list[Hit]:
+    """Search the data directory's index in-process (see `search_index`). The search is checked
+    (`InvalidSearch`) and the data directory must exist (`NoDataDirectory`; a search creates
+    none) before the model is loaded."""
+    from indx_assets.wiring.resources.lancedb import LanceDBResource
+
+    check_search(query, k, mode)
+    settings.require_home()
     return search_index(LanceDBResource(uri=settings.lancedb_uri), minilm_query_embedder(), query,
                         k=k, mode=mode, expand=expand, filters=filters)
 
 
 def search_index(lancedb: LanceDBResource, embed: QueryEmbedder, query: str, *, k: int = 5,
                  mode: SearchMode = "hybrid", expand: bool = False,
-                 filters: SearchFilters = SearchFilters()) -> list[dict[str, Any]]:
-    """Hits carry the chunk's identity fields, page, bbox, text and score; metadata as JSON.
-    With `expand`, each hit also carries `section`: the chunks of its section (see above)."""
+                 filters: SearchFilters = SearchFilters()) -> list[Hit]:
+    """The `k` best chunks as `Hit`s (none before the first ingest). With `expand`, each hit
+    also carries its `section` (see above)."""
+    check_search(query, k, mode)
     if lancedb.existing_table() is None:
         return []
     vector = None if mode == "fts" else embed(query)
-    hits = search_table(lancedb, query, vector, k=k, mode=mode, where=filters.where())
-    for hit in hits:
-        hit["metadata"] = _metadata(hit)
-    if expand:
-        expand_sections(lancedb, hits)
-    return hits
+    rows = search_table(lancedb, query, vector, k=k, mode=mode, where=filters.where())
+    sections = expand_sections(lancedb, rows) if expand else None
+    return [_hit(row, query, SCORE_SCALES[mode], sections[i] if sections is not None else None)
+            for i, row in enumerate(rows)]
+
+
+def _hit(row: dict[str, Any], query: str, scale: ScoreScale, section: list[dict[str, Any]] | None) -> Hit:
+    matched = row["sentence"]
+    content = row["text"] or ""
+    return Hit(
+        id=row["id"], document_id=row["document_id"], source_id=row["source_id"], locator=row["locator"],
+        chunk_type=row["chunk_type"], parent_ref=row["parent_ref"], page=row["page"],
+        bbox=tuple(row["bbox"]) if row["bbox"] is not None else None, bbox_reason=row["bbox_reason"],
+        chunker=row["chunker"], content=content, start_offset=row["start_offset"], end_offset=row["end_offset"],
+        metadata=_metadata(row), score=row["score"], score_scale=scale,
+        excerpt=excerpt(content, query, matched["text"] if matched else None),
+        sentence=Sentence(matched["id"], matched["locator"], matched["text"]) if matched else None,
+        section=tuple(SectionChunk(c["id"], c["locator"], c["chunk_type"], c["page"], c["text"] or "")
+                      for c in section) if section is not None else None,
+    )
 
 
 def search_table(lancedb: LanceDBResource, query: str, vector: Any, *, k: int = 5,
@@ -115,10 +240,10 @@ def _metadata(row: dict[str, Any]) -> dict[str, Any]:
     return json.loads(row["metadata"]) if row.get("metadata") else {}
 
 
-def expand_sections(lancedb: LanceDBResource, hits: list[dict[str, Any]]) -> None:
-    """Give each hit its `section`: the chunks of its document with its `section_id`, the hit
-    among them, ordered by page and offset. A chunk outside any section (a page a chunker cut
-    without structure) is its own section."""
+def expand_sections(lancedb: LanceDBResource, hits: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Each hit's section: the chunks of its document with its `section_id`, the hit among
+    them, ordered by page and offset (`SECTION_FIELDS` of each). A chunk outside any section (a
+    page a chunker cut without structure) is its own section."""
     sections: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in lancedb.source_rows(sorted({h["source_id"] for h in hits})):
         if row["chunk_type"] == "sentence":  # a section is its chunks; their sentences are in them
@@ -126,8 +251,10 @@ def expand_sections(lancedb: LanceDBResource, hits: list[dict[str, Any]]) -> Non
         section_id = _metadata(row).get("section_id")
         if section_id is not None:
             sections[(row["source_id"], section_id)].append(row)
+    out = []
     for hit in hits:
-        section_id = hit["metadata"].get("section_id")
+        section_id = _metadata(hit).get("section_id")
         rows = sections.get((hit["source_id"], section_id), []) if section_id is not None else []
         rows = sorted(rows or [hit], key=lambda r: (r["page"] or 0, r["start_offset"] or 0, r["locator"]))
-        hit["section"] = [{field: row[field] for field in SECTION_FIELDS} for row in rows]
+        out.append([{field: row[field] for field in SECTION_FIELDS} for row in rows])
+    return out

@@ -27,6 +27,10 @@ CHAIN_ENV = "INDX_CHAIN"
 log = logging.getLogger(__name__)
 
 
+class ChainConfigError(ValueError):
+    """The chain config (`INDX_CHAIN`) is malformed or names what is not installed."""
+
+
 @dataclass(frozen=True)
 class ChainConfig:
     """How the installed chunkers are arranged into a chain.
@@ -44,20 +48,20 @@ class ChainConfig:
     def from_mapping(cls, data: Mapping[str, Any]) -> "ChainConfig":
         """Build a config from plain data (parsed JSON), refusing anything ambiguous."""
         if not isinstance(data, Mapping):
-            raise ValueError(f"chain config must be an object, got {type(data).__name__}")
+            raise ChainConfigError(f"chain config must be an object, got {type(data).__name__}")
         unknown = set(data) - {"order", "disabled", "options"}
         if unknown:
-            raise ValueError(f"unknown chain config keys: {sorted(unknown)}")
+            raise ChainConfigError(f"unknown chain config keys: {sorted(unknown)}")
         order = _names(data.get("order", ()), "order")
         disabled = _names(data.get("disabled", ()), "disabled")
         if len(set(order)) != len(order):
-            raise ValueError(f"chain config 'order' names a chunker twice: {list(order)}")
+            raise ChainConfigError(f"chain config 'order' names a chunker twice: {list(order)}")
         both = set(order) & set(disabled)
         if both:
-            raise ValueError(f"chain config both orders and disables {sorted(both)}")
+            raise ChainConfigError(f"chain config both orders and disables {sorted(both)}")
         options = data.get("options", {})
         if not isinstance(options, Mapping) or not all(isinstance(v, Mapping) for v in options.values()):
-            raise ValueError("chain config 'options' must map chunker names to objects of options")
+            raise ChainConfigError("chain config 'options' must map chunker names to objects of options")
         return cls(order=order, disabled=frozenset(disabled), options={k: dict(v) for k, v in options.items()})
 
     @classmethod
@@ -75,7 +79,7 @@ class ChainConfig:
             text = raw if raw.startswith("{") else Path(raw).read_text(encoding="utf-8")
             data = json.loads(text)
         except (OSError, ValueError) as exc:
-            raise ValueError(f"{CHAIN_ENV} is neither a JSON object nor a readable JSON file: {exc}") from exc
+            raise ChainConfigError(f"{CHAIN_ENV} is neither a JSON object nor a readable JSON file: {exc}") from exc
         return cls.from_mapping(data)
 
     def to_json(self) -> dict[str, Any]:
@@ -142,7 +146,7 @@ class Chain:
 def _names(value: Any, key: str) -> tuple[str, ...]:
     # A bare string would iterate into letters: "page" is not ("p", "a", "g", "e").
     if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"chain config {key!r} must be a list of entry-point names, got {value!r}")
+        raise ChainConfigError(f"chain config {key!r} must be a list of entry-point names, got {value!r}")
     return tuple(value)
 
 
@@ -179,11 +183,11 @@ def _load_chunkers(ep: EntryPoint, options: Mapping[str, Any] | None) -> tuple[C
     if options:
         configure = getattr(provider, "with_options", None)
         if configure is None:
-            raise ValueError(f"chunker {ep.name!r} takes no options, got {sorted(options)}")
+            raise ChainConfigError(f"chunker {ep.name!r} takes no options, got {sorted(options)}")
         try:
             provider = configure(**options)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"chunker {ep.name!r} refused its options {dict(options)}: {exc}") from exc
+            raise ChainConfigError(f"chunker {ep.name!r} refused its options {dict(options)}: {exc}") from exc
     try:
         chunkers = tuple(provider.chunkers())
     except Exception:
@@ -208,7 +212,7 @@ def load_chain(config: ChainConfig | None = None, *, eps: Sequence[EntryPoint] |
     known = {ep.name for ep in found}
     unknown = (set(config.order) | set(config.disabled) | set(config.options)) - known
     if unknown:
-        raise ValueError(f"chain config names chunkers that are not installed: {sorted(unknown)}")
+        raise ChainConfigError(f"chain config names chunkers that are not installed: {sorted(unknown)}")
     explicit = {name: i for i, name in enumerate(config.order)}
     ranked: list[tuple[tuple[int, int], ChainLink]] = []
     for ep in sorted(found, key=lambda e: (e.name, e.value)):

@@ -11,7 +11,7 @@ import codecs
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 
@@ -20,6 +20,8 @@ from indx_assets.pipeline.document import Document, DocumentChunk
 from indx_assets.pipeline.readers import DocumentRead
 
 VECTOR_DIM = 384
+#: How the chunk table is searched: its vectors and full text fused, its vectors, its full text.
+SearchMode = Literal["hybrid", "vector", "fts"]
 #: Lance reads this field metadata as the table's primary key; without it concurrent upserts
 #: of one id silently duplicate rows.
 PRIMARY_KEY = {"lance-schema:unenforced-primary-key": "true"}

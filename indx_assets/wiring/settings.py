@@ -1,9 +1,12 @@
 """Where things live: one data directory (`INDX_HOME`) and the corpus roots.
 
-`INDX_HOME` (default `./.indx`) holds the recorded corpus roots (`corpus.json`), the Dagster
-instance (`dagster/`), the stored asset outputs (`assets/`) and the LanceDB database
-(`lancedb/`). Each location can be moved on its own (an object-store URI for storage and
-LanceDB in production). Corpus roots are `LABEL=PATH` specs (`roots`).
+The data directory is found the way git finds its repository: `$INDX_HOME` when set, else the
+nearest `.indx` folder in the current folder or one of its parents, else `./.indx` (which
+`indx ingest` creates; commands that only read refuse to, `NoDataDirectory`). It holds the
+recorded corpus roots (`corpus.json`), the Dagster instance (`dagster/`), the stored asset
+outputs (`assets/`) and the LanceDB database (`lancedb/`). Each location can be moved on its own
+(an object-store URI for storage and LanceDB in production). Corpus roots are `LABEL=PATH`
+specs (`roots`).
 """
 
 import json
@@ -12,12 +15,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from indx_assets.pipeline.bounds import Bounds
+from indx_assets.pipeline.chain import CHAIN_ENV, ChainConfig
 from indx_assets.pipeline.readers.passwords import PASSWORDS_ENV, parse_passwords
 from indx_assets.pipeline.roots import Root, parse_root, parse_roots, unique_labels
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is indx_assets/wiring/settings.py)
 SAMPLE_CORPUS = ROOT / "data" / "sample"
 CORPUS_FILE = "corpus.json"
+HOME_ENV = "INDX_HOME"
+#: The data directory's folder name, looked for in the current folder and its parents.
+HOME_DIR = ".indx"
+
+
+class NoDataDirectory(LookupError):
+    """A command that only reads found no data directory (it never creates one)."""
+
+
+def find_home(start: Path) -> Path | None:
+    """The nearest `.indx` folder in `start` or one of its parents, or None."""
+    for folder in (start, *start.parents):
+        if (folder / HOME_DIR).is_dir():
+            return folder / HOME_DIR
+    return None
+
+
+def home_from_env() -> Path:
+    """The data directory, absolute: `$INDX_HOME`, else the nearest `.indx` in the current folder
+    or its parents, else `./.indx` (not created here)."""
+    if os.environ.get(HOME_ENV):
+        return Path(os.environ[HOME_ENV]).expanduser().resolve()
+    cwd = Path.cwd()
+    return find_home(cwd) or cwd / HOME_DIR
 
 
 @dataclass(frozen=True)
@@ -34,24 +62,39 @@ class Settings:
     def dagster_home(self) -> Path:
         return self.home / "dagster"
 
+    def require_home(self) -> "Settings":
+        """These settings, if their data directory exists; else `NoDataDirectory` saying where it
+        was looked for (for commands that only read: they never create one)."""
+        if self.home.is_dir():
+            return self
+        if os.environ.get(HOME_ENV):
+            raise NoDataDirectory(f"no data directory at {self.home} ({HOME_ENV}); "
+                                  f"run `indx ingest` to create it, or point {HOME_ENV} at one")
+        raise NoDataDirectory(f"no data directory: no {HOME_DIR} in {self.home.parent} or any folder above it, "
+                              f"and {HOME_ENV} is not set; run `indx ingest` here to create one, or set {HOME_ENV}")
+
     @classmethod
     def from_env(cls) -> "Settings":
-        """Read the environment: INDX_HOME, INDX_STORAGE_URI, INDX_LANCEDB_URI, INDX_CORPUS
-        (`[LABEL=]PATH` roots; `roots.RootError` if two share a label), INDX_CHAIN,
-        INDX_PDF_PASSWORDS (a JSON list or one a line; `passwords.PasswordsError` if malformed)
-        and the bounds (`indx_assets.pipeline.bounds`)."""
-        home = Path(os.environ.get("INDX_HOME", ".indx")).resolve()
+        """Read the environment: the data directory (`home_from_env`), INDX_STORAGE_URI,
+        INDX_LANCEDB_URI, INDX_CORPUS (`[LABEL=]PATH` roots; `roots.RootError` if two share a
+        label), INDX_CHAIN (`chain.ChainConfigError` if it is no chain config), INDX_PDF_PASSWORDS
+        (a JSON list or one a line; `passwords.PasswordsError` if malformed) and the bounds
+        (`indx_assets.pipeline.bounds`). A mistake in any of them is found here, before a
+        command does anything."""
+        home = home_from_env()
         roots = os.environ.get("INDX_CORPUS")
         corpus = tuple(r for r in roots.split(os.pathsep) if r) if roots else recorded_roots(home) or (str(SAMPLE_CORPUS),)
         # a bad or repeated label is the user's to fix, before anything runs; overlapping roots are
         # refused when listed (`CorpusResource`), so `indx forget` can still drop one
         parse_roots(corpus, overlapping=True)
+        chain_config = os.environ.get(CHAIN_ENV, "")
+        ChainConfig.parse(chain_config)  # malformed JSON is said now, by every command, not deep in a run
         return cls(
             home=home,
             storage_uri=os.environ.get("INDX_STORAGE_URI", str(home / "assets")),
             lancedb_uri=os.environ.get("INDX_LANCEDB_URI", str(home / "lancedb")),
             corpus_roots=corpus,
-            chain_config=os.environ.get("INDX_CHAIN", ""),
+            chain_config=chain_config,
             pdf_passwords=parse_passwords(os.environ.get(PASSWORDS_ENV, "")),
             bounds=Bounds.from_env(),
         )

@@ -1,43 +1,90 @@
-"""The `indx` command: one Typer app, one module per command."""
+"""The `indx` command: one Typer app, one module per command.
+
+A user's mistake never ends in a traceback: `IndxGroup` says it in one line and exits non-zero
+(`errors`); `--debug` or `INDX_DEBUG=1` shows the traceback.
+"""
 
 import importlib
 import sys
+from importlib.metadata import version
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
+
+from indx_assets.app.cli import errors
+
+
+class IndxGroup(TyperGroup):
+    """The command group: usage errors and the user's mistakes as one line each (`errors`)."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.TyperException, typer.Abort):  # exits, usage errors: Typer's own
+            raise
+        except Exception as exc:
+            found = errors.user_error(exc)
+            if found is None or errors.debugging(ctx):
+                raise
+            message, code = found
+            errors.say(" ".join(filter(None, ("indx", ctx.invoked_subcommand))), message)
+            raise typer.Exit(code) from None
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except typer.TyperException as exc:  # a usage error: one line, where Typer draws a box
+            errors.exit_with_usage(exc)
+        except typer.Abort:
+            typer.echo("indx: aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
 
 app = typer.Typer(
     name="indx",
+    cls=IndxGroup,
     help="Ingest documents into a LanceDB chunk index, and look at how they are chunked.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,
 )
 
 #: Modules that register commands on `app`; imported only when the command line runs.
 COMMAND_MODULES = ("chunk", "split", "ingest", "forget", "search", "show", "status", "backfill", "restore", "stats",
-                   "verify", "serve")
+                   "verify", "serve", "ui")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"indx {version('indx-assets')}")
+        raise typer.Exit()
 
 
 @app.callback()
-def _root() -> None:
+def _root(
+    ctx: typer.Context,
+    debug: Annotated[bool, typer.Option(
+        "--debug", help="Show the traceback of every error, the user's mistakes too (or set INDX_DEBUG=1).")] = False,
+    show_version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                               help="Print the version and exit.")] = False,
+) -> None:
     """indx-assets: documents in, chunks out."""
+    del show_version  # handled by its callback
+    ctx.meta[errors.DEBUG_ENV] = debug
 
 
 def _modules_for(args: list[str]) -> tuple[str, ...]:
     """The command modules a command line needs: the one it names first (`indx chunk ...`:
     the others' imports are a tenth of a second of its start), every one otherwise (help,
-    a mistyped name: both list the commands)."""
+    a mistyped name, a root option first: they list the commands)."""
     return (args[0],) if args and args[0] in COMMAND_MODULES else COMMAND_MODULES
 
 
 def main() -> None:
-    from indx_assets.pipeline.bounds import BoundsError
-    from indx_assets.pipeline.readers.passwords import PasswordsError
-    from indx_assets.pipeline.roots import RootError
-
     for name in _modules_for(sys.argv[1:]):
         importlib.import_module(f"indx_assets.app.cli.{name}")
-    try:
-        app()
-    except (BoundsError, PasswordsError, RootError) as exc:  # the user's settings or roots, not a defect: say which, no traceback
-        typer.echo(f"indx: {exc}", err=True)
-        raise SystemExit(2) from None
+    app()

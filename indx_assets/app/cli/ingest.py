@@ -53,7 +53,7 @@ def _roots(settings: Settings, args: list[str]) -> list[str]:
 
 
 @app.command()
-@holds_home
+@holds_home(creates=True)
 def ingest(
     paths: Annotated[list[str] | None, typer.Argument(
         metavar="[[LABEL=]PATH]...",
@@ -73,11 +73,7 @@ def ingest(
 
     started = time.perf_counter()
     settings = Settings.from_env()
-    try:
-        roots = _roots(settings, paths or [])
-    except RootError as exc:
-        typer.echo(f"indx ingest: {exc}", err=True)
-        raise typer.Exit(code=EXIT_USAGE) from None
+    roots = _roots(settings, paths or [])  # RootError: one line, exit 2 (`cli.errors`)
     settings = replace(settings, corpus_roots=tuple(roots))
     console = Console(stderr=True, quiet=json_output)
     instance = open_instance(settings)

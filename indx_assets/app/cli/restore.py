@@ -20,7 +20,7 @@ def restore(
     from indx_assets.app.table_versions import tags
     from indx_assets.wiring.definitions import build_resources
 
-    lancedb = build_resources(Settings.from_env())["lancedb"]
+    lancedb = build_resources(Settings.from_env().require_home())["lancedb"]
     if tag is None:
         known = tags(lancedb)  # type: ignore[arg-type]
         typer.echo(json.dumps(known) if json_output else "\n".join(f"{n}\tversion {v}" for n, v in sorted(known.items())) or "no tags")

@@ -9,16 +9,21 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from indx_assets.app.cli import app
+from indx_assets.app.cli.errors import UserError
+from indx_assets.app.excerpts import highlight, query_terms, term_spans
+from indx_assets.app.search import MAX_K, Hit, SearchFilters, check_search, search_chunks
+from indx_assets.pipeline.schema import SearchMode
+from indx_assets.wiring.settings import Settings
 
 SERVER_ENV = "INDX_SERVER"
 #: The key `indx search` sends to a server that wants one (`INDX_API_KEYS` is the server's list).
 API_KEY_ENV = "INDX_API_KEY"
 
 
-def _search_server(server: str, body: dict[str, Any]) -> list[dict[str, Any]] | None:
+def _search_server(server: str, body: dict[str, Any]) -> list[Hit] | None:
     """The server's hits, or None when nothing answers there (the caller searches in-process)."""
     request = urllib.request.Request(
         server.rstrip("/") + "/v1/search", data=json.dumps(body).encode(), method="POST",
@@ -27,14 +32,13 @@ def _search_server(server: str, body: dict[str, Any]) -> list[dict[str, Any]] | 
     )
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
-            return json.load(response)["hits"]
+            return [Hit.from_json(hit) for hit in json.load(response)["hits"]]
     except urllib.error.HTTPError as exc:  # the server answered: its word is final
         try:
             message = json.load(exc).get("message", exc.reason)
         except (ValueError, AttributeError):
             message = exc.reason
-        typer.echo(f"Error: {server} refused the search ({exc.code}): {message}", err=True)
-        raise typer.Exit(1) from None
+        raise UserError(f"{server} refused the search ({exc.code}): {message}", exit_code=1) from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         print(f"indx: no server at {server} ({reason}); searching in-process", file=sys.stderr)
@@ -44,8 +48,10 @@ def _search_server(server: str, body: dict[str, Any]) -> list[dict[str, Any]] | 
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
-    k: Annotated[int, typer.Option("-k", min=1, help="How many hits.")] = 5,
-    mode: Annotated[str, typer.Option(help="hybrid (vector + full text, fused), vector or fts.")] = "hybrid",
+    k: Annotated[int, typer.Option("--top-k", "-k", min=1, max=MAX_K, help="How many hits.")] = 5,
+    mode: Annotated[SearchMode, typer.Option(
+        "--mode", help="hybrid (vector and full text, fused; score: rrf), vector (score: cosine) or fts (score: bm25).")
+    ] = "hybrid",
     expand: Annotated[bool, typer.Option("--expand", help="Show each hit's section: the chunks around it.")] = False,
     source: Annotated[str | None, typer.Option("--source", help="Only sources whose id starts with this.")] = None,
     chunk_type: Annotated[str | None, typer.Option("--type", help="Only chunks of this type (content, table, image, …).")] = None,
@@ -54,40 +60,54 @@ def search(
                                                help="A running `indx serve` to ask (e.g. http://127.0.0.1:8080).")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
 ) -> None:
-    """Search the chunk index."""
-    if mode not in ("hybrid", "vector", "fts"):
-        raise typer.BadParameter("mode must be hybrid, vector or fts", param_hint="--mode")
+    """Search the chunk index: each hit's best-matching sentences, the query's terms marked."""
+    check_search(query, k, mode)  # before the model loads: a blank query is said at once
     hits = None
     if server:
         hits = _search_server(server, {"query": query, "k": k, "mode": mode, "expand": expand,
                                        "source_prefix": source, "chunk_type": chunk_type, "page": page})
+    where = server
     if hits is None:
-        from indx_assets.app.search import SearchFilters, search_chunks
-        from indx_assets.wiring.settings import Settings
-
+        settings = Settings.from_env()
         filters = SearchFilters(source_prefix=source, chunk_type=chunk_type, page=page)
-        hits = search_chunks(Settings.from_env(), query, k=k, mode=mode, expand=expand,  # type: ignore[arg-type]
-                             filters=filters)
+        hits = search_chunks(settings, query, k=k, mode=mode, expand=expand, filters=filters)
+        where = str(settings.home)
     if json_output:
-        typer.echo(json.dumps(hits, ensure_ascii=False))
+        typer.echo(json.dumps([hit.to_json() for hit in hits], ensure_ascii=False))
         return
-    _print_hits(hits, expand, Console())
+    _print_hits(hits, query, expand, where, Console(highlight=False, soft_wrap=True))
 
 
-def _print_hits(hits: list[dict[str, Any]], expand: bool, console: Console) -> None:
+#: How the query's terms are marked where the output is not a terminal (a pipe, a file, a log).
+PLAIN_MARK = ("**", "**")
+
+
+def _marked(text: str, query: str, console: Console) -> Text:
+    """`text` with the query's terms in bold on a terminal, between `PLAIN_MARK`s elsewhere."""
+    if not console.is_terminal:
+        return Text(highlight(text, query, PLAIN_MARK))
+    out = Text(text)
+    for s, e in term_spans(text, query_terms(query)):
+        out.stylize("bold", s, e)
+    return out
+
+
+def _print_hits(hits: list[Hit], query: str, expand: bool, where: str | None, console: Console) -> None:
     if not hits:
-        console.print("no hits (has anything been ingested? try `indx ingest`)")
+        console.print(f"no hits in {where} (try another mode or fewer filters; `indx status` shows what is ingested)",
+                      markup=False)
     for rank, hit in enumerate(hits, start=1):
-        excerpt = " ".join((hit["text"] or "").split())[:160]
-        console.print(
-            f"[bold]{rank}. {escape(hit['source_id'])}[/] page {hit['page']}  {hit['locator']}  score {hit['score']:.4f}"
-        )
-        console.print(f"   {excerpt}", markup=False)  # chunk text is data: "[/]" in it is not markup
-        if hit["sentence"]:
-            console.print(f"   [dim]found by its sentence {hit['sentence']['locator']}:[/] {escape(hit['sentence']['text'][:120])}")
-        if expand and len(hit["section"]) > 1:
-            title = hit["metadata"].get("section_title") or "its section"
-            console.print(f"   [dim]in {escape(repr(title))}, {len(hit['section'])} chunks:[/]")
-            for chunk in hit["section"]:
-                mark = "▸" if chunk["id"] == hit["id"] else "·"
-                console.print(f"     {mark} {chunk['locator']}  {' '.join((chunk['text'] or '').split())[:100]}", markup=False)
+        place = "  ".join(filter(None, (hit.source_id, f"page {hit.page}" if hit.page is not None else None, hit.locator)))
+        header = Text.assemble((f"{rank}. ", "bold"), (place, "bold"), f"  {hit.score_scale} {hit.score:.4g}")
+        if hit.chunk_type != "content":
+            header.append(f"  ({hit.chunk_type})")
+        console.print(header)
+        console.print(Text("   ").append_text(_marked(hit.excerpt, query, console)))
+        if hit.sentence is not None:
+            console.print(Text(f"   found by its sentence {hit.sentence.locator}", style="dim"))
+        if expand and hit.section is not None and len(hit.section) > 1:
+            title = hit.metadata.get("section_title") or "its section"
+            console.print(Text(f"   in {title!r}, {len(hit.section)} chunks:", style="dim"))
+            for chunk in hit.section:
+                mark = "▸" if chunk.id == hit.id else "·"
+                console.print(Text(f"     {mark} {chunk.locator}  {' '.join(chunk.content.split())[:100]}"))

@@ -16,7 +16,7 @@ def stats(json_output: Annotated[bool, typer.Option("--json", help="Print the st
     """Chunks per document, chunk sizes, chunks per chunker, pages without chunks, unembedded chunks."""
     from indx_assets.app.analytics import corpus_stats
 
-    settings = Settings.from_env()
+    settings = Settings.from_env().require_home()
     result = corpus_stats(settings.storage_uri)
     if json_output:
         typer.echo(json.dumps(result, ensure_ascii=False))

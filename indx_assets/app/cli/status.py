@@ -19,7 +19,7 @@ def status(json_output: Annotated[bool, typer.Option("--json", help="Print the c
     from indx_assets.wiring.definitions import build_definitions, build_resources
     from indx_assets.wiring.resources.source_index import SourceIndex
 
-    settings = Settings.from_env()
+    settings = Settings.from_env().require_home()
     instance = open_instance(settings)
     corpus = build_resources(settings)["corpus"]
     result = corpus_status(instance, code_versions(build_definitions(settings)), SourceIndex(corpus.index))  # type: ignore[attr-defined]

@@ -72,17 +72,12 @@ def verify(
     if paths:
         from indx_assets.pipeline.chain import load_chain
 
-        try:
-            chain = load_chain()
-        except ValueError as exc:  # the chain config is wrong: say which, without a traceback
-            typer.echo(f"Error: the chunker chain cannot be built: {exc}", err=True)
-            raise typer.Exit(2) from None
-        documents = list(_cut(paths, chain))
+        documents = list(_cut(paths, load_chain()))
     else:
         from indx_assets.app.analytics import stored_fidelity
         from indx_assets.wiring.settings import Settings
 
-        settings = Settings.from_env()
+        settings = Settings.from_env().require_home()
         documents = list(stored_fidelity(settings.storage_uri))
         if not documents and not json_output:
             Console().print(f"nothing ingested yet under {settings.storage_uri}")

@@ -33,13 +33,17 @@ def holding_home(home: Path, wait: float = 0.0) -> Iterator[None]:
         raise typer.Exit(code=EXIT_LOCKED) from None
 
 
-def holds_home(command: Callable[..., Any]) -> Callable[..., Any]:
+def holds_home(command: Callable[..., Any] | None = None, *, creates: bool = False) -> Any:
     """Decorate a Typer command that writes the index: it gains `--wait` and runs holding
-    `INDX_HOME` (`holding_home`)."""
+    `INDX_HOME` (`holding_home`). Only a command that `creates` the data directory (`indx
+    ingest`) runs where there is none; the others say where they looked (`NoDataDirectory`)."""
+    if command is None:
+        return functools.partial(holds_home, creates=creates)
 
     @functools.wraps(command)
     def run(*args: Any, wait: float = 0.0, **kwargs: Any) -> Any:
-        with holding_home(Settings.from_env().home, wait):
+        settings = Settings.from_env()
+        with holding_home((settings if creates else settings.require_home()).home, wait):
             return command(*args, **kwargs)
 
     # Typer reads the options from the signature and annotations: show it the added one.

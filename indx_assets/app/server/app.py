@@ -130,15 +130,20 @@ def create_app(settings: Settings | None = None, api_keys: tuple[str, ...] | Non
 
     @app.post("/v1/search", dependencies=keyed, tags=["search"])
     async def search(body: SearchRequest, request: Request) -> dict[str, Any]:
-        """The hits of `indx search --json` for the same query and filters."""
-        from indx_assets.app.search import SearchFilters, search_index
+        """The hits of `indx search --json` for the same query and filters (the chunk's text as `content`)."""
+        from indx_assets.app.search import InvalidSearch, SearchFilters, check_search, search_index
 
+        try:
+            check_search(body.query, body.k, body.mode)
+        except InvalidSearch as exc:
+            raise ApiError(400, str(exc)) from None
         warm.require()
         filters = SearchFilters(source_prefix=body.source_prefix, chunk_type=body.chunk_type, page=body.page)
         hits = await anyio.to_thread.run_sync(
             partial(search_index, warm.lancedb, warm.embed, body.query, k=body.k, mode=body.mode, expand=body.expand,
                     filters=filters), limiter=turns.searches)
-        return {"request_id": request_id(request), "latency": latency_ms(request), "hits": hits}
+        return {"request_id": request_id(request), "latency": latency_ms(request),
+                "hits": [hit.to_json() for hit in hits]}
 
     @app.post("/v1/chunk", dependencies=keyed, tags=["chunk"])
     async def chunk(request: Request,

@@ -6,15 +6,16 @@ that no longer exist, all in one commit: readers never see a half-replaced docum
 """
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import pyarrow as pa
 from pydantic import PrivateAttr
 
-from indx_assets.pipeline.schema import CHUNK_ROWS
+from indx_assets.pipeline.schema import CHUNK_ROWS, SearchMode
 
-SearchMode = Literal["hybrid", "vector", "fts"]
+__all__ = ["HIT_COLUMNS", "LanceDBResource", "SearchMode", "sql_string"]
 #: What a search hit carries: identity, place, text and score.
 HIT_COLUMNS = ["id", "document_id", "source_id", "locator", "chunk_type", "parent_ref", "page", "bbox",
                "bbox_reason", "chunker", "text", "start_offset", "end_offset", "metadata"]
@@ -41,7 +42,10 @@ class LanceDBResource(dg.ConfigurableResource):
         return self._db
 
     def existing_table(self) -> Any | None:
-        """The chunk table, or None before the first write."""
+        """The chunk table, or None before the first write (a local database that does not exist
+        yet is not connected to: connecting creates its folder, and reading creates nothing)."""
+        if "://" not in self.uri and not Path(self.uri).exists():
+            return None
         try:
             return self.db.open_table(self.table_name)
         except ValueError:  # LanceDB's "table not found"
