@@ -34,7 +34,9 @@ def _assets(value: list[str] | None) -> list[str] | None:
 @holds_home
 def backfill(
     stale: Annotated[bool, typer.Option("--stale", help="Only stale partitions (default: missing and stale).")] = False,
-    assets: Annotated[list[str] | None, typer.Option("--assets", help="Assets to run (comma-separated or repeated; default: all five).")] = None,
+    assets: Annotated[list[str] | None, typer.Option(
+        "--assets", callback=_assets,  # checked as the line is parsed, before the data directory is looked for
+        help="Assets to run (comma-separated or repeated; default: all five).")] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Documents per Dagster run.")] = 100,
     tag: Annotated[bool, typer.Option(help="Tag the LanceDB table version before re-chunking the whole corpus.")] = True,
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
@@ -51,7 +53,7 @@ def backfill(
     from indx_assets.wiring.resources.source_index import SourceIndex
 
     started = time.perf_counter()
-    selection = _assets(assets)
+    selection = assets
     console = Console(stderr=True, quiet=json_output)
     settings = Settings.from_env()
     instance = open_instance(settings)
