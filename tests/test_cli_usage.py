@@ -75,16 +75,23 @@ def test_a_command_that_only_reads_says_where_it_looked_and_creates_nothing(args
     assert f"no data directory at {missing} (INDX_HOME)" in line and not missing.exists()
 
 
-@pytest.mark.parametrize("command", [["ingest"], ["status"], ["backfill"], ["search", "ships"], ["stats"],
-                                     ["chunk", str(SAMPLE / "notes" / "tea-harvest.txt")],
-                                     ["verify", str(SAMPLE / "notes" / "tea-harvest.txt")]], ids=lambda a: a[0])
-@pytest.mark.parametrize("chain", ['{"order": [', '{"order": ["no-such-chunker"]}'])
+BROKEN_JSON, MISSING_CHUNKER = '{"order": [', '{"order": ["no-such-chunker"]}'
+CHAIN_MISTAKES = [
+    *[(command, BROKEN_JSON) for command in (["ingest"], ["status"], ["backfill"], ["search", "ships"], ["stats"],
+                                             ["chunk", str(SAMPLE / "notes" / "tea-harvest.txt")],
+                                             ["verify", str(SAMPLE / "notes" / "tea-harvest.txt")])],
+    # a chain naming what is not installed is found where a chain is built (search and stats build none)
+    *[(command, MISSING_CHUNKER) for command in (["ingest"], ["status"], ["backfill"],
+                                                 ["chunk", str(SAMPLE / "notes" / "tea-harvest.txt")])],
+]
+
+
+@pytest.mark.parametrize(("command", "chain"), CHAIN_MISTAKES, ids=lambda a: a[0] if isinstance(a, list) else a[:12])
 def test_a_malformed_chain_is_one_line_in_every_command(command: list[str], chain: str, tmp_path: Path) -> None:
     (tmp_path / ".indx").mkdir()  # a data directory, so that each command gets as far as the chain
     line = one_line(run(command, tmp_path, INDX_CHAIN=chain))
     assert line.startswith(f"indx {command[0]}: the chunker chain cannot be built: ") and "fix INDX_CHAIN" in line
-    if "no-such" in chain and command[0] not in ("search", "stats"):  # these two never build a chain
-        assert "no-such-chunker" in line
+    assert ("no-such-chunker" if chain == MISSING_CHUNKER else "neither a JSON object") in line
 
 
 @pytest.mark.parametrize(("args", "said"), [
