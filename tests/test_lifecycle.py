@@ -122,7 +122,7 @@ def test_the_same_path_under_two_roots_is_two_sources_and_two_roots_with_one_lab
     assert summary["documents"] == 2 and summary["documents_by_status"] == {"ok": 2}
     assert set(table_sources(home)) == {"docs/notes.md", "lamps/notes.md"}
     hits = json.loads(indx(home, "search", "paraffin lamps replaced whale oil", "--json", "-k", "1").stdout)
-    assert hits[0]["source_id"] == "lamps/notes.md" and "Paraffin" in hits[0]["text"]
+    assert hits[0]["source_id"] == "lamps/notes.md" and "Paraffin" in hits[0]["content"]
 
     # a third root whose name is taken is refused, and the index is left as it was
     third = write(tmp_path / "z" / "lamps", {"more.md": "More lamps.\n"})
