@@ -165,19 +165,20 @@ def test_a_hit_shows_the_sentence_that_answers_with_the_terms_marked(project: Pa
 
 
 @pytest.mark.parametrize(("mode", "scale"), [("hybrid", "rrf"), ("vector", "cosine"), ("fts", "bm25")])
-def test_each_mode_labels_its_score_and_json_names_the_text_content(project: Path, mode: str, scale: str) -> None:
-    shown = run(["search", "tug bollard pull", "--mode", mode, "-k", "3"], project)
+def test_each_mode_labels_its_score_and_filters_as_the_server_does(project: Path, mode: str, scale: str) -> None:
+    shown = run(["search", "tug bollard pull", "--mode", mode, "--top-k", "3", "--type", "table", "--page", "1",
+                 "--source", "handbooks/"], project)
     assert shown.returncode == 0, shown.stderr[-3000:]
     headers = [line for line in shown.stdout.splitlines() if re.match(r"\d+\. ", line)]
-    assert headers and all(re.search(rf"  {scale} -?\d", h) for h in headers), headers
-    hits = json.loads(run(["search", "tug bollard pull", "--mode", mode, "-k", "3", "--json"], project).stdout)
-    assert all("text" not in h and h["content"] and h["score_scale"] == scale and h["excerpt"] for h in hits)
-    table = run(["search", "tug bollard pull", "--mode", mode, "--type", "table", "--page", "1", "--source",
-                 "handbooks/", "--json"], project)
-    found = json.loads(table.stdout)
-    assert found and all(h["chunk_type"] == "table" and h["page"] == 1 and h["source_id"].startswith("handbooks/")
-                         for h in found)
-    assert "**Tug**" in run(["search", "tug bollard pull", "--mode", mode, "--type", "table"], project).stdout
+    assert headers and all(re.fullmatch(rf"\d\. handbooks/\S+  page 1  \S+  {scale} -?[\d.]+  \(table\)", h)
+                           for h in headers), shown.stdout
+    assert "**Tug** | **Bollard** **pull** (t)" in shown.stdout, shown.stdout
+
+
+def test_json_names_a_chunks_text_content(project: Path) -> None:
+    hits = json.loads(run(["search", "tug bollard pull", "-k", "3", "--json"], project).stdout)
+    assert hits and all("text" not in h and h["content"] and h["score_scale"] == "rrf" and h["excerpt"] for h in hits)
+    assert {"id", "source_id", "locator", "chunk_type", "page", "bbox", "content", "score", "sentence"} <= set(hits[0])
 
 
 # 4. The small things.
