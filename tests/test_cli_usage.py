@@ -103,7 +103,7 @@ def test_a_malformed_chain_is_one_line_in_every_command(command: list[str], chai
     (["search"], "Missing argument 'query'"),
     (["chunk", "no-such-file.md"], "Invalid value for 'file'"),
     (["show", "no-such-file.pdf"], "Invalid value for 'file'"),
-    (["verify", "no-such-folder"], "Invalid value for '[PATHS]...'"),
+    (["verify", "no-such-folder"], "Invalid value for 'paths': path 'no-such-folder' does not exist"),
     (["ingest", "no-such-folder"], "no such file or folder"),
     (["ingest", "--batch-size", "0"], "Invalid value for '--batch-size'"),
     (["backfill", "--assets", "chunks"], "unknown asset(s) chunks"),

@@ -4,7 +4,7 @@ A mistake is the user's to fix (a setting, an argument, a file, where the comman
 `indx` says what is wrong and how to fix it in one line, `indx COMMAND: message`, and exits
 non-zero; a traceback is for defects. `--debug` (or `INDX_DEBUG=1`) shows the traceback of a
 mistake too. Bad command-line usage (a missing argument, a bad option value, a path that is not
-there) is Click's `UsageError`, said in one line the same way, exit 2.
+there) is Typer's usage error, said in one line the same way, exit 2.
 
 Commands raise the exceptions below from wherever the mistake is found (Dagster may wrap them
 while it builds resources: the cause chain is searched), and need no try/except of their own.
