@@ -188,6 +188,8 @@ def test_version_long_options_and_typed_help(nowhere: Path) -> None:
 
     done = run(["--version"], nowhere)
     assert done.returncode == 0 and done.stdout.strip() == f"indx {version('indx-assets')}"
+    bare = run([], nowhere)  # `indx` alone: its help, with every command
+    assert "Usage: indx [OPTIONS] COMMAND" in bare.stderr and "  ui " in bare.stderr and "Traceback" not in bare.stderr
     usage = run(["search", "--help"], nowhere).stdout
     assert "-k, --top-k <int range>" in usage and "--mode <hybrid|vector|fts>" in usage
     for command in ("--help", "search --help", "ingest --help", "show --help", "ui --help", "forget --help"):

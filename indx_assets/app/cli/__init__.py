@@ -6,6 +6,7 @@ A user's mistake never ends in a traceback: `IndxGroup` says it in one line and 
 
 import importlib
 import sys
+from collections.abc import Sequence
 from importlib.metadata import version
 from typing import Annotated, Any
 
@@ -18,7 +19,7 @@ from indx_assets.app.cli import errors
 class IndxGroup(TyperGroup):
     """The command group: usage errors and the user's mistakes as one line each (`errors`)."""
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:  # Typer's own Context class is private
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.TyperException, typer.Abort):  # exits, usage errors: Typer's own
@@ -31,11 +32,12 @@ class IndxGroup(TyperGroup):
             errors.say(" ".join(filter(None, ("indx", ctx.invoked_subcommand))), message)
             raise typer.Exit(code) from None
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except typer.TyperException as exc:  # a usage error: one line, where Typer draws a box
             errors.exit_with_usage(exc)
         except typer.Abort:

@@ -90,6 +90,8 @@ def usage_line(exc: typer.TyperException) -> str:
 def exit_with_usage(exc: typer.TyperException) -> None:
     """Say a usage error in one line and exit with its code (2). `indx` alone prints its help:
     Typer raises that as a usage error too (told apart by name, as Typer does itself)."""
-    if type(exc).__name__ != "NoArgsIsHelpError":
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        exc.show()  # type: ignore[attr-defined]  (its message is the help)
+    else:
         typer.echo(usage_line(exc), err=True)
     sys.exit(getattr(exc, "exit_code", EXIT_USAGE))
