@@ -5,7 +5,6 @@ What a user notices: each file is one source, found by search, and a hit inside 
 attachment says which attachment it comes from (locator and metadata).
 """
 
-import json
 from pathlib import Path
 
 import dagster as dg
@@ -33,10 +32,9 @@ def test_mail_book_and_minutes_are_ingested_and_found(instance: dg.DagsterInstan
     assert sorted(instance.get_dynamic_partitions("sources")) == [
         "corpus/lighthouses.epub", "corpus/minutes.odt", "corpus/quarterly.eml"]
     (hit,) = search_chunks(settings, "Harbour invoice 4711 total due", k=1, mode="fts")
-    assert (hit["source_id"], hit["locator"], hit["page"]) == ("corpus/quarterly.eml", "attachment:2:page:1:char:0-43", 4)
-    metadata = hit["metadata"] if isinstance(hit["metadata"], dict) else json.loads(hit["metadata"])
-    assert metadata["attachment_name"] == "invoice.pdf"
+    assert (hit.source_id, hit.locator, hit.page) == ("corpus/quarterly.eml", "attachment:2:page:1:char:0-43", 4)
+    assert hit.metadata["attachment_name"] == "invoice.pdf"
     (hit,) = search_chunks(settings, "keepers trimmed the wicks", k=1, mode="fts")
-    assert hit["source_id"] == "corpus/lighthouses.epub" and hit["chunk_type"] == "content"
+    assert hit.source_id == "corpus/lighthouses.epub" and hit.chunk_type == "content"
     (hit,) = search_chunks(settings, "abstentions were not recorded", k=1, mode="fts")
-    assert hit["source_id"] == "corpus/minutes.odt" and hit["chunk_type"] == "table"
+    assert hit.source_id == "corpus/minutes.odt" and hit.chunk_type == "table"
