@@ -72,3 +72,17 @@ def instance(tmp_path: Path) -> Iterator[dg.DagsterInstance]:
     with dg.instance_for_test(temp_dir=str(tmp_path / "dagster"),
                               overrides={"event_log_storage": EVENT_LOG_STORAGE}) as instance:
         yield instance
+
+
+@pytest.fixture(scope="session")
+def small_corpus_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """`fixtures/small_corpus` ingested once a session through the Python API, as a notebook
+    would: (the corpus folder, the data directory)."""
+    import indx_assets
+    from fixtures.small_corpus import write_small_corpus
+
+    base = tmp_path_factory.mktemp("small-corpus")
+    corpus = write_small_corpus(base)
+    summary = indx_assets.ingest(corpus, home=base / "indx")
+    assert summary.complete and summary.documents_by_status == {"ok": 4}, summary
+    return corpus, base / "indx"

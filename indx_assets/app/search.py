@@ -162,15 +162,17 @@ def minilm_query_embedder() -> QueryEmbedder:
 
 
 def search_chunks(settings: Settings, query: str, *, k: int = 5, mode: SearchMode = "hybrid",
-                  expand: bool = False, filters: SearchFilters = SearchFilters()) -> list[Hit]:
-    """Search the data directory's index in-process (see `search_index`). The search is checked
+                  expand: bool = False, filters: SearchFilters = SearchFilters(),
+                  embed: QueryEmbedder | None = None) -> list[Hit]:
+    """Search the data directory's index in-process (see `search_index`), embedding the query
+    with `embed` (default: the chunks' model, loaded for this search). The search is checked
     (`InvalidSearch`) and the data directory must exist (`NoDataDirectory`; a search creates
     none) before the model is loaded."""
     from indx_assets.wiring.resources.lancedb import LanceDBResource
 
     check_search(query, k, mode)
     settings.require_home()
-    return search_index(LanceDBResource(uri=settings.lancedb_uri), minilm_query_embedder(), query,
+    return search_index(LanceDBResource(uri=settings.lancedb_uri), embed or minilm_query_embedder(), query,
                         k=k, mode=mode, expand=expand, filters=filters)
 
 

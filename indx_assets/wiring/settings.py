@@ -74,14 +74,14 @@ class Settings:
                               f"and {HOME_ENV} is not set; run `indx ingest` here to create one, or set {HOME_ENV}")
 
     @classmethod
-    def from_env(cls) -> "Settings":
-        """Read the environment: the data directory (`home_from_env`), INDX_STORAGE_URI,
-        INDX_LANCEDB_URI, INDX_CORPUS (`[LABEL=]PATH` roots; `roots.RootError` if two share a
-        label), INDX_CHAIN (`chain.ChainConfigError` if it is no chain config), INDX_PDF_PASSWORDS
-        (a JSON list or one a line; `passwords.PasswordsError` if malformed) and the bounds
-        (`indx_assets.pipeline.bounds`). A mistake in any of them is found here, before a
-        command does anything."""
-        home = home_from_env()
+    def from_env(cls, home: Path | str | None = None) -> "Settings":
+        """Read the environment: the data directory (`home` when given, else `home_from_env`),
+        INDX_STORAGE_URI, INDX_LANCEDB_URI, INDX_CORPUS (`[LABEL=]PATH` roots; `roots.RootError` if
+        two share a label), INDX_CHAIN (`chain.ChainConfigError` if it is no chain config),
+        INDX_PDF_PASSWORDS (a JSON list or one a line; `passwords.PasswordsError` if malformed) and
+        the bounds (`indx_assets.pipeline.bounds`). A mistake in any of them is found here, before
+        a command does anything."""
+        home = Path(home).expanduser().resolve() if home is not None else home_from_env()
         roots = os.environ.get("INDX_CORPUS")
         corpus = tuple(r for r in roots.split(os.pathsep) if r) if roots else recorded_roots(home) or (str(SAMPLE_CORPUS),)
         # a bad or repeated label is the user's to fix, before anything runs; overlapping roots are

@@ -1,10 +1,8 @@
 """`indx ingest [[LABEL=]PATH ...]`: register every source as a partition and materialize what changed."""
 
 import json
-import time
-from dataclasses import replace
-from pathlib import Path
-from typing import Annotated
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -13,43 +11,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from indx_assets.app.cli import app
 from indx_assets.app.cli.writer import holds_home
-from indx_assets.pipeline.roots import Root, RootError, parse_root, parse_roots
-from indx_assets.wiring.settings import SAMPLE_CORPUS, Settings, record_roots, recorded_roots
+from indx_assets.wiring.settings import Settings
+
+if TYPE_CHECKING:
+    from indx_assets.app.runner import PartitionSync
 
 #: `indx ingest` exit codes: everything ingested; some file failed or a root is missing; a usage error.
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
-
-
-def _argument_root(arg: str) -> tuple[Root, bool]:
-    """A command-line root, `LABEL=PATH` or `PATH`, with its path resolved, and whether it was
-    labelled (`RootError` if there is nothing there). A path whose name holds `=` stays a
-    path when it exists."""
-    root = parse_root(arg)
-    labelled = root.path != arg
-    if labelled and Path(arg).exists() and not Path(root.path).expanduser().exists():
-        labelled = False
-    path = Path(root.path if labelled else arg).expanduser()
-    if not path.exists():
-        raise RootError(f"{path}: no such file or folder")
-    resolved = path.resolve()
-    return Root(root.label if labelled else resolved.name, str(resolved)), labelled
-
-
-def _roots(settings: Settings, args: list[str]) -> list[str]:
-    """Corpus roots (specs): those recorded by earlier ingests plus the new ones (the sample
-    corpus when there are none), so every known source stays known. `RootError` when two
-    would share a label or a recorded folder is given another label."""
-    roots = parse_roots(recorded_roots(settings.home))
-    for root, labelled in map(_argument_root, args):
-        same = next((r for r in roots if r.path == root.path), None)
-        if same is None:
-            roots.append(root)
-        elif labelled and same.label != root.label:
-            raise RootError(f"{root.path} is already the root labelled {same.label!r}; "
-                            f"`indx forget {same.label}` before giving it another label")
-    specs = [r.spec for r in roots] or [Root(SAMPLE_CORPUS.name, str(SAMPLE_CORPUS)).spec]
-    parse_roots(specs)  # refuses two roots with one label, or one inside another
-    return specs
 
 
 @app.command()
@@ -68,65 +36,30 @@ def ingest(
     Exit codes: 0 everything ingested; 1 some file failed or a corpus root is missing (its
     documents are kept); 2 a usage error (nothing is written).
     """
-    from indx_assets.app.analytics import ingest_summary
-    from indx_assets.app.runner import materialize_partitions, open_instance, sync_partitions
+    from indx_assets.app.ingest import ingest as ingest_into
 
-    started = time.perf_counter()
-    settings = Settings.from_env()
-    roots = _roots(settings, paths or [])  # RootError: one line, exit 2 (`cli.errors`)
-    settings = replace(settings, corpus_roots=tuple(roots))
     console = Console(stderr=True, quiet=json_output)
-    instance = open_instance(settings)
-    record_roots(settings.home, roots)
-    sync = sync_partitions(instance, settings)
-    console.print(
-        f"{len(sync.current)} source(s) under {', '.join(settings.corpus_roots)}: "
-        f"{len(sync.added)} new, {len(sync.removed)} removed" + (f", {len(sync.kept)} kept (not found, not known gone)"
-                                                                   if sync.kept else "")
-    )
-    with Progress(
-        TextColumn("[bold]ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-    ) as progress:
-        task = progress.add_task("ingest", total=len(sync.current))
-        # The summary names every failed source and why; Dagster's own log of a failed run
-        # (a traceback per run) stays in the instance, for `dagster dev`.
-        results = materialize_partitions(
-            instance, settings, sync.current, batch_size=batch_size, force=force, log_level="CRITICAL",
-            on_batch=lambda batch: progress.advance(task, len(batch.partitions)),
-        )
-    failed = {s: why for r in results for s, why in r.failed.items()}
-    summary = ingest_summary(settings.storage_uri, sync.current, failed)
-    summary["problems"].update(_corpus_problems(sync))
-    summary.update(
-        added=len(sync.added),
-        removed=len(sync.removed),
-        kept=len(sync.kept),
-        missing_roots=sync.missing_roots,
-        runs=len(results),
-        failed_runs=[r.run_id for r in results if not r.success],
-        materializations=sum(r.materialized for r in results),
-        elapsed_s=round(time.perf_counter() - started, 2),
-        home=str(settings.home),
-    )
+    progress = Progress(TextColumn("[bold]ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=console)
+
+    def found(roots: Sequence[str], sync: "PartitionSync") -> None:  # the bar starts once the sources are known
+        console.print(f"{len(sync.current)} source(s) under {', '.join(roots)}: {len(sync.added)} new, "
+                      f"{len(sync.removed)} removed"
+                      + (f", {len(sync.kept)} kept (not found, not known gone)" if sync.kept else ""))
+        progress.add_task("ingest", total=len(sync.current))
+        progress.start()
+
+    try:  # a RootError is the user's: one line, exit 2 (`cli.errors`)
+        summary = ingest_into(Settings.from_env(), paths or [], batch_size=batch_size, force=force, on_sync=found,
+                              on_batch=lambda batch: progress.advance(progress.task_ids[0], len(batch.partitions)))
+    finally:
+        progress.stop()
     if json_output:
-        typer.echo(json.dumps(summary, ensure_ascii=False))
+        typer.echo(json.dumps(summary.to_json(), ensure_ascii=False))
     else:
-        _print_summary(summary, Console())
-    if summary["failed_runs"] or summary["missing_roots"] or sync.unlisted:
+        _print_summary(summary.to_json(), Console())
+    if not summary.complete:
         raise typer.Exit(code=EXIT_PROBLEMS)
-
-
-def _corpus_problems(sync) -> dict[str, str]:
-    """What the listing could not see, by where: missing roots (by label) and folders that
-    could not be listed (by their id prefix), each with the documents it keeps."""
-    problems = {}
-    for root in map(parse_root, sync.missing_roots):
-        kept = sum(1 for s in sync.kept if s == root.label or s.startswith(root.prefix))
-        problems[root.label] = f"corpus root missing: {root.path}; its {kept} document(s) are kept (`indx forget {root.label}` removes them)"
-    for prefix, reason in sync.unlisted.items():
-        kept = sum(1 for s in sync.kept if s.startswith(prefix))
-        problems[prefix] = f"{reason}; its {kept} document(s) are kept"
-    return problems
 
 
 def _print_summary(summary: dict, console: Console) -> None:
