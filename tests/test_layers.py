@@ -1,4 +1,4 @@
-"""The three layers (README "Architecture"): app > wiring > pipeline, every import down.
+"""The layers (README "Architecture"): integrations > app > wiring > pipeline, every import down.
 
 The contract is `[tool.importlinter]` in pyproject.toml; `lint-imports` (import-linter, a real
 process over the real package) checks it, and a broken contract fails here with the
@@ -34,6 +34,9 @@ def test_every_import_points_down_and_the_pipeline_needs_no_dagster() -> None:
     ("pipeline/media.py", "from indx_assets.app import search", ["indx_assets.pipeline.media -> indx_assets.app.search"]),
     # a pipeline module importing Dagster
     ("pipeline/chunkers/lines.py", "import dagster", ["indx_assets.pipeline.chunkers.lines -> dagster"]),
+    # the app reaching up into a framework adapter (they sit above it, over the Python API)
+    ("app/search.py", "from indx_assets.integrations import records",
+     ["indx_assets.app.search -> indx_assets.integrations.records"]),
     # the resources reaching into the automation (the cycle the partition keys used to make)
     ("wiring/resources/corpus.py", "from indx_assets.wiring.automation import sensor",
      ["indx_assets.wiring.resources.corpus -> indx_assets.wiring.automation.sensor"]),
