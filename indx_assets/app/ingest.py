@@ -117,15 +117,16 @@ def ingest(settings: Settings, paths: Sequence[str] = (), *, batch_size: int | N
     started = time.perf_counter()
     roots = ingest_roots_of(settings, paths)
     settings = replace(settings, corpus_roots=tuple(roots))
-    instance = open_instance(settings)
-    record_roots(settings.home, roots)
-    sync = sync_partitions(instance, settings)
-    if on_sync:
-        on_sync(roots, sync)
-    # The summary names every failed source and why; Dagster's own log of a failed run
-    # (a traceback per run) stays in the instance, for `dagster dev`.
-    results = materialize_partitions(instance, settings, sync.current, batch_size=batch_size or BATCH_SIZE,
-                                     force=force, log_level=log_level, on_batch=on_batch)
+    # closed when done: a notebook that ingests again and again keeps no storage connections open
+    with open_instance(settings) as instance:
+        record_roots(settings.home, roots)
+        sync = sync_partitions(instance, settings)
+        if on_sync:
+            on_sync(roots, sync)
+        # The summary names every failed source and why; Dagster's own log of a failed run
+        # (a traceback per run) stays in the instance, for `dagster dev`.
+        results = materialize_partitions(instance, settings, sync.current, batch_size=batch_size or BATCH_SIZE,
+                                         force=force, log_level=log_level, on_batch=on_batch)
     failed = {s: why for r in results for s, why in r.failed.items()}
     summary = ingest_summary(settings.storage_uri, sync.current, failed)
     summary["problems"].update(_corpus_problems(sync))
