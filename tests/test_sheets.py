@@ -128,3 +128,94 @@ def test_a_macro_enabled_workbook_reads_like_the_xlsx(budget: bytes) -> None:
 def test_a_binary_file_named_csv_is_failed_not_chunked() -> None:
     read = read_document(bytes(range(256)) * 8, CSV, ReaderConfig())
     assert read.status == "failed" and read.pages == ()
+
+
+LONG_ROWS = 20_000  # about 900,000 characters of text (over three pages of `PAGE_CHARS`), a 4.9 MB sheet part
+
+
+@pytest.fixture(scope="module")
+def long_ledger() -> bytes:
+    return fx.ledger(LONG_ROWS)
+
+
+def _check_long_ledger(content: bytes) -> None:
+    from indx_assets.pipeline.readers.sheets import PAGE_CHARS
+
+    encoded, doc = _cut(content, "ledger.xlsx")
+    pages = encoded.read.pages
+    assert len(pages) >= 3 and all(p.status == "ok" and p.metadata["sheet"] == "Ledger" for p in pages)
+    assert all(len(p.text) < PAGE_CHARS + 200 for p in pages)  # a page ends after the row that fills it
+    header = " | ".join(fx.LEDGER_HEADER)
+    assert all(p.text.startswith(header + "\n") for p in pages)  # each page's table under its header
+    spans = [p.metadata["rows"] for p in pages]  # sheet rows: the header is row 1, entry i is row i + 1
+    assert spans[0][0] == 1 and spans[-1][1] == LONG_ROWS + 1
+    assert all(b[0] == a[1] + 1 for a, b in zip(spans, spans[1:]))
+    chunks = [c for c in doc.chunks if c.chunk_type == "table"]
+    assert {c.page for c in chunks} == {p.page for p in pages}
+    assert all(c.content.startswith(header.replace(" | ", " ")) for c in chunks)  # the header repeated
+    # a split table's chunk is its cells' words; every ledger cell is one word, five to a row
+    entries = [w for c in chunks for w in c.content.split()[len(fx.LEDGER_HEADER)::len(fx.LEDGER_HEADER)]]
+    assert entries == [str(i) for i in range(1, LONG_ROWS + 1)]  # every row once, whole, in order
+    for page in pages:
+        body = [line.split(" | ")[0] for line in page.text.splitlines()[1:]]
+        first, last = page.metadata["rows"]
+        assert body == [str(row - 1) for row in range(max(first, 2), last + 1)]
+    fidelity = measure("ledger.xlsx", pages, doc.chunks)
+    assert fidelity.passes and fidelity.totals()["lost"] == 0, fidelity.to_json()
+
+
+def test_a_long_sheet_reads_as_pages_of_whole_rows_each_under_its_header(long_ledger: bytes) -> None:
+    _check_long_ledger(long_ledger)
+
+
+def test_a_long_sheet_rewritten_by_libreoffice_reads_as_the_same_pages(
+        long_ledger: bytes, tmp_path_factory: pytest.TempPathFactory) -> None:
+    converted = fx.converted(long_ledger, tmp_path_factory.mktemp("soffice"))
+    if converted is None:
+        pytest.skip("LibreOffice (soffice) is not installed; .ci/run installs it")
+    _check_long_ledger(converted)
+
+
+def test_a_large_worksheet_is_checked_and_read_as_a_stream_not_held(long_ledger: bytes) -> None:
+    import zipfile
+
+    from indx_assets.pipeline.readers.ooxml_guard import DEFAULT_LIMITS, verified_streaming_package
+    from indx_assets.pipeline.readers.sheets import load_workbook
+
+    sheet_part = "xl/worksheets/sheet1.xml"
+    assert zipfile.ZipFile(io.BytesIO(long_ledger)).getinfo(sheet_part).file_size > DEFAULT_LIMITS.stream_above_bytes
+    package = verified_streaming_package(long_ledger, lambda name: name == sheet_part, b"<stand-in/>")
+    assert package.streamed == {sheet_part}
+    assert zipfile.ZipFile(package.package).read(sheet_part) == b"<stand-in/>"  # not held
+    with package.open_streamed(sheet_part) as stream:
+        assert stream.read() == zipfile.ZipFile(io.BytesIO(long_ledger)).read(sheet_part)
+    pages = load_workbook(long_ledger)
+    assert len(pages) >= 3 and pages[-1].text.splitlines()[-1].startswith(f"{LONG_ROWS} | ")
+
+
+def _wrong_crc(content: bytes, name: str) -> bytes:
+    """`content` whose central directory gives entry `name` a wrong CRC: only the end of the
+    entry's inflated bytes can tell."""
+    data = bytearray(content)
+    at = data.index(b"PK\x01\x02")
+    while data[at + 46:at + 46 + len(name)] != name.encode():
+        at = data.index(b"PK\x01\x02", at + 4)
+    data[at + 16] ^= 0xFF
+    return bytes(data)
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda d: make_pptx._rewrite(d, {"xl/worksheets/sheet1.xml": (
+            '<?xml version="1.0"?>\n' + " " * (5 << 20) + '<!DOCTYPE worksheet [<!ENTITY x "x">]>'
+            '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"/>').encode()}),
+         "declares a DTD"),
+        (lambda d: _wrong_crc(d, "xl/worksheets/sheet1.xml"), "Bad CRC"),
+    ],
+    ids=["entity-after-5MiB", "wrong-crc"],
+)
+def test_a_hostile_large_worksheet_is_refused_before_any_row_is_read(long_ledger: bytes, make, reason: str) -> None:  # type: ignore[no-untyped-def]
+    read = read_document(make(long_ledger), XLSX, ReaderConfig())
+    assert (read.status, read.pages) == ("failed", ())
+    assert reason in (read.reason or "")

@@ -10,13 +10,15 @@ not in the page text, so no chunk holds them. If the model disagrees with the pa
 (another reader won the page) the page is declined.
 """
 
+import csv
+from collections.abc import Iterator
 from typing import Any
 
 from indx_interfaces import PageChunks, PageOutput
 
-from indx_assets.pipeline.chunkers.base import StructuredProvider, StructuredTextChunker, page_pieces
+from indx_assets.pipeline.chunkers.base import ChunkerSettings, StructuredProvider, StructuredTextChunker, page_pieces
 from indx_assets.pipeline.chunking.elements import Element, Table
-from indx_assets.pipeline.readers.sheets import CSV, TSV, XLSX
+from indx_assets.pipeline.readers.sheets import CSV, TSV, XLSX, Sheet
 
 
 class SheetsChunker(StructuredTextChunker):
@@ -34,19 +36,37 @@ class SheetsChunker(StructuredTextChunker):
 
         try:
             sheets = parsed.sheets if isinstance(parsed, Workbook) else sheets_of(content, media_type)
-        except (PackageRefused, NotText):
+        except (PackageRefused, NotText, csv.Error):
             return ()
+        by_page = {sheet.page: sheet for sheet in sheets}
         claims = []
         for page in outputs:
-            if not page.readable or not page.text.strip() or not 1 <= page.page <= len(sheets):
-                continue
-            sheet = sheets[page.page - 1]
-            if sheet.text != page.text:
-                continue  # another reader's text: offsets would not point into it
-            pieces = page_pieces(page.text, _tables(sheet.regions), self.settings)
-            if pieces:
-                claims.append(PageChunks(page.page, pieces))
+            sheet = by_page.get(page.page)
+            claim = self.claim(sheet, page) if sheet is not None else None
+            if claim is not None:
+                claims.append(claim)
         return tuple(claims)
+
+    def claim(self, sheet: Sheet, page: PageOutput) -> PageChunks | None:
+        """The table chunks of one page of a sheet, or None when the page is not this sheet's."""
+        if not page.readable or not page.text.strip() or sheet.text != page.text:
+            return None  # nothing to cut, or another reader's text: offsets would not point into it
+        pieces = page_pieces(page.text, _tables(sheet.regions), self.settings)
+        return PageChunks(page.page, pieces) if pieces else None
+
+
+def stream_chunks(content: bytes, media_type: str,
+                  settings: ChunkerSettings | None = None) -> Iterator[tuple[PageOutput, PageChunks | None]]:
+    """Each page of a spreadsheet with its table chunks, read and cut one page at a time: what
+    `read_xlsx` (or `read_csv`, `read_tsv`) and this chunker make of it, in a memory that does
+    not grow with the sheet's rows (`indx_assets.pipeline.readers.sheets.iter_sheets`). Raises
+    what `iter_sheets` raises when the file cannot be opened."""
+    from indx_assets.pipeline.readers.sheets import iter_sheets, page_output
+
+    chunker = SheetsChunker(settings)
+    for sheet in iter_sheets(content, media_type):
+        page = page_output(sheet)
+        yield page, chunker.claim(sheet, page)
 
 
 def _tables(regions: Any) -> list[Element]:

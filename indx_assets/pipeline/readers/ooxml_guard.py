@@ -18,7 +18,10 @@ The rule: nothing reaches an XML parser until this module has
    order mark, EBCDIC), and any part in an encoding other than UTF-8 or UTF-16 (the only two
    OPC allows, ECMA-376 Part 2 §8.1.4),
 and then hands the parser a fresh *stored* zip of exactly the bytes it verified, so the parser
-inflates nothing. External references (linked images, hyperlinks, external data) are never
+inflates nothing. A part too large to hold that the caller reads as a stream (a spreadsheet's
+worksheet, `verified_streaming_package`) is checked the same way while it is inflated step by
+step and thrown away, then handed over as a stream of the same bytes, inflated again in the
+same bounded steps: the checks and the bounds are the same, the memory is one step. External references (linked images, hyperlinks, external data) are never
 resolved: the parser's network access stays off and relationship targets are only data.
 """
 
@@ -27,7 +30,9 @@ import io
 import re
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import IO
 
 # OLE_MAGIC and is_encrypted_ooxml are imported from here too (their home before `ole`)
 from indx_assets.pipeline.ole import OLE_MAGIC, is_encrypted_ooxml, ole_status  # noqa: F401
@@ -72,6 +77,8 @@ class PackageLimits:
     #: `ratio_floor_bytes` (tiny entries compress absurdly well and harmlessly)
     max_ratio: float = 200.0
     ratio_floor_bytes: int = 8 << 20
+    #: a streamable part above this size is verified and read as a stream, never held
+    stream_above_bytes: int = 4 << 20
 
 
 DEFAULT_LIMITS = PackageLimits()
@@ -97,6 +104,11 @@ def _declares_dtd(text: str, doctype_allowed: bool) -> bool:
     return any("[" in declaration for declaration in _DOCTYPE.findall(text)) or text.count("<!DOCTYPE") > 1
 
 
+def _family(data: bytes) -> str:
+    """The codec family an XML document's first bytes announce (XML 1.0 Appendix F)."""
+    return next((codec for signature, codec in _ENCODING_SIGNATURES if data.startswith(signature)), "utf-8")
+
+
 def xml_refusal(data: bytes, doctype_allowed: bool = False) -> str | None:
     """Why an XML part must not reach a parser, or None.
 
@@ -107,7 +119,7 @@ def xml_refusal(data: bytes, doctype_allowed: bool = False) -> str | None:
     """
     if data.startswith(_ODD_UCS4):
         return "is in an unusual UCS-4 byte order"
-    family = next((codec for signature, codec in _ENCODING_SIGNATURES if data.startswith(signature)), "utf-8")
+    family = _family(data)
     text = data.decode(family, errors="replace")
     if _declares_dtd(text, doctype_allowed):
         return "declares a DTD or entities (entity expansion risk)"
@@ -170,22 +182,55 @@ def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     return data
 
 
-def verified_parts(content: bytes, limits: PackageLimits = DEFAULT_LIMITS, doctype_allowed: bool = False) -> dict[str, bytes]:
-    """Every entry of the package, checked as the module docstring says; raises `PackageRefused`.
+def _verify_streamed(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
+    """Check a part without holding it: inflated in bounded steps (zipfile stops at the declared
+    size and checks the CRC at the end), its head checked as `xml_refusal` checks a whole part,
+    the rest searched for a DTD or an entity in the encoding the head announced."""
+    size, head, tail = 0, b"", ""
+    decoder = None
+    try:
+        with archive.open(info) as stream:
+            while chunk := stream.read(_READ_STEP):
+                size += len(chunk)
+                if decoder is None:
+                    head = chunk
+                    refusal = xml_refusal(head) if _looks_like_xml(info.filename, head) else None
+                    if refusal:
+                        raise PackageRefused("failed", f"refused: XML part {info.filename} {refusal}")
+                    decoder = codecs.getincrementaldecoder(_family(head))(errors="replace")
+                text = tail + decoder.decode(chunk)
+                if any(marker in text for marker in _DTD_MARKERS):
+                    raise PackageRefused(
+                        "failed", f"refused: XML part {info.filename} declares a DTD or entities (entity expansion risk)")
+                tail = text[-len(max(_DTD_MARKERS, key=len)):]  # a marker cut by a step boundary
+    except zlib.error as exc:
+        raise zipfile.BadZipFile(f"entry {info.filename} is corrupt ({exc})") from exc
+    if size != info.file_size:
+        raise zipfile.BadZipFile(f"entry {info.filename} is truncated")
 
-    The same guard opens the other zips of XML the readers take (EPUB, OpenDocument);
-    `doctype_allowed` lets their XHTML parts declare a document type without an internal
-    subset (`xml_refusal`)."""
+
+def _verified(content: bytes, limits: PackageLimits, streamable: Callable[[str], bool],
+              doctype_allowed: bool = False) -> tuple[dict[str, bytes], frozenset[str]]:
+    """The held parts (checked as the module docstring says; `doctype_allowed` as for
+    `verified_parts`) and the names of the parts that were checked as streams (`streamable`
+    and above `limits.stream_above_bytes`)."""
     ole = ole_status(content)
     if ole is not None:
         raise PackageRefused(*ole)
     if not content:
         raise PackageRefused("empty", "zero-byte file")
+    streamed: set[str] = set()
     try:
         with zipfile.ZipFile(io.BytesIO(content)) as archive:
             infos = [i for i in archive.infolist() if not i.is_dir()]
             _check_directory(infos, limits)
-            parts = {info.filename: _inflate(archive, info) for info in infos}
+            parts = {}
+            for info in infos:
+                if info.file_size > limits.stream_above_bytes and streamable(info.filename):
+                    _verify_streamed(archive, info)
+                    streamed.add(info.filename)
+                else:
+                    parts[info.filename] = _inflate(archive, info)
     except PackageRefused:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError) as exc:
@@ -194,15 +239,51 @@ def verified_parts(content: bytes, limits: PackageLimits = DEFAULT_LIMITS, docty
         refusal = xml_refusal(data, doctype_allowed) if _looks_like_xml(name, data) else None
         if refusal:
             raise PackageRefused("failed", f"refused: XML part {name} {refusal}")
-    return parts
+    return parts, frozenset(streamed)
 
 
-def verified_package(content: bytes, limits: PackageLimits = DEFAULT_LIMITS) -> io.BytesIO:
-    """A stored (uncompressed) zip of the verified parts, ready for an OOXML library to open."""
-    parts = verified_parts(content, limits)
+def verified_parts(content: bytes, limits: PackageLimits = DEFAULT_LIMITS, doctype_allowed: bool = False) -> dict[str, bytes]:
+    """Every entry of the package, checked as the module docstring says; raises `PackageRefused`.
+
+    The same guard opens the other zips of XML the readers take (EPUB, OpenDocument);
+    `doctype_allowed` lets their XHTML parts declare a document type without an internal
+    subset (`xml_refusal`)."""
+    return _verified(content, limits, lambda name: False, doctype_allowed)[0]
+
+
+def _stored(parts: dict[str, bytes]) -> io.BytesIO:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
         for name, data in parts.items():
             archive.writestr(name, data)
     out.seek(0)
     return out
+
+
+def verified_package(content: bytes, limits: PackageLimits = DEFAULT_LIMITS) -> io.BytesIO:
+    """A stored (uncompressed) zip of the verified parts, ready for an OOXML library to open."""
+    return _stored(verified_parts(content, limits))
+
+
+@dataclass(frozen=True)
+class StreamingPackage:
+    """A verified package whose large streamable parts are not held (`verified_streaming_package`)."""
+
+    #: the stored zip of the held parts; each streamed part is in it as the caller's stand-in,
+    #: so a library that opens the package still finds a part there
+    package: io.BytesIO
+    streamed: frozenset[str]
+    content: bytes
+
+    def open_streamed(self, name: str) -> IO[bytes]:
+        """A streamed part's bytes, inflated again in bounded steps (the CRC checked at its end)."""
+        return zipfile.ZipFile(io.BytesIO(self.content)).open(name)
+
+
+def verified_streaming_package(content: bytes, streamable: Callable[[str], bool], stand_in: bytes,
+                               limits: PackageLimits = DEFAULT_LIMITS) -> StreamingPackage:
+    """Like `verified_package`, but the parts `streamable` names that are larger than
+    `limits.stream_above_bytes` are verified as streams and left out of memory (`stand_in`
+    takes their place in the package): read them with `StreamingPackage.open_streamed`."""
+    parts, streamed = _verified(content, limits, streamable)
+    return StreamingPackage(_stored({**parts, **dict.fromkeys(streamed, stand_in)}), streamed, content)

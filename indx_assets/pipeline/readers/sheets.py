@@ -19,13 +19,15 @@ opens it once.
 import csv
 import datetime as dt
 import io
+import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from html import escape
-from typing import Any
+from typing import IO, Any
 
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
-from indx_assets.pipeline.readers.ooxml_guard import PackageRefused, verified_package
+from indx_assets.pipeline.readers.ooxml_guard import PackageRefused
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 CSV = "text/csv"
@@ -33,6 +35,13 @@ TSV = "text/tab-separated-values"
 READER = "sheets"
 CELL_SEPARATOR = " | "
 REGION_SEPARATOR = "\n\n"
+
+
+#: About how many characters of text a page holds: a longer sheet is cut into several pages at
+#: row boundaries, a table cut by a page break continuing on the next page under its header row
+#: (repeated, as a printed sheet repeats it), so reading and chunking a sheet of any length holds
+#: one page of it at a time.
+PAGE_CHARS = 256 << 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +59,8 @@ class Region:
 
 @dataclass(frozen=True, slots=True)
 class Sheet:
+    """One page of a spreadsheet: a whole sheet, or the part of a long sheet that fits a page."""
+
     number: int
     name: str
     hidden: bool
@@ -57,11 +68,23 @@ class Sheet:
     text: str
     hidden_rows: tuple[int, ...] = ()
     error: str | None = None
+    #: the page's number in the document (sheets and their parts in workbook order); 0: the
+    #: sheet's own number (a reader that makes one page per sheet, as the OpenDocument one)
+    page: int = 0
+    #: the first and last sheet row whose cells the page holds (a repeated header aside)
+    rows: tuple[int, int] | None = None
+    #: whether the sheet goes on over more pages than this one
+    parted: bool = False
+
+
+    def __post_init__(self) -> None:
+        if not self.page:
+            object.__setattr__(self, "page", self.number)
 
 
 @dataclass(frozen=True, slots=True)
 class Workbook:
-    """The spreadsheet readers' parsed form of one file (`DocumentRead.parsed`): its sheets."""
+    """The spreadsheet readers' parsed form of one file (`DocumentRead.parsed`): its pages."""
 
     sheets: tuple[Sheet, ...]
 
@@ -89,13 +112,16 @@ class _RegionBuilder:
         self.first_row = first_row
         self.lines: list[str] = []
         self.html: list[str] = []
+        self.chars = 0
 
     def add(self, cells: tuple[str, ...]) -> None:
         end = len(cells)
         while end and not cells[end - 1]:
             end -= 1  # trailing empty cells
         cells = tuple(c.replace("\n", " ") for c in cells[:end])
-        self.lines.append(CELL_SEPARATOR.join(cells))
+        line = CELL_SEPARATOR.join(cells)
+        self.lines.append(line)
+        self.chars += len(line) + 1
         self.html.append("".join(f"<td>{escape(c)}</td>" for c in cells))
 
     def region(self) -> Region:
@@ -106,21 +132,17 @@ class _RegionBuilder:
         return Region(len(self.lines), self.first_row, text, "<table>" + "".join(rows) + "</table>")
 
 
-def regions_of(rows: Any) -> tuple[Region, ...]:
-    """Table regions of `(row number, cell texts)` rows: runs of rows with any text, laid out
-    with their offsets in the sheet's text (regions joined by a blank line)."""
-    regions: list[Region] = []
-    current: _RegionBuilder | None = None
-    for number, cells in rows:
-        if any(cells):
-            if current is None:
-                current = _RegionBuilder(number)
-            current.add(cells)
-        elif current is not None:
-            regions.append(current.region())
-            current = None
-    if current is not None:
-        regions.append(current.region())
+@dataclass(frozen=True, slots=True)
+class PageRegions:
+    """A page's worth of a sheet (`paged_regions`)."""
+
+    regions: tuple[Region, ...]
+    rows: tuple[int, int] | None
+    hidden_rows: tuple[int, ...]
+
+
+def _placed(regions: list[Region]) -> tuple[Region, ...]:
+    """`regions` with their offsets in the page text (regions joined by a blank line)."""
     placed, offset = [], 0
     for region in regions:
         if placed:
@@ -130,115 +152,233 @@ def regions_of(rows: Any) -> tuple[Region, ...]:
     return tuple(placed)
 
 
+def paged_regions(rows: Iterable[tuple[int, tuple[str, ...] | None]], page_chars: float = PAGE_CHARS) -> Iterator[PageRegions]:
+    """Table regions of `(row number, cell texts)` rows (cells `None`: a hidden row, left out),
+    runs of rows with any text, cut into pages of about `page_chars` characters as the rows
+    stream past: a page ends after the region or the row that reaches the size, and a region
+    cut there goes on at the top of the next page under its header row, repeated. At least
+    one page, possibly with no regions."""
+    page: list[Region] = []
+    size, first, last = 0, 0, 0
+    hidden: list[int] = []
+    current: _RegionBuilder | None = None
+    header: tuple[tuple[str, ...], int] | None = None  # the open region's header and its row
+    carried = False  # the next row of the open region starts a new page's part of it
+
+    def cut() -> PageRegions:
+        nonlocal page, size, first, last, hidden
+        out = PageRegions(_placed(page), (first, last) if first else None, tuple(hidden))
+        page, size, first, last, hidden = [], 0, 0, 0, []
+        return out
+
+    for number, cells in rows:
+        if cells is None:
+            hidden.append(number)
+            continue
+        if not any(cells):
+            if current is not None:
+                page.append(current.region())
+                size += current.chars + len(REGION_SEPARATOR)
+                current = None
+                if size >= page_chars:
+                    yield cut()
+            header, carried = None, False
+            continue
+        if current is None:
+            current = _RegionBuilder(number)
+            if carried and header is not None:
+                current = _RegionBuilder(header[1])
+                current.add(header[0])
+            else:
+                header = (cells, number)
+            carried = False
+        current.add(cells)
+        first, last = first or number, number
+        if size + current.chars >= page_chars and len(current.lines) > 1:
+            page.append(current.region())
+            current, carried = None, True
+            yield cut()
+    if current is not None:
+        page.append(current.region())
+    if page or hidden or not carried:
+        yield cut()
+
+
+def regions_of(rows: Iterable[tuple[int, tuple[str, ...] | None]]) -> tuple[Region, ...]:
+    """Every table region of `rows` on one page, however long (see `paged_regions`)."""
+    return next(paged_regions(rows, page_chars=math.inf)).regions
+
+
 def _sheet_text(regions: tuple[Region, ...]) -> str:
     return REGION_SEPARATOR.join(r.text for r in regions)
 
 
-def _visible_rows(worksheet: Any, hidden_rows: list[int]) -> Any:
-    """`(row number, cell texts)` of a read-only worksheet's visible rows, streamed.
+_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_SHEET_DATA = f"{{{_MAIN}}}sheetData"
+#: What openpyxl finds in place of a worksheet read as a stream (it only looks for its size).
+_STAND_IN = f'<worksheet xmlns="{_MAIN}"/>'.encode()
+
+
+def _sheet_rows(source: IO[bytes], worksheet: Any) -> Iterator[tuple[int, tuple[str, ...] | None]]:
+    """`(row number, cell texts)` of a read-only worksheet's rows, streamed from `source`, its
+    XML; a hidden row's cells are `None`. Rows the file leaves out are empty rows: one empty
+    row stands for them (it ends a region).
 
     openpyxl's read-only worksheet does not expose row attributes, so this drives its sheet
-    parser (`WorkSheetParser`, what `ReadOnlyWorksheet` itself iterates) and reads each row's
-    `hidden` attribute as the row is parsed; hidden row numbers are appended to `hidden_rows`.
-    Rows the file leaves out are empty rows: one empty row stands for them (it ends a region).
+    parser's row reading (`WorkSheetParser.parse_row`, what `ReadOnlyWorksheet` itself
+    iterates) over its own `iterparse`, which also drops each row's element once it is read:
+    openpyxl keeps every row's (cleared) element and every formatted row's attributes, memory
+    that grows with the rows.
     """
-    from openpyxl.worksheet._reader import WorkSheetParser
+    from openpyxl.worksheet._reader import ROW_TAG, WorkSheetParser
+    from openpyxl.xml.functions import iterparse
 
     workbook = worksheet.parent
-    with worksheet._get_source() as source:
-        parser = WorkSheetParser(source, worksheet._shared_strings, data_only=True, epoch=workbook.epoch,
-                                 date_formats=workbook._date_formats, timedelta_formats=workbook._timedelta_formats)
-        previous = 0
-        for number, cells in parser.parse():
-            if number > previous + 1:
-                yield previous + 1, ()
-            previous = number
-            attrs = parser.row_dimensions.get(str(number))
-            if attrs is not None and attrs.get("hidden") in ("1", "true"):
-                hidden_rows.append(number)
-                continue
-            texts = [""] * max((c["column"] for c in cells), default=0)
-            for cell in cells:
-                texts[cell["column"] - 1] = cell_text(cell["value"])
-            yield number, tuple(texts)
+    parser = WorkSheetParser(source, worksheet._shared_strings, data_only=True, epoch=workbook.epoch,
+                             date_formats=workbook._date_formats, timedelta_formats=workbook._timedelta_formats)
+    previous = 0
+    data = None
+    for event, element in iterparse(source, events=("start", "end")):
+        if event == "start":
+            if element.tag == _SHEET_DATA:
+                data = element
+            continue
+        if element.tag != ROW_TAG:
+            continue
+        number, cells = parser.parse_row(element)
+        attrs = parser.row_dimensions.pop(str(number), None)
+        if data is not None:
+            data.clear()  # the row just read is sheetData's only child: nothing is kept
+        if number > previous + 1:
+            yield previous + 1, ()
+        previous = number
+        if attrs is not None and attrs.get("hidden") in ("1", "true"):
+            yield number, None
+            continue
+        texts = [""] * max((c["column"] for c in cells), default=0)
+        for cell in cells:
+            texts[cell["column"] - 1] = cell_text(cell["value"])
+        yield number, tuple(texts)
 
 
-def _build_workbook(content: bytes) -> tuple[Sheet, ...]:
+def _is_worksheet(name: str) -> bool:
+    return name.startswith("xl/worksheets/") and name.endswith(".xml")
+
+
+def _sheet_pages(number: int, name: str, hidden: bool, rows: Iterable[tuple[int, tuple[str, ...] | None]],
+                 page: int) -> Iterator[Sheet]:
+    """The pages of one visible sheet, numbered from `page` (one page ahead is read, so a
+    page knows whether the sheet goes on)."""
+    parts = paged_regions(rows)
+    part, parted = next(parts), False
+    for following in parts:
+        yield Sheet(number, name, hidden, part.regions, _sheet_text(part.regions), part.hidden_rows,
+                    page=page, rows=part.rows, parted=True)
+        part, page, parted = following, page + 1, True
+    yield Sheet(number, name, hidden, part.regions, _sheet_text(part.regions), part.hidden_rows,
+                page=page, rows=part.rows, parted=parted)
+
+
+def iter_workbook(content: bytes) -> Iterator[Sheet]:
+    """The pages of the workbook in `content`, streamed (see `PAGE_CHARS`): a worksheet's XML
+    is read as a stream through the OOXML guard, so memory does not grow with its rows. Raises
+    `PackageRefused` before the first page when the workbook cannot be opened."""
     import openpyxl
 
-    package = verified_package(content)
+    from indx_assets.pipeline.readers.ooxml_guard import verified_streaming_package
+
+    package = verified_streaming_package(content, _is_worksheet, _STAND_IN)
     try:
-        workbook = openpyxl.load_workbook(package, read_only=True, data_only=True, keep_links=False)
+        workbook = openpyxl.load_workbook(package.package, read_only=True, data_only=True, keep_links=False)
     except Exception as exc:  # openpyxl raises whatever the damaged part provokes
         raise PackageRefused("failed", f"not a readable Excel workbook: {type(exc).__name__}: {exc}") from exc
-    sheets = []
+    return _workbook_pages(workbook, package)
+
+
+def _workbook_pages(workbook: Any, package: Any) -> Iterator[Sheet]:
+    page = 1
     try:
         for number, worksheet in enumerate(workbook.worksheets, start=1):
             hidden = worksheet.sheet_state != "visible"
-            hidden_rows: list[int] = []
-            try:
-                regions = () if hidden else regions_of(_visible_rows(worksheet, hidden_rows))
-            except Exception as exc:  # one damaged sheet must not lose the others
-                sheets.append(Sheet(number, worksheet.title, hidden, (), "", error=f"{type(exc).__name__}: {exc}"))
+            if hidden:
+                yield Sheet(number, worksheet.title, hidden, (), "", page=page)
+                page += 1
                 continue
-            sheets.append(Sheet(number, worksheet.title, hidden, regions, _sheet_text(regions), tuple(hidden_rows)))
+            path = worksheet._worksheet_path
+            first = page
+            try:
+                with package.open_streamed(path) if path in package.streamed else worksheet._get_source() as source:
+                    for sheet in _sheet_pages(number, worksheet.title, hidden, _sheet_rows(source, worksheet), page):
+                        yield sheet
+                        page += 1
+            except Exception as exc:  # one damaged sheet must not lose the others (nor its pages so far)
+                yield Sheet(number, worksheet.title, hidden, (), "", error=f"{type(exc).__name__}: {exc}",
+                            page=page, parted=page > first)
+                page += 1
     finally:
         workbook.close()
-    return tuple(sheets)
 
 
 def load_workbook(content: bytes) -> tuple[Sheet, ...]:
-    """The sheets of the workbook in `content`; raises `PackageRefused` when it cannot be opened."""
-    return _build_workbook(content)
+    """The pages of the workbook in `content`; raises `PackageRefused` when it cannot be opened."""
+    return tuple(iter_workbook(content))
 
 
 def load_delimited(content: bytes, delimiter: str) -> tuple[Sheet, ...]:
     """A CSV/TSV file as one sheet; raises `indx_assets.pipeline.readers.text.NotText` for binary bytes."""
+    return tuple(iter_delimited(content, delimiter))
+
+
+def iter_delimited(content: bytes, delimiter: str) -> Iterator[Sheet]:
+    """The pages of a CSV/TSV file, one sheet (see `PAGE_CHARS`); raises
+    `indx_assets.pipeline.readers.text.NotText` for binary bytes."""
     from indx_assets.pipeline.readers.text import decode_text
 
     text = decode_text(content).text
     rows = ((n, tuple(cell.strip() for cell in row)) for n, row in enumerate(csv.reader(io.StringIO(text), delimiter=delimiter), 1))
-    regions = regions_of(rows)
-    return (Sheet(1, "", False, regions, _sheet_text(regions)),)
+    return _sheet_pages(1, "", False, rows, 1)
+
+
+def iter_sheets(content: bytes, media_type: str) -> Iterator[Sheet]:
+    """The pages of a spreadsheet of `media_type`, streamed (see `iter_workbook`, `iter_delimited`)."""
+    if media_type == XLSX:
+        return iter_workbook(content)
+    return iter_delimited(content, "\t" if media_type == TSV else ",")
 
 
 def sheets_of(content: bytes, media_type: str) -> tuple[Sheet, ...]:
-    """The sheets of a spreadsheet of `media_type` (see `load_workbook`, `load_delimited`)."""
-    if media_type == XLSX:
-        return load_workbook(content)
-    return load_delimited(content, "\t" if media_type == TSV else ",")
+    """The pages of a spreadsheet of `media_type` (see `iter_sheets`)."""
+    return tuple(iter_sheets(content, media_type))
 
 
-def _pages(sheets: tuple[Sheet, ...]) -> tuple[PageOutput, ...]:
-    pages = []
-    for sheet in sheets:
-        metadata: dict[str, Any] = {"hidden": sheet.hidden}
-        if sheet.name:
-            metadata["sheet"] = sheet.name
-        if sheet.hidden_rows:
-            metadata["hidden_rows"] = list(sheet.hidden_rows)
-        if sheet.error is not None:
-            pages.append(PageOutput(sheet.number, "", "failed", READER, reason=sheet.error, metadata=metadata))
-        elif sheet.hidden:
-            pages.append(PageOutput(sheet.number, "", "empty", READER, reason="hidden sheet, left out", metadata=metadata))
-        else:
-            pages.append(PageOutput(sheet.number, sheet.text, "ok" if sheet.text.strip() else "empty", READER,
-                                    metadata=metadata))
-    return tuple(pages)
+def page_output(sheet: Sheet) -> PageOutput:
+    """The page a sheet (or a part of one) reads as."""
+    metadata: dict[str, Any] = {"hidden": sheet.hidden}
+    if sheet.name:
+        metadata["sheet"] = sheet.name
+    if sheet.hidden_rows:
+        metadata["hidden_rows"] = list(sheet.hidden_rows)
+    if sheet.parted and sheet.rows:
+        metadata["rows"] = list(sheet.rows)
+    if sheet.error is not None:
+        return PageOutput(sheet.page, "", "failed", READER, reason=sheet.error, metadata=metadata)
+    if sheet.hidden:
+        return PageOutput(sheet.page, "", "empty", READER, reason="hidden sheet, left out", metadata=metadata)
+    return PageOutput(sheet.page, sheet.text, "ok" if sheet.text.strip() else "empty", READER, metadata=metadata)
 
 
 def sheet_pages(sheets: tuple[Sheet, ...]) -> tuple[PageOutput, ...]:
-    """One page per sheet, as the spreadsheet readers make them (the OpenDocument reader's too)."""
-    return _pages(sheets)
+    """The pages of `sheets`, as the spreadsheet readers make them (the OpenDocument reader's too)."""
+    return tuple(page_output(sheet) for sheet in sheets)
 
 
 def read_xlsx(content: bytes, config: ReaderConfig) -> DocumentRead:
-    """One page per sheet; refused packages become a document status."""
+    """One page per sheet, or per part of a long one (`PAGE_CHARS`); refused packages become a document status."""
     try:
         sheets = load_workbook(content)
     except PackageRefused as exc:
         return DocumentRead.failure(XLSX, exc.status, exc.reason)
-    read = DocumentRead.from_pages(XLSX, _pages(sheets), hidden_sheets=[s.number for s in sheets if s.hidden])
+    read = DocumentRead.from_pages(XLSX, sheet_pages(sheets), hidden_sheets=[s.number for s in sheets if s.hidden])
     return read.with_parsed(Workbook(sheets))
 
 
@@ -251,7 +391,7 @@ def _read_delimited(media_type: str, content: bytes) -> DocumentRead:
         return DocumentRead.failure(media_type, "failed", str(exc))
     except csv.Error as exc:
         return DocumentRead.failure(media_type, "failed", f"not readable as {media_type}: {exc}")
-    return DocumentRead.from_pages(media_type, _pages(sheets)).with_parsed(Workbook(sheets))
+    return DocumentRead.from_pages(media_type, sheet_pages(sheets)).with_parsed(Workbook(sheets))
 
 
 def read_csv(content: bytes, config: ReaderConfig) -> DocumentRead:
