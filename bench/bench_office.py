@@ -1,7 +1,7 @@
 """Word and Excel benchmark: documents/s and MB/s of our reader + chunker against the plain
 library walk and against `unstructured`'s partitioners, in one run.
 
-    python bench/bench_office.py [--rounds 7] [--no-install]
+    python bench/bench_office.py [--rounds 7] [--no-install] [--memory-rows 100000,1000000] [--only docx|xlsx|memory]
 
 Files: every `.docx` in ../shared/corpus (when present) plus the project's generated report
 (tests/fixtures/make_docx.py); for Excel, the generated budget workbook and a generated
@@ -20,6 +20,11 @@ the same machine load:
 
 Prints the median documents/s and MB/s per side and the ratios ours/walk (target >= 0.5)
 and ours/unstructured (target >= 2).
+
+Then the memory of a long sheet: a generated ledger (`make_sheets.ledger`, 5 columns) of each
+size in `--memory-rows` (default 100,000 and 1,000,000 rows) is read and chunked page by page
+(`chunkers.sheets.stream_chunks`) in a fresh process each, which prints its peak RSS; the
+peak should not grow with the rows (`--memory-rows ''` skips this part).
 """
 
 import argparse
@@ -173,16 +178,62 @@ def report(kind: str, files: list[tuple[str, bytes]], sides: dict[str, list[floa
         print(f"  unstructured: missing ({missing})")
 
 
+MEMORY_SCRIPT = r"""
+import json, resource, sys, time
+from pathlib import Path
+content = Path(sys.argv[1]).read_bytes()
+from indx_assets.pipeline.chunkers.sheets import stream_chunks
+from indx_assets.pipeline.readers.sheets import XLSX
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+started = time.perf_counter()
+pages = chunks = characters = 0
+for page, claim in stream_chunks(content, XLSX):
+    pages, characters = pages + 1, characters + len(page.text)
+    chunks += len(claim.pieces) if claim else 0
+print(json.dumps({"pages": pages, "chunks": chunks, "characters": characters, "seconds": time.perf_counter() - started,
+                  "before_kib": before, "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def long_sheet_memory(rows: int, tmp: Path) -> dict[str, float]:
+    """Peak RSS of reading and chunking a `rows`-row ledger page by page, in a fresh process."""
+    from fixtures.make_sheets import ledger
+
+    path = tmp / f"ledger-{rows}.xlsx"
+    path.write_bytes(ledger(rows))
+    done = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, str(path)], capture_output=True, text=True,
+                          check=True, cwd=ROOT)
+    return {"rows": rows, "file_mb": path.stat().st_size / 1e6, **json.loads(done.stdout)}
+
+
+def report_memory(rows: list[int]) -> None:
+    import tempfile
+
+    print("\nlong sheet, read and chunked page by page (chunkers.sheets.stream_chunks):")
+    with tempfile.TemporaryDirectory() as tmp:
+        for count in rows:
+            m = long_sheet_memory(count, Path(tmp))
+            print(f"  {m['rows']:>9,} rows  {m['file_mb']:6.1f} MB file  {m['pages']:4d} pages {m['chunks']:7d} chunks "
+                  f"{m['characters'] / 1e6:6.1f} M chars  {m['seconds']:6.1f} s  "
+                  f"peak RSS {m['peak_kib'] / 1024:6.1f} MiB (after imports and the file: {m['before_kib'] / 1024:.1f} MiB)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--no-install", action="store_true", help="do not create the peer venv")
+    parser.add_argument("--memory-rows", default="100000,1000000",
+                        help="comma-separated ledger sizes whose peak RSS to measure ('' to skip)")
+    parser.add_argument("--only", choices=("docx", "xlsx", "memory"), help="run one part only")
     args = parser.parse_args()
     import tempfile
 
-    python = ensure_peer(not args.no_install)
-    for kind, files, ours, walk in (("docx", word_files(), ours_word, walk_word),
-                                    ("xlsx", excel_files(), ours_excel, walk_excel)):
+    python = ensure_peer(not args.no_install) if args.only != "memory" else None
+    parts = [("docx", word_files, ours_word, walk_word), ("xlsx", excel_files, ours_excel, walk_excel)]
+    for kind, make_files, ours, walk in parts:
+        if args.only not in (None, kind):
+            continue
+        files = make_files()
         ours(files[0][1])  # warm imports and the tokenizer once, outside the timing
         walk(files[0][1])
         sides: dict[str, list[float]] = {"ours": [], "walk": []}
@@ -194,6 +245,9 @@ def main() -> None:
         if peer is not None:
             sides["unstructured"] = peer
         report(kind, files, sides, missing)
+    rows = [int(r) for r in args.memory_rows.split(",") if r.strip()]
+    if rows and args.only in (None, "memory"):
+        report_memory(rows)
 
 
 if __name__ == "__main__":
