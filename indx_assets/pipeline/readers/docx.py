@@ -55,8 +55,17 @@ _RENDERED_BREAK, _FOOTNOTE_REF, _COMMENT_REF = f"{_W}lastRenderedPageBreak", f"{
 _PARAGRAPH_NODES = (_T, _TAB, _BR, _CR, _NBH, _RENDERED_BREAK, _FOOTNOTE_REF, _COMMENT_REF)
 #: What a paragraph's own text leaves out: text boxes (read as blocks of their own), deleted
 #: text and the fallback copy of an alternate content.
-_NOT_OWN_TEXT = (f"{_W}txbxContent", f"{_W}del", f"{_MC}Fallback")
-_TYPE = f"{_W}type"
+_TEXTBOX = f"{_W}txbxContent"
+_NOT_OWN_TEXT = (_TEXTBOX, f"{_W}del", f"{_MC}Fallback")
+_PICTURES = (f"{_A}blip", f"{_V}imagedata")
+#: What one walk of a paragraph looks at (`_Walker.paragraph`).
+_SCANNED = (*_PARAGRAPH_NODES, *_NOT_OWN_TEXT, *_PICTURES)
+_TYPE, _VAL = f"{_W}type", f"{_W}val"
+_P, _PPR, _TBL, _SDT, _SDT_CONTENT = f"{_W}p", f"{_W}pPr", f"{_W}tbl", f"{_W}sdt", f"{_W}sdtContent"
+_WRAPPERS = (_SDT, f"{_W}customXml", f"{_W}smartTag")
+_PSTYLE, _OUTLINE, _NUMPR, _SECTPR = f"{_W}pStyle", f"{_W}outlineLvl", f"{_W}numPr", f"{_W}sectPr"
+_PAGE_BREAK_BEFORE = f"{_W}pageBreakBefore"
+_HEADER_REF, _FOOTER_REF = f"{_W}headerReference", f"{_W}footerReference"
 _HEADING_STYLE = re.compile(r"^(?:heading\s*([1-9])|title)$", re.IGNORECASE)
 
 
@@ -246,62 +255,85 @@ class _Walker:
 
     def walk(self, container: Any) -> None:
         for el in container.iterchildren():
-            if el.tag == f"{_W}p":
+            tag = el.tag
+            if tag == _P:
                 self.paragraph(el)
-            elif el.tag == f"{_W}tbl":
+            elif tag == _TBL:
                 text, html = _table(el)
                 if text.strip():
                     self.add(WordBlock("table", text, html=html))
                 self.anchored(el, tables=True)
-            elif el.tag in (f"{_W}sdt", f"{_W}customXml", f"{_W}smartTag"):
-                content = el.find(f"{_W}sdtContent") if el.tag == f"{_W}sdt" else el
+            elif tag in _WRAPPERS:
+                content = next(el.iterchildren(_SDT_CONTENT), None) if tag == _SDT else el
                 if content is not None:
                     self.walk(content)
 
     def paragraph(self, p: Any) -> None:
-        ppr = p.find(f"{_W}pPr")
-        style = None
-        level, listed = 0, False
+        ppr = next(p.iterchildren(_PPR), None)
+        level, listed, section_ends = 0, False, False
         if ppr is not None:
-            style_el = ppr.find(f"{_W}pStyle")
-            style = self.styles.get(style_el.get(f"{_W}val")) if style_el is not None else None
-            outline = ppr.find(f"{_W}outlineLvl")
+            # one pass over the properties (a handful of children), not a `find` per property
+            style = outline = None
+            for prop in ppr.iterchildren():
+                tag = prop.tag
+                if tag == _PSTYLE and style is None:
+                    style = self.styles.get(prop.get(_VAL))
+                elif tag == _OUTLINE and outline is None:
+                    outline = int(prop.get(_VAL, "9")) + 1
+                elif tag == _NUMPR:
+                    listed = True
+                elif tag == _PAGE_BREAK_BEFORE and prop.get(_VAL, "true") not in ("0", "false"):
+                    self.new_page()
+                elif tag == _SECTPR:
+                    section_ends = True
             if outline is not None:
-                value = int(outline.get(f"{_W}val", "9")) + 1
-                level = value if value <= 9 else 0
+                level = outline if outline <= 9 else 0
             elif style is not None:
                 level = style.level
-            listed = ppr.find(f"{_W}numPr") is not None or (style is not None and style.listed)
-            before = ppr.find(f"{_W}pageBreakBefore")
-            if before is not None and before.get(f"{_W}val", "true") not in ("0", "false"):
-                self.new_page()
+            listed = listed or (style is not None and style.listed)
         kind = "title" if level else "list_item" if listed else "text"
         parts: list[str] = []
-        # most paragraphs hold none of these: only then is each node's ancestry worth looking at
-        nested = next(p.iter(*_NOT_OWN_TEXT), None) is not None
-        for node in p.iter(*_PARAGRAPH_NODES):
-            if nested and _below_any(node, p, _NOT_OWN_TEXT):
+        boxes: list[Any] = []
+        pictures: list[Any] = []
+        # One walk of the paragraph's content (its properties hold only tab stops and marks):
+        # text nodes, breaks and references in order, text boxes and pictures gathered for
+        # `anchored`. Document order puts a text box (or deleted text, or a fallback) before
+        # what it holds, so a node's ancestry is worth looking at only once one has been seen.
+        nested = False
+        for child in p.iterchildren():
+            if child is ppr:
                 continue
-            tag = node.tag
-            if tag == _T:
-                parts.append(node.text or "")
-            elif tag == _TAB:
-                parts.append("\t")
-            elif tag == _NBH:
-                parts.append("-")
-            elif tag == _FOOTNOTE_REF:
-                self.note("footnote", self.footnotes.get(node.get(f"{_W}id", "")))
-            elif tag == _COMMENT_REF:
-                self.note("comment", self.comments.get(node.get(f"{_W}id", "")))
-            elif tag == _RENDERED_BREAK or (tag == _BR and node.get(_TYPE) == "page"):
-                self.flush(kind, level, parts)
-                parts = []
-                self.new_page()
-            else:
-                parts.append("\n")
+            for node in child.iter(*_SCANNED):
+                tag = node.tag
+                if tag in _NOT_OWN_TEXT:
+                    nested = True
+                    if tag == _TEXTBOX:
+                        boxes.append(node)
+                    continue
+                if tag in _PICTURES:
+                    pictures.append(node)
+                    continue
+                if nested and _below_any(node, p, _NOT_OWN_TEXT):
+                    continue
+                if tag == _T:
+                    parts.append(node.text or "")
+                elif tag == _TAB:
+                    parts.append("\t")
+                elif tag == _NBH:
+                    parts.append("-")
+                elif tag == _FOOTNOTE_REF:
+                    self.note("footnote", self.footnotes.get(node.get(f"{_W}id", "")))
+                elif tag == _COMMENT_REF:
+                    self.note("comment", self.comments.get(node.get(f"{_W}id", "")))
+                elif tag == _RENDERED_BREAK or (tag == _BR and node.get(_TYPE) == "page"):
+                    self.flush(kind, level, parts)
+                    parts = []
+                    self.new_page()
+                else:
+                    parts.append("\n")
         self.flush(kind, level, parts)
-        self.anchored(p, tables=False)
-        if ppr is not None and ppr.find(f"{_W}sectPr") is not None:
+        self.add_anchored(p, boxes, pictures)
+        if section_ends:
             self.section += 1
             if self.section < len(self.starts_page) and self.starts_page[self.section]:
                 self.new_page()
@@ -318,13 +350,20 @@ class _Walker:
     def anchored(self, el: Any, tables: bool) -> None:
         """Text boxes and pictures anchored in `el`, after it. In a table (`tables`) only the
         pictures: a text box in a cell is already part of the cell's text."""
-        for box in () if tables else el.iter(f"{_W}txbxContent"):
-            if _below_any(box, el, (f"{_MC}Fallback", f"{_W}txbxContent")):
+        boxes = () if tables else list(el.iter(_TEXTBOX))
+        self.add_anchored(el, boxes, list(el.iter(*_PICTURES)))
+
+    def add_anchored(self, el: Any, boxes: Any, pictures: Any) -> None:
+        """The text boxes (`w:txbxContent`) and pictures (`a:blip`, `v:imagedata`) found in
+        `el`, in document order, as blocks: a text box or a picture inside a fallback copy is
+        left out (it repeats its alternate content), a text box inside a text box too."""
+        for box in boxes:
+            if _below_any(box, el, (f"{_MC}Fallback", _TEXTBOX)):
                 continue  # the VML copy of a DrawingML text box, or a box inside a box
             text = _cell_text(box)
             if text:
                 self.add(WordBlock("textbox", text))
-        for blip in el.iter(f"{_A}blip", f"{_V}imagedata"):
+        for blip in pictures:
             if _below_any(blip, el, (f"{_MC}Fallback",)):
                 continue
             rid = blip.get(f"{_R}embed") if blip.tag == f"{_A}blip" else blip.get(f"{_R}id")
@@ -357,28 +396,47 @@ def _below_any(node: Any, top: Any, tags: tuple[str, ...]) -> bool:
     return False
 
 
-def _furniture(part: Any) -> str:
-    if part is None:
-        return ""
-    return _cell_text(part._element)
+def _section_furniture(document: Any) -> list[tuple[str, str]]:
+    """Each section's header and footer text (`w:sectPr` elements as python-docx lists them),
+    a section without its own following "same as previous" to the nearest earlier one that has
+    one. Read from the section properties' references directly: python-docx's `Section.header`
+    finds each section's predecessor by an XPath over the whole body, once per section."""
+    related = document.part.related_parts
+    texts: dict[str, str] = {}
+
+    def text_of(rid: str) -> str:
+        if rid not in texts:
+            part = related.get(rid)
+            element = getattr(part, "_element", None)
+            texts[rid] = _cell_text(element) if element is not None else ""
+        return texts[rid]
+
+    furniture, header, footer = [], "", ""
+    for sect in document.element.sectPr_lst:
+        for tag, kind in ((_HEADER_REF, "header"), (_FOOTER_REF, "footer")):
+            ref = next((r for r in sect.iterchildren(tag) if r.get(_TYPE, "default") == "default"), None)
+            if ref is None:
+                continue
+            if kind == "header":
+                header = text_of(ref.get(f"{_R}id", ""))
+            else:
+                footer = text_of(ref.get(f"{_R}id", ""))
+        furniture.append((header, footer))
+    return furniture
 
 
 def _laid_out(blocks: list[WordBlock]) -> tuple[tuple[WordBlock, ...], str]:
     placed, texts, offset = [], [], 0
-    for block in blocks:
-        if block.kind == "image":
-            placed.append(WordBlock(**{**_fields(block), "start": offset, "end": offset}))
+    for b in blocks:
+        if b.kind == "image":
+            placed.append(WordBlock(b.kind, b.text, b.level, b.html, b.image, b.alt_text, offset, offset))
             continue
         if texts:
             offset += len(BLOCK_SEPARATOR)
-        start, offset = offset, offset + len(block.text)
-        texts.append(block.text)
-        placed.append(WordBlock(**{**_fields(block), "start": start, "end": offset}))
+        start, offset = offset, offset + len(b.text)
+        texts.append(b.text)
+        placed.append(WordBlock(b.kind, b.text, b.level, b.html, b.image, b.alt_text, start, offset))
     return tuple(placed), BLOCK_SEPARATOR.join(texts)
-
-
-def _fields(block: WordBlock) -> dict[str, Any]:
-    return {name: getattr(block, name) for name in WordBlock.__slots__}
 
 
 #: Main-part content types of Word files python-docx reads like a `.docx` but refuses by
@@ -411,9 +469,7 @@ def _build(content: bytes) -> WordDocument:
         document = _open_word(package)
         walker = _Walker(document)
         walker.walk(document.element.body)
-        sections = list(document.sections)
-        # each section's own header and footer (python-docx follows "same as previous" links)
-        furniture = [(_furniture(s.header), _furniture(s.footer)) for s in sections] or [("", "")]
+        furniture = _section_furniture(document) or [("", "")]
     except PackageRefused:
         raise
     except Exception as exc:  # python-docx and lxml raise whatever the damaged part provokes
