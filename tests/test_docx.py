@@ -236,3 +236,23 @@ def test_footnotes_are_footnote_chunks_and_text_boxes_are_read_once(report: byte
     assert len(holding) == 1 and holding[0].page == 1
     assert not any(fx.FOOTNOTE in c.content for c in doc.chunks if c.chunk_type == "content")
     assert measure("report.docx", read.pages, doc.chunks).passes
+
+
+@pytest.mark.parametrize("producer", ["python-docx", "libreoffice"])
+def test_first_and_even_pages_carry_their_own_header_and_footer(producer: str, tmp_path: Path) -> None:
+    content = fx.booklet()
+    if producer == "libreoffice":
+        content = fx.converted(content, tmp_path)
+        if content is None:
+            pytest.skip("LibreOffice (soffice) is not installed; .ci/run installs it")
+    pages = read_document(content, DOCX, ReaderConfig()).pages
+    assert [p.text.split("\n\n") for p in pages] == [
+        [fx.BOOKLET_HEADERS[kind], f"Text of page {n}.", fx.BOOKLET_FOOTERS[kind]]
+        for n, kind in enumerate(fx.BOOKLET_PAGE_KINDS, start=1)
+    ]
+    chunks = _document(content).chunks
+    for n, kind in enumerate(fx.BOOKLET_PAGE_KINDS, start=1):
+        on_page = [c for c in chunks if c.page == n]
+        assert [c.content for c in on_page] == [f"Text of page {n}."]  # furniture is never chunked
+        assert on_page[0].metadata["page_header"] == [fx.BOOKLET_HEADERS[kind]]
+        assert on_page[0].metadata["page_footer"] == [fx.BOOKLET_FOOTERS[kind]]

@@ -64,7 +64,7 @@ _TYPE, _VAL = f"{_W}type", f"{_W}val"
 _P, _PPR, _TBL, _SDT, _SDT_CONTENT = f"{_W}p", f"{_W}pPr", f"{_W}tbl", f"{_W}sdt", f"{_W}sdtContent"
 _WRAPPERS = (_SDT, f"{_W}customXml", f"{_W}smartTag")
 _PSTYLE, _OUTLINE, _NUMPR, _SECTPR = f"{_W}pStyle", f"{_W}outlineLvl", f"{_W}numPr", f"{_W}sectPr"
-_PAGE_BREAK_BEFORE = f"{_W}pageBreakBefore"
+_PAGE_BREAK_BEFORE, _TITLE_PAGE = f"{_W}pageBreakBefore", f"{_W}titlePg"
 _HEADER_REF, _FOOTER_REF = f"{_W}headerReference", f"{_W}footerReference"
 _HEADING_STYLE = re.compile(r"^(?:heading\s*([1-9])|title)$", re.IGNORECASE)
 
@@ -396,11 +396,31 @@ def _below_any(node: Any, top: Any, tags: tuple[str, ...]) -> bool:
     return False
 
 
-def _section_furniture(document: Any) -> list[tuple[str, str]]:
-    """Each section's header and footer text (`w:sectPr` elements as python-docx lists them),
-    a section without its own following "same as previous" to the nearest earlier one that has
-    one. Read from the section properties' references directly: python-docx's `Section.header`
-    finds each section's predecessor by an XPath over the whole body, once per section."""
+#: The header/footer types a section may reference (`w:headerReference w:type`, ECMA-376 §17.10.5).
+_FURNITURE_TYPES = ("default", "first", "even")
+
+
+@dataclass(frozen=True, slots=True)
+class _SectionFurniture:
+    """A section's header and footer texts by type, and whether its first page has its own."""
+
+    headers: dict[str, str]
+    footers: dict[str, str]
+    title_page: bool
+
+    def on(self, first_of_section: bool, even: bool, even_and_odd: bool) -> tuple[str, str]:
+        """(header, footer) of a page: the first page's when the section has a title page
+        (`w:titlePg`), else the even pages' on an even page when the document sets
+        `w:evenAndOddHeaders`, else the default; a type the document never defines is blank."""
+        kind = "first" if first_of_section and self.title_page else "even" if even and even_and_odd else "default"
+        return self.headers.get(kind, ""), self.footers.get(kind, "")
+
+
+def _section_furniture(document: Any) -> list[_SectionFurniture]:
+    """Each section's furniture (`w:sectPr` elements as python-docx lists them): a section
+    without a header or footer of some type has the previous section's of that type ("same as
+    previous"). Read from the section properties' references directly: python-docx's
+    `Section.header` finds each section's predecessor by an XPath over the whole body."""
     related = document.part.related_parts
     texts: dict[str, str] = {}
 
@@ -411,18 +431,34 @@ def _section_furniture(document: Any) -> list[tuple[str, str]]:
             texts[rid] = _cell_text(element) if element is not None else ""
         return texts[rid]
 
-    furniture, header, footer = [], "", ""
+    furniture: list[_SectionFurniture] = []
+    headers: dict[str, str] = {}
+    footers: dict[str, str] = {}
     for sect in document.element.sectPr_lst:
-        for tag, kind in ((_HEADER_REF, "header"), (_FOOTER_REF, "footer")):
-            ref = next((r for r in sect.iterchildren(tag) if r.get(_TYPE, "default") == "default"), None)
-            if ref is None:
-                continue
-            if kind == "header":
-                header = text_of(ref.get(f"{_R}id", ""))
-            else:
-                footer = text_of(ref.get(f"{_R}id", ""))
-        furniture.append((header, footer))
+        headers, footers = dict(headers), dict(footers)
+        for tag, texts_of_type in ((_HEADER_REF, headers), (_FOOTER_REF, footers)):
+            for ref in sect.iterchildren(tag):
+                kind = ref.get(_TYPE, "default")
+                if kind in _FURNITURE_TYPES:
+                    texts_of_type[kind] = text_of(ref.get(f"{_R}id", ""))
+        title = next(sect.iterchildren(_TITLE_PAGE), None)
+        furniture.append(_SectionFurniture(headers, footers, title is not None and _on(title)))
     return furniture
+
+
+def _even_and_odd(document: Any) -> bool:
+    """Whether the document's settings give even pages headers and footers of their own."""
+    for rel in document.part.rels.values():
+        if rel.reltype == _RT + "settings" and not rel.is_external:
+            settings = getattr(rel.target_part, "element", None)
+            flag = next(settings.iterchildren(f"{_W}evenAndOddHeaders"), None) if settings is not None else None
+            return flag is not None and _on(flag)
+    return False
+
+
+def _on(flag: Any) -> bool:
+    """An OOXML on/off property: on unless its `w:val` says off."""
+    return flag.get(_VAL, "true") not in ("0", "false", "off")
 
 
 def _laid_out(blocks: list[WordBlock]) -> tuple[tuple[WordBlock, ...], str]:
@@ -469,7 +505,8 @@ def _build(content: bytes) -> WordDocument:
         document = _open_word(package)
         walker = _Walker(document)
         walker.walk(document.element.body)
-        furniture = _section_furniture(document) or [("", "")]
+        furniture = _section_furniture(document) or [_SectionFurniture({}, {}, False)]
+        even_and_odd = _even_and_odd(document)
     except PackageRefused:
         raise
     except Exception as exc:  # python-docx and lxml raise whatever the damaged part provokes
@@ -478,10 +515,13 @@ def _build(content: bytes) -> WordDocument:
     laid = list(zip(walker.pages, walker.notes, walker.page_sections))
     if len(laid) > 1 and not laid[-1][0] and not laid[-1][1]:
         laid.pop()  # a break at the very end (a last section break) opens no page
+    previous_section = None
     for number, (blocks, notes, section) in enumerate(laid, start=1):
+        first_of_section, previous_section = section != previous_section, section
         # a page with nothing of its own has no header or footer either (nothing to chunk)
         own_text = notes or any(b.kind != "image" for b in blocks)
-        header, footer = furniture[min(section, len(furniture) - 1)] if own_text else ("", "")
+        own = furniture[min(section, len(furniture) - 1)]
+        header, footer = own.on(first_of_section, number % 2 == 0, even_and_odd) if own_text else ("", "")
         furniture_top = [WordBlock("header", header)] if header else []
         furniture_bottom = [WordBlock("footer", footer)] if footer else []
         placed, text = _laid_out(furniture_top + blocks + notes + furniture_bottom)
