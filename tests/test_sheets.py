@@ -48,6 +48,9 @@ def _check_budget(content: bytes, totals: bool) -> None:
     assert all(c.chunker == "sheets" and c.page == 1 for c in tables)
     everything = " ".join(c.content or "" for c in doc.chunks)
     assert fx.SECRET not in everything and "Bonus" not in everything  # hidden sheet, hidden row
+    assert budget.metadata["hidden_columns"] == [fx.HIDDEN_COLUMN]  # and hidden column
+    assert not any(centre in everything or centre in budget.text for centre in fx.COST_CENTRES)
+    assert fx.HIDDEN_HEADER not in everything
     first, notes = tables
     lines = first.content.splitlines()
     assert lines[0].split(" | ") == list(fx.HEADER)

@@ -1,19 +1,25 @@
 """The spreadsheet readers: Excel (`.xlsx`, `.xlsm`) and delimited text (`.csv`, `.tsv`).
 
-One page per sheet (a CSV or TSV file is one sheet), in workbook order. A sheet's rows are
-cut into table regions where a row is empty: each region is one table whose first row is its
-header. Page text: each region's rows, one line per row with cells separated by ` | `,
-regions separated by a blank line; the `sheets` chunker cuts each region into table chunks of
-whole rows, the header row repeated (the chunking library's table splitting).
+One page per sheet (a CSV or TSV file is one sheet), in workbook order; a sheet longer than
+`PAGE_CHARS` of text is cut into several pages at row boundaries (page metadata `rows`: the
+first and last sheet row on the page), a table cut there going on at the top of the next page
+under its header row, repeated. A sheet's rows are cut into table regions where a row is
+empty: each region is one table whose first row is its header. Page text: each region's rows,
+one line per row with cells separated by ` | `, regions separated by a blank line; the
+`sheets` chunker cuts each region into table chunks of whole rows, the header row repeated
+(the chunking library's table splitting).
 
 Excel files open through the OOXML guard (zip bombs, entity bombs, encrypted and legacy
-files are refused before any XML is parsed) and openpyxl in read-only mode, rows streamed
-from the sheet's XML; formulas give the values Excel cached when it last saved the file
-(a formula never calculated reads as empty). Hidden sheets and hidden rows are marked
-(`metadata["hidden"]`, `metadata["hidden_rows"]`, 1-based sheet row numbers) and left out of
-the page text, so no chunk holds them. The reader hands its sheets to the `sheets` chunker as
-the read's parsed form (`Workbook`, `DocumentRead.parsed`), so reading and chunking one file
-opens it once.
+files are refused before any XML is parsed) and openpyxl in read-only mode; a large worksheet
+part is checked and then read as a stream (`verified_streaming_package`), rows parsed as they
+arrive and dropped, so `iter_sheets` yields page after page in a memory that does not grow
+with the rows. Formulas give the values Excel cached when it last saved the file (a formula
+never calculated reads as empty). Hidden sheets, rows and columns are marked
+(`metadata["hidden"]`, `metadata["hidden_rows"]`, 1-based sheet row numbers,
+`metadata["hidden_columns"]`, column letters) and left out of the page text, so no chunk
+holds them (a hidden column's cells are dropped from their rows, the header's too). The
+reader hands its pages to the `sheets` chunker as the read's parsed form (`Workbook`,
+`DocumentRead.parsed`), so reading and chunking one file opens it once.
 """
 
 import csv
@@ -75,6 +81,8 @@ class Sheet:
     rows: tuple[int, int] | None = None
     #: whether the sheet goes on over more pages than this one
     parted: bool = False
+    #: the sheet's hidden columns (letters), left out of the text
+    hidden_columns: tuple[str, ...] = ()
 
 
     def __post_init__(self) -> None:
@@ -217,20 +225,23 @@ _MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _SHEET_DATA = f"{{{_MAIN}}}sheetData"
 #: What openpyxl finds in place of a worksheet read as a stream (it only looks for its size).
 _STAND_IN = f'<worksheet xmlns="{_MAIN}"/>'.encode()
+_MAX_COLUMN = 16_384  # XFD, the last column a sheet can have
 
 
-def _sheet_rows(source: IO[bytes], worksheet: Any) -> Iterator[tuple[int, tuple[str, ...] | None]]:
+def _sheet_rows(source: IO[bytes], worksheet: Any, hidden_columns: list[int]) -> Iterator[tuple[int, tuple[str, ...] | None]]:
     """`(row number, cell texts)` of a read-only worksheet's rows, streamed from `source`, its
-    XML; a hidden row's cells are `None`. Rows the file leaves out are empty rows: one empty
-    row stands for them (it ends a region).
+    XML; a hidden row's cells are `None`, a hidden column's cells are left out (its 1-based
+    number is added to `hidden_columns` before the first row is yielded: the columns' widths
+    and visibility come first in the sheet's XML). Rows the file leaves out are empty rows: one
+    empty row stands for them (it ends a region).
 
-    openpyxl's read-only worksheet does not expose row attributes, so this drives its sheet
-    parser's row reading (`WorkSheetParser.parse_row`, what `ReadOnlyWorksheet` itself
-    iterates) over its own `iterparse`, which also drops each row's element once it is read:
-    openpyxl keeps every row's (cleared) element and every formatted row's attributes, memory
-    that grows with the rows.
+    openpyxl's read-only worksheet exposes neither row nor column attributes, so this drives
+    its sheet parser's row reading (`WorkSheetParser.parse_row`, what `ReadOnlyWorksheet`
+    itself iterates) over its own `iterparse`, which also drops each row's element once it is
+    read: openpyxl keeps every row's (cleared) element and every formatted row's attributes,
+    memory that grows with the rows.
     """
-    from openpyxl.worksheet._reader import ROW_TAG, WorkSheetParser
+    from openpyxl.worksheet._reader import COL_TAG, ROW_TAG, WorkSheetParser
     from openpyxl.xml.functions import iterparse
 
     workbook = worksheet.parent
@@ -238,10 +249,17 @@ def _sheet_rows(source: IO[bytes], worksheet: Any) -> Iterator[tuple[int, tuple[
                              date_formats=workbook._date_formats, timedelta_formats=workbook._timedelta_formats)
     previous = 0
     data = None
+    hidden: set[int] = set()
     for event, element in iterparse(source, events=("start", "end")):
         if event == "start":
             if element.tag == _SHEET_DATA:
                 data = element
+            continue
+        if element.tag == COL_TAG:
+            if element.get("hidden") in ("1", "true"):
+                first, last = int(element.get("min", "0")), int(element.get("max", "0"))
+                hidden.update(range(max(first, 1), min(last, _MAX_COLUMN) + 1))
+                hidden_columns[:] = sorted(hidden)
             continue
         if element.tag != ROW_TAG:
             continue
@@ -258,6 +276,8 @@ def _sheet_rows(source: IO[bytes], worksheet: Any) -> Iterator[tuple[int, tuple[
         texts = [""] * max((c["column"] for c in cells), default=0)
         for cell in cells:
             texts[cell["column"] - 1] = cell_text(cell["value"])
+        if hidden:
+            texts = [text for column, text in enumerate(texts, start=1) if column not in hidden]
         yield number, tuple(texts)
 
 
@@ -266,17 +286,22 @@ def _is_worksheet(name: str) -> bool:
 
 
 def _sheet_pages(number: int, name: str, hidden: bool, rows: Iterable[tuple[int, tuple[str, ...] | None]],
-                 page: int) -> Iterator[Sheet]:
+                 page: int, hidden_columns: list[int] | None = None) -> Iterator[Sheet]:
     """The pages of one visible sheet, numbered from `page` (one page ahead is read, so a
-    page knows whether the sheet goes on)."""
+    page knows whether the sheet goes on); `hidden_columns` is filled as `rows` are read."""
+    from openpyxl.utils import get_column_letter
+
+    def sheet(part: PageRegions, page: int, parted: bool) -> Sheet:
+        columns = tuple(get_column_letter(c) for c in hidden_columns or ())
+        return Sheet(number, name, hidden, part.regions, _sheet_text(part.regions), part.hidden_rows,
+                     page=page, rows=part.rows, parted=parted, hidden_columns=columns)
+
     parts = paged_regions(rows)
     part, parted = next(parts), False
     for following in parts:
-        yield Sheet(number, name, hidden, part.regions, _sheet_text(part.regions), part.hidden_rows,
-                    page=page, rows=part.rows, parted=True)
+        yield sheet(part, page, True)
         part, page, parted = following, page + 1, True
-    yield Sheet(number, name, hidden, part.regions, _sheet_text(part.regions), part.hidden_rows,
-                page=page, rows=part.rows, parted=parted)
+    yield sheet(part, page, parted)
 
 
 def iter_workbook(content: bytes) -> Iterator[Sheet]:
@@ -308,7 +333,9 @@ def _workbook_pages(workbook: Any, package: Any) -> Iterator[Sheet]:
             first = page
             try:
                 with package.open_streamed(path) if path in package.streamed else worksheet._get_source() as source:
-                    for sheet in _sheet_pages(number, worksheet.title, hidden, _sheet_rows(source, worksheet), page):
+                    columns: list[int] = []
+                    rows = _sheet_rows(source, worksheet, columns)
+                    for sheet in _sheet_pages(number, worksheet.title, hidden, rows, page, columns):
                         yield sheet
                         page += 1
             except Exception as exc:  # one damaged sheet must not lose the others (nor its pages so far)
@@ -358,6 +385,8 @@ def page_output(sheet: Sheet) -> PageOutput:
         metadata["sheet"] = sheet.name
     if sheet.hidden_rows:
         metadata["hidden_rows"] = list(sheet.hidden_rows)
+    if sheet.hidden_columns:
+        metadata["hidden_columns"] = list(sheet.hidden_columns)
     if sheet.parted and sheet.rows:
         metadata["rows"] = list(sheet.rows)
     if sheet.error is not None:
