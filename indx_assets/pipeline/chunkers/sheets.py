@@ -5,9 +5,11 @@ handed over as the read's parsed form when the reader just ran),
 so every region's offsets in the page text are known exactly. Each region is a `Table` with
 its HTML (first row in `<thead>`); the chunking library keeps a region that fits the token
 budget whole and otherwise splits it into chunks of whole rows, each continuation starting
-with the header row, so a number in a cell is never split. Hidden sheets and hidden rows are
-not in the page text, so no chunk holds them. If the model disagrees with the page text
-(another reader won the page) the page is declined.
+with the header row, so a number in a cell is never split. Hidden sheets, rows and columns
+are not in the page text, so no chunk holds them. If the model disagrees with the page text
+(another reader won the page) the page is declined. `stream_chunks` reads and cuts a
+spreadsheet one page at a time (a long sheet's pages, see `readers.sheets.PAGE_CHARS`), for
+a caller that hands each page on before reading the next.
 """
 
 import csv
