@@ -351,11 +351,6 @@ def load_workbook(content: bytes) -> tuple[Sheet, ...]:
     return tuple(iter_workbook(content))
 
 
-def load_delimited(content: bytes, delimiter: str) -> tuple[Sheet, ...]:
-    """A CSV/TSV file as one sheet; raises `indx_assets.pipeline.readers.text.NotText` for binary bytes."""
-    return tuple(iter_delimited(content, delimiter))
-
-
 def iter_delimited(content: bytes, delimiter: str) -> Iterator[Sheet]:
     """The pages of a CSV/TSV file, one sheet (see `PAGE_CHARS`); raises
     `indx_assets.pipeline.readers.text.NotText` for binary bytes."""
