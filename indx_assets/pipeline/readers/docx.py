@@ -11,8 +11,11 @@ in document order, into `WordBlock`s:
 - `image`: an embedded raster picture (linked pictures are never fetched);
 - `footnote` / `comment`: the text of each footnote or comment, after the body of the page
   that references it;
-- `header` / `footer`: the default header and footer text of the section a page starts in,
-  at the top and bottom of every page (page furniture: the chunker names it, never chunks it).
+- `header` / `footer`: the header and footer text of the section a page starts in, at the
+  top and bottom of every page (page furniture: the chunker names it, never chunks it): the
+  first page's on the section's first page when it has a title page (`w:titlePg`), the even
+  pages' on an even page when the settings say `w:evenAndOddHeaders`, else the default
+  (`_SectionFurniture.on`).
 
 Pages: a new page starts at an explicit page break (`w:br w:type="page"`, `pageBreakBefore`),
 after a section break that starts a new page (Word's default), and where Word recorded one when it last laid the document out (`w:lastRenderedPageBreak`);
