@@ -151,7 +151,8 @@ class PageRegions:
 
 def _placed(regions: list[Region]) -> tuple[Region, ...]:
     """`regions` with their offsets in the page text (regions joined by a blank line)."""
-    placed, offset = [], 0
+    placed: list[Region] = []
+    offset = 0
     for region in regions:
         if placed:
             offset += len(REGION_SEPARATOR)
