@@ -23,8 +23,8 @@ and ours/unstructured (target >= 2).
 
 Then the memory of a long sheet: a generated ledger (`make_sheets.ledger`, 5 columns) of each
 size in `--memory-rows` (default 100,000 and 1,000,000 rows) is read and chunked page by page
-(`chunkers.sheets.stream_chunks`) in a fresh process each, which prints its peak RSS; the
-peak should not grow with the rows (`--memory-rows ''` skips this part).
+(`chunkers.sheets.stream_chunks`) in a fresh process each, which prints its peak RSS (VmHWM,
+Linux); the peak should not grow with the rows (`--memory-rows ''` skips this part).
 """
 
 import argparse
@@ -179,19 +179,25 @@ def report(kind: str, files: list[tuple[str, bytes]], sides: dict[str, list[floa
 
 
 MEMORY_SCRIPT = r"""
-import json, resource, sys, time
+import json, re, sys, time
 from pathlib import Path
+
+def peak_kib():
+    # VmHWM, the peak RSS of this program's memory: getrusage's ru_maxrss would carry over
+    # the parent's peak from before the exec
+    return int(re.search(r"VmHWM:\s+(\d+) kB", Path("/proc/self/status").read_text()).group(1))
+
 content = Path(sys.argv[1]).read_bytes()
 from indx_assets.pipeline.chunkers.sheets import stream_chunks
 from indx_assets.pipeline.readers.sheets import XLSX
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_kib()
 started = time.perf_counter()
 pages = chunks = characters = 0
 for page, claim in stream_chunks(content, XLSX):
     pages, characters = pages + 1, characters + len(page.text)
     chunks += len(claim.pieces) if claim else 0
 print(json.dumps({"pages": pages, "chunks": chunks, "characters": characters, "seconds": time.perf_counter() - started,
-                  "before_kib": before, "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+                  "before_kib": before, "peak_kib": peak_kib()}))
 """
 
 
@@ -215,7 +221,7 @@ def report_memory(rows: list[int]) -> None:
             m = long_sheet_memory(count, Path(tmp))
             print(f"  {m['rows']:>9,} rows  {m['file_mb']:6.1f} MB file  {m['pages']:4d} pages {m['chunks']:7d} chunks "
                   f"{m['characters'] / 1e6:6.1f} M chars  {m['seconds']:6.1f} s  "
-                  f"peak RSS {m['peak_kib'] / 1024:6.1f} MiB (after imports and the file: {m['before_kib'] / 1024:.1f} MiB)")
+                  f"peak RSS {m['peak_kib'] / 1024:6.1f} MiB (before reading, the file loaded: {m['before_kib'] / 1024:.1f} MiB)")
 
 
 def main() -> None:
