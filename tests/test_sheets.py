@@ -28,7 +28,7 @@ MAX_SECONDS = 2.0
 
 @pytest.fixture(scope="module")
 def budget() -> bytes:
-    return fx.budget()
+    return fx.budget(hidden_column=True)
 
 
 def _cut(content: bytes, name: str):  # type: ignore[no-untyped-def]
