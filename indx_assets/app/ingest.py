@@ -50,9 +50,13 @@ class IngestSummary:
     failed_runs: list[str]
     materializations: int
     elapsed_s: float
+    """Wall seconds (for `indx ingest`, from the process's start: its imports count)."""
     home: str
     unlisted: dict[str, str] = field(default_factory=dict)
     """Folders that could not be listed (id prefix: reason); their documents are kept."""
+    profile: dict[str, float] = field(default_factory=dict)
+    """Seconds per stage (`pipeline.stage_clock`): startup, read, ocr, chunk, model_load, embed,
+    write, orchestration (the rest), and `wall`."""
 
     @property
     def complete(self) -> bool:
@@ -100,21 +104,24 @@ def ingest_roots_of(settings: Settings, args: Sequence[str]) -> list[str]:
 def ingest(settings: Settings, paths: Sequence[str] = (), *, batch_size: int | None = None, force: bool = False,
            on_sync: "Callable[[Sequence[str], PartitionSync], None] | None" = None,
            on_batch: "Callable[[BatchResult], None] | None" = None,
-           log_level: str = "CRITICAL") -> IngestSummary:
+           log_level: str = "CRITICAL", startup: float = 0.0) -> IngestSummary:
     """Ingest `paths` (`[LABEL=]PATH`, added to the recorded roots) into `settings`' data
     directory, re-doing only what is missing or changed (all of it with `force`).
 
     Raises `RootError` before anything is written when a path is not there or two roots would
     share a label. A file that cannot be read is not an error: it is ingested with its status
     and named in `problems`. `on_sync` is told the roots and the partitions found, `on_batch`
-    each finished run (a progress bar's hooks)."""
+    each finished run (a progress bar's hooks); `startup` is time already gone before the call
+    that the profile should count (a command's imports)."""
     import time
 
     from indx_assets.app.analytics import ingest_summary
     from indx_assets.app.runner import materialize_partitions, open_instance, sync_partitions
+    from indx_assets.pipeline.stage_clock import CLOCK
     from indx_assets.wiring.assets.ingest import BATCH_SIZE
 
     started = time.perf_counter()
+    CLOCK.reset(startup)
     roots = ingest_roots_of(settings, paths)
     settings = replace(settings, corpus_roots=tuple(roots))
     # closed when done: a notebook that ingests again and again keeps no storage connections open
@@ -130,6 +137,7 @@ def ingest(settings: Settings, paths: Sequence[str] = (), *, batch_size: int | N
     failed = {s: why for r in results for s, why in r.failed.items()}
     summary = ingest_summary(settings.storage_uri, sync.current, failed)
     summary["problems"].update(_corpus_problems(sync))
+    wall = startup + time.perf_counter() - started
     return IngestSummary(
         **summary,
         added=len(sync.added),
@@ -139,9 +147,10 @@ def ingest(settings: Settings, paths: Sequence[str] = (), *, batch_size: int | N
         runs=len(results),
         failed_runs=[r.run_id for r in results if not r.success],
         materializations=sum(r.materialized for r in results),
-        elapsed_s=round(time.perf_counter() - started, 2),
+        elapsed_s=round(wall, 2),
         home=str(settings.home),
         unlisted=dict(sync.unlisted),
+        profile=CLOCK.profile(wall),
     )
 
 

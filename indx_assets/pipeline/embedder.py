@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from indx_assets.pipeline.stage_clock import CLOCK
 from indx_assets.pipeline.tokenizer import HFTokenCounter, minilm_tokenizer
 
 if TYPE_CHECKING:
@@ -33,6 +34,11 @@ def _package_version(name: str) -> str:
 @lru_cache(maxsize=2)
 def _load_model(device: str) -> Any:
     """Load the model once per process and device: it takes seconds, runs reuse it."""
+    with CLOCK.stage("model_load"):
+        return _load_model_now(device)
+
+
+def _load_model_now(device: str) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:

@@ -30,6 +30,8 @@ def ingest(
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     batch_size: Annotated[int, typer.Option(min=1, help="Documents per Dagster run.")] = 100,
     force: Annotated[bool, typer.Option("--force", help="Re-read, re-cut and re-embed every document, fresh or not.")] = False,
+    profile: Annotated[bool, typer.Option("--profile", help="Print where the time went: seconds in startup, read, OCR, "
+                                          "chunk, model load, embed, write and orchestration (--json always has them).")] = False,
 ) -> None:
     """Ingest documents into the chunk index, re-doing only what is missing or changed (or all, with --force).
 
@@ -37,6 +39,9 @@ def ingest(
     documents are kept); 2 a usage error (nothing is written).
     """
     from indx_assets.app.ingest import ingest as ingest_into
+    from indx_assets.pipeline.stage_clock import since_process_start
+
+    startup = since_process_start()  # the interpreter and its imports: part of what a user waits for
 
     console = Console(stderr=True, quiet=json_output)
     progress = Progress(TextColumn("[bold]ingesting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -51,6 +56,7 @@ def ingest(
 
     try:  # a RootError is the user's: one line, exit 2 (`cli.errors`)
         summary = ingest_into(Settings.from_env(), paths or [], batch_size=batch_size, force=force, on_sync=found,
+                              startup=startup,
                               on_batch=lambda batch: progress.advance(progress.task_ids[0], len(batch.partitions)))
     finally:
         progress.stop()
@@ -58,8 +64,16 @@ def ingest(
         typer.echo(json.dumps(summary.to_json(), ensure_ascii=False))
     else:
         _print_summary(summary.to_json(), Console())
+        if profile:
+            _print_profile(summary.profile, Console())
     if not summary.complete:
         raise typer.Exit(code=EXIT_PROBLEMS)
+
+
+def _print_profile(profile: dict[str, float], console: Console) -> None:
+    wall = profile["wall"] or 1.0
+    spent = ", ".join(f"{stage} {seconds:.2f} s ({seconds / wall:.0%})" for stage, seconds in profile.items() if stage != "wall")
+    console.print(f"time:      {spent} of {profile['wall']:.2f} s", soft_wrap=True)
 
 
 def _print_summary(summary: dict, console: Console) -> None:

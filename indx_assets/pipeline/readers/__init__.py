@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
 from indx_assets.pipeline.chunker_port import PageOutput
+from indx_assets.pipeline.stage_clock import CLOCK
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +139,8 @@ def read_document(content: bytes, media_type: str, config: ReaderConfig | None =
     if any(page.status == "unreadable" for page in read.pages):
         from indx_assets.pipeline.readers.ocr import apply_ocr
 
-        read = apply_ocr(read, content, config)
+        with CLOCK.stage("ocr"):
+            read = apply_ocr(read, content, config)
     return read
 
 

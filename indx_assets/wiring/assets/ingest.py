@@ -14,10 +14,11 @@ once, and a batch holds one parsed document at a time, never a hundred.
 """
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import dagster as dg
 
+from indx_assets.pipeline.stage_clock import CLOCK
 from indx_assets.wiring.assets import stages
 from indx_assets.wiring.assets.freshness import judge
 from indx_assets.wiring.assets.partitions import SOURCES
@@ -32,6 +33,8 @@ from indx_assets.wiring.resources import (
 )
 from indx_assets.wiring.resources.source_index import readable_name
 from indx_assets.wiring.resources.storage import sha256_file
+
+T = TypeVar("T")
 
 #: Documents per run when a backfill or the CLI batches partitions.
 BATCH_SIZE = 100
@@ -178,6 +181,14 @@ class _Batch:
         )
 
 
+def timed(stage: str, work: Callable[..., T]) -> Callable[..., T]:
+    """`work`, its time counted as `stage`'s in the process's stage clock (`indx ingest --profile`)."""
+    def run(*args: Any) -> T:
+        with CLOCK.stage(stage):
+            return work(*args)
+    return run
+
+
 def _specs(code_versions: dict[dg.AssetKey, str],
            automation: dict[dg.AssetKey, dg.AutomationCondition] | None = None) -> list[dg.AssetSpec]:
     described = {
@@ -253,7 +264,7 @@ def build_ingest_assets(
                 try:
                     path = corpus.locate(pk)
                     refused = corpus.refusal(path)  # a link out of its root, a file over the size bound
-                    version = None if refused else sha256_file(path)  # read in steps, never whole
+                    version = None if refused else timed("read", sha256_file)(path)  # read in steps, never whole
                 except OSError as exc:
                     batch.fail(SOURCE_DOCUMENTS, [pk], exc)
                     continue
@@ -264,7 +275,7 @@ def build_ingest_assets(
                 if not config.force and judge(own.get(pk), SOURCE_CODE_VERSION, seen_data_version=version).fresh:
                     continue
                 try:
-                    out = stages.store_source(pk, path, storage)
+                    out = timed("read", stages.store_source)(pk, path, storage)  # its copy counts as writing
                 except Exception as exc:
                     batch.fail(SOURCE_DOCUMENTS, [pk], exc)
                     continue
@@ -275,27 +286,28 @@ def build_ingest_assets(
         if PAGE_OUTPUTS in selected:
             yield from batch.read_then_cut(
                 partitions,
-                lambda pk: stages.read_pages(pk, storage, readers.config),
-                (lambda pk, parsed: stages.cut_chunks(pk, storage, chain.chain, parsed)) if CHUNK_MAP in selected else None,
+                timed("read", lambda pk: stages.read_pages(pk, storage, readers.config)),
+                timed("chunk", lambda pk, parsed: stages.cut_chunks(pk, storage, chain.chain, parsed))
+                if CHUNK_MAP in selected else None,
             )
         if CHUNK_MAP in selected:  # the documents whose pages were fresh: cut from their stored pages
             rest = [pk for pk in partitions if pk not in batch.cut_here]
-            yield from batch.per_partition(CHUNK_MAP, rest, lambda pk: stages.cut_chunks(pk, storage, chain.chain))
+            yield from batch.per_partition(CHUNK_MAP, rest, timed("chunk", lambda pk: stages.cut_chunks(pk, storage, chain.chain)))
         if CHUNK_EMBEDDINGS in selected:
             yield from batch.batched(
                 CHUNK_EMBEDDINGS,
                 partitions,
-                lambda todo, parents: stages.embed_chunks(
+                timed("embed", lambda todo, parents: stages.embed_chunks(
                     todo, storage, embedder.embedder, {pk: parents[pk].data_version or "" for pk in todo}
-                ),
+                )),
             )
         if CHUNKS_TABLE in selected:
             yield from batch.batched(
                 CHUNKS_TABLE,
                 partitions,
-                lambda todo, parents: stages.write_rows(
+                timed("write", lambda todo, parents: stages.write_rows(
                     todo, storage, lancedb, {pk: [parents[pk].data_version or "", TABLE_CODE_VERSION] for pk in todo}
-                ),
+                )),
             )
 
         if batch.failed:

@@ -22,6 +22,8 @@ import pyarrow.parquet as pq
 from pydantic import PrivateAttr
 from upath import UPath
 
+from indx_assets.pipeline.stage_clock import CLOCK
+
 FILE_NAME = "part-0.parquet"
 BLOB_NAME = "content.bin"
 #: Texts stored beside a row (`write_text`) are named `text-{sha256}.txt`; the one being written, `text-.partial`.
@@ -44,7 +46,7 @@ def _write_steps(partial: UPath, blocks: Iterable[bytes]) -> tuple[str, int]:
     what was written. Memory stays that of one block whatever the size."""
     digest, size = hashlib.sha256(), 0
     try:
-        with partial.open("wb") as dst:
+        with CLOCK.stage("write"), partial.open("wb") as dst:
             for block in blocks:
                 digest.update(block)
                 size += len(block)
@@ -105,6 +107,10 @@ class StorageResource(dg.ConfigurableResource):
         `beside`: the names of the texts stored beside the row (`write_text`) that it refers
         to; once the row is in place every other text beside it is removed (an earlier row's,
         or one a write killed before its row was in place left behind)."""
+        with CLOCK.stage("write"):
+            return self._write(asset, source_id, table, beside)
+
+    def _write(self, asset: str, source_id: str, table: pa.Table, beside: Collection[str]) -> str:
         path = self.path(asset, source_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f"{FILE_NAME}.{uuid4().hex}.partial")

@@ -1,0 +1,40 @@
+"""`indx ingest --profile` / `--json`'s `profile`: where an ingest's time went, stage by stage,
+through real `indx` processes on the bundled sample corpus (which has a scanned page to OCR)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+INDX = str(Path(sys.executable).parent / "indx")
+STAGES = ("startup", "read", "ocr", "chunk", "model_load", "embed", "write", "orchestration")
+
+
+def indx(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "INDX_HOME": str(home)}
+    env.pop("INDX_CORPUS", None)
+    return subprocess.run([INDX, *args], env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_ingest_json_says_where_the_time_went_and_profile_prints_it(tmp_path: Path) -> None:
+    done = indx(tmp_path / "home", "ingest", "--json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout)
+    profile = summary["profile"]
+    assert set(STAGES) <= set(profile), profile
+    assert all(profile[s] >= 0 for s in STAGES), profile
+    assert sum(profile[s] for s in STAGES) <= profile["wall"] <= summary["elapsed_s"] + 0.01, profile
+    # Each stage that did work in this ingest was timed: a profile of zeros would tell nothing.
+    for stage in ("startup", "read", "chunk", "model_load", "embed", "write"):
+        assert profile[stage] > 0, (stage, profile)
+    ocr_pages = summary["pages_by_status"].get("ocr", 0) or sum(
+        n for status, n in summary["pages_by_status"].items() if "ocr" in status)
+    if ocr_pages:  # the OCR extra is installed: the scanned page's OCR is counted apart from reading
+        assert profile["ocr"] > 0, profile
+
+    again = indx(tmp_path / "home", "ingest", "--profile")
+    assert again.returncode == 0, again.stderr[-3000:]
+    line = next(ln for ln in again.stdout.splitlines() if ln.startswith("time:"))
+    for stage in STAGES:
+        assert f"{stage} " in line, line
