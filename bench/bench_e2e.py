@@ -24,7 +24,7 @@ directly (the model's own throughput) against `MiniLMEmbedder.embed_texts` (ours
 alternating; the import floor (`python -c "import dagster, lancedb"`) against a re-ingest with
 nothing changed; and `indx status` on 10,000 partitions (`--status-partitions`), made cheaply by
 registering 10,000 dynamic partitions and reporting a materialization of each asset for each
-in the event log in batches (what a real ingest records, without reading anything).
+in the event log, 1,000 runless events a write (what an ingest records, without reading anything).
 """
 
 import argparse
@@ -308,12 +308,11 @@ def status_partitions(home: Path, n: int) -> None:
     """Register `n` partitions in a fresh data directory and record a materialization of every
     asset for each (batches of runless events, as the op logs them): `indx status` then has
     what a real ingest of `n` sources leaves in the event log."""
-    import dagster as dg
-
     from indx_assets.app.runner import open_instance
     from indx_assets.wiring.assets.ingest import ASSET_KEYS, PARENT
     from indx_assets.wiring.assets.partitions import SOURCES
-    from indx_assets.wiring.assets.provenance import materialization
+    from indx_assets.wiring.assets.provenance import EVENT_BATCH_SIZE, EVENTS_PER_WRITE, PartitionRecord, materialization
+    from indx_assets.wiring.dagster_internals import report_runless_batch
     from indx_assets.wiring.assets.status import code_versions
     from indx_assets.wiring.definitions import build_definitions
     from indx_assets.wiring.settings import Settings
@@ -325,13 +324,14 @@ def status_partitions(home: Path, n: int) -> None:
     keys = [f"corpus/doc-{i:05d}.md" for i in range(n)]
     instance.add_dynamic_partitions(SOURCES.name, keys)
     versions = code_versions(build_definitions(settings))
+    os.environ.setdefault(EVENT_BATCH_SIZE, str(EVENTS_PER_WRITE))  # a batch in one write, as `indx ingest` sets it
     for key in ASSET_KEYS:
-        for start in range(0, n, 1000):
-            for pk in keys[start:start + 1000]:
-                instance.report_runless_asset_event(materialization(
-                    key, pk, data_version=f"v-{pk}", code_version=versions[key] or "", parent=PARENT.get(key)))
+        for start in range(0, n, EVENTS_PER_WRITE):
+            report_runless_batch(instance, [
+                materialization(key, pk, data_version=f"v-{pk}", code_version=versions[key] or "", parent=PARENT.get(key),
+                                parent_record=PartitionRecord.unlogged(f"v-{pk}"))
+                for pk in keys[start:start + EVENTS_PER_WRITE]])
     instance.dispose()
-    _ = dg
 
 
 def main() -> None:

@@ -31,7 +31,12 @@ from dagster._core.definitions.data_version import (
 )
 from dagster._core.definitions.events import AssetKeyPartitionKey
 from dagster._core.definitions.partitions.utils.base import INVALID_PARTITION_SUBSTRINGS
-from dagster._core.events import AssetObservationData, DagsterEventBatchMetadata, generate_event_batch_id
+from dagster._core.events import (
+    AssetObservationData,
+    DagsterEventBatchMetadata,
+    StepMaterializationData,
+    generate_event_batch_id,
+)
 from dagster._core.instance.utils import RUNLESS_JOB_NAME, RUNLESS_RUN_ID
 from dagster._core.storage.event_log import SqliteEventLogStorage
 from dagster._core.storage.runs import SqliteRunStorage
@@ -57,14 +62,21 @@ __all__ = [
 RUN_WORKER_STARTED = "Started process for run"
 
 
-def report_runless_batch(instance: dg.DagsterInstance, observations: Sequence[dg.AssetObservation]) -> None:
-    """Write `observations` as runless events (what `report_runless_asset_event` writes, one at
-    a time) handed to the event log as one batch."""
-    events = [dg.DagsterEvent(event_type_value=dg.DagsterEventType.ASSET_OBSERVATION.value, job_name=RUNLESS_JOB_NAME,
-                              event_specific_data=AssetObservationData(o)) for o in observations]
+def report_runless_batch(instance: dg.DagsterInstance,
+                         observations: Sequence[dg.AssetObservation | dg.AssetMaterialization]) -> None:
+    """Write observations (or materializations) as runless events (what
+    `report_runless_asset_event` writes, one at a time) handed to the event log as one batch."""
+    def event(o: dg.AssetObservation | dg.AssetMaterialization) -> dg.DagsterEvent:
+        if isinstance(o, dg.AssetMaterialization):
+            return dg.DagsterEvent(event_type_value=dg.DagsterEventType.ASSET_MATERIALIZATION.value,
+                                   job_name=RUNLESS_JOB_NAME, event_specific_data=StepMaterializationData(o))
+        return dg.DagsterEvent(event_type_value=dg.DagsterEventType.ASSET_OBSERVATION.value, job_name=RUNLESS_JOB_NAME,
+                               event_specific_data=AssetObservationData(o))
+
+    events = [event(o) for o in observations]
     batch_id, last = generate_event_batch_id(), len(events) - 1
-    for i, event in enumerate(events):
-        instance.report_dagster_event(event, run_id=RUNLESS_RUN_ID,
+    for i, dagster_event in enumerate(events):
+        instance.report_dagster_event(dagster_event, run_id=RUNLESS_RUN_ID,
                                       batch_metadata=DagsterEventBatchMetadata(batch_id, i == last))
 
 

@@ -9,7 +9,7 @@ from indx_assets.pipeline.embedder import MiniLMEmbedder
 class EmbedderResource(dg.ConfigurableResource):
     """all-MiniLM-L6-v2 from the installed package, batched and L2-normalised."""
 
-    batch_size: int = 64
+    batch_size: int = 32
     _embedder: MiniLMEmbedder | None = PrivateAttr(default=None)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
