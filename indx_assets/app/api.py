@@ -69,11 +69,12 @@ def ingest(paths: PathArg | Sequence[PathArg] = (), *, home: PathArg | None = No
 
 
 @functools.cache
-def _query_embedder() -> "QueryEmbedder":
-    """The query model, loaded once a process (seconds): a notebook's second search is fast."""
-    from indx_assets.app.search import minilm_query_embedder
+def _query_embedder(spec: str) -> "QueryEmbedder":
+    """The query model `spec` (`INDX_EMBEDDER`) names, loaded once a process (seconds): a
+    notebook's second search is fast."""
+    from indx_assets.app.search import query_embedder
 
-    return minilm_query_embedder()
+    return query_embedder(spec)
 
 
 def search(query: str, *, k: int = 5, mode: "SearchMode" = "hybrid", source_prefix: str | None = None,
@@ -89,11 +90,12 @@ def search(query: str, *, k: int = 5, mode: "SearchMode" = "hybrid", source_pref
     Raises `ValueError` (`search.InvalidSearch`) for an empty query, a bad `k` or an unknown
     mode, and `NoDataDirectory` when there is no data directory (a search creates none)."""
     from indx_assets.app.search import SearchFilters, check_search, search_chunks
+    from indx_assets.pipeline.embedders.registry import current_spec
 
     check_search(query, k, mode)  # before the model loads for it
     filters = SearchFilters(source_prefix=source_prefix, chunk_type=chunk_type, page=page)
     return search_chunks(data_settings(home), query, k=k, mode=mode, expand=expand, filters=filters,
-                         embed=_query_embedder())
+                         embed=_query_embedder(current_spec()))
 
 
 def chunk(path: PathArg, *, source_id: str | None = None) -> Document:

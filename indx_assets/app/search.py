@@ -18,19 +18,19 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from indx_interfaces import Embedder, Vector
+
 from indx_assets.app.excerpts import excerpt
+from indx_assets.pipeline.embedders.registry import EMBEDDER_ENV, SpaceMismatch, load_embedder
 from indx_assets.pipeline.schema import SearchMode
 from indx_assets.wiring.settings import Settings
 
 if TYPE_CHECKING:  # Dagster's import takes seconds: a search refused at once should not wait for it
     from indx_assets.wiring.resources.lancedb import LanceDBResource
-
-#: Embeds a query: text in, one unit vector out.
-QueryEmbedder = Callable[[str], Sequence[float]]
 
 SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
 ScoreScale = Literal["rrf", "cosine", "bm25"]
@@ -47,9 +47,10 @@ class InvalidSearch(ValueError):
     """A search that cannot be run as asked (a blank query, a bad `k` or mode)."""
 
 
-def check_search(query: str, k: int, mode: str) -> None:
-    """Refuse a search that cannot run, before the model is loaded for it (`InvalidSearch`)."""
-    if not query.strip():
+def check_search(query: str, k: int, mode: str, *, image: bool = False) -> None:
+    """Refuse a search that cannot run, before the model is loaded for it (`InvalidSearch`).
+    A search by picture (`image`) needs no words."""
+    if not image and not query.strip():
         raise InvalidSearch("the query is empty: say what to look for, e.g. indx search \"fresnel lens\"")
     if not 1 <= k <= MAX_K:
         raise InvalidSearch(f"k must be between 1 and {MAX_K}, got {k}")
@@ -152,39 +153,65 @@ class SearchFilters:
         return " AND ".join(clauses) or None
 
 
-def minilm_query_embedder() -> QueryEmbedder:
-    """The model the chunks were embedded with, for queries (loaded on the first query: seconds,
-    once a process)."""
-    from indx_assets.pipeline.embedder import MiniLMEmbedder
+@dataclass(frozen=True)
+class QueryEmbedder:
+    """The embedder the chunks were embedded with, for queries: text in (calling it), one unit
+    vector out; a picture's bytes in (`image`) when the embedder declares images. Its `space`
+    must be the table's (`LanceDBResource.check_query_space`)."""
 
-    embedder = MiniLMEmbedder()
-    return lambda query: embedder.embed_texts([query])[0]
+    embedder: Embedder
+    space: str
+    #: Runs an embedding (the server runs them all on one model thread).
+    run: Callable[[Callable[[], Vector]], Vector] = field(default=lambda embed: embed())
+
+    def __call__(self, query: str) -> Vector:
+        return self.run(lambda: self.embedder.embed_texts([query])[0])
+
+    def image(self, picture: bytes) -> Vector:
+        if "image" not in self.embedder.modalities:
+            raise SpaceMismatch(f"the embedder in use ({self.space}) embeds no pictures: search by picture needs one "
+                                f"that does ({EMBEDDER_ENV}=clip:<model directory>)")
+        return self.run(lambda: self.embedder.embed_images([picture])[0])
+
+
+def query_embedder(spec: str | None = None) -> QueryEmbedder:
+    """The embedder `spec` (default: `INDX_EMBEDDER`) names, for queries (its model loads on the
+    first query: seconds, once a process)."""
+    loaded = load_embedder(spec)
+    return QueryEmbedder(loaded.embedder, loaded.identity.space)
 
 
 def search_chunks(settings: Settings, query: str, *, k: int = 5, mode: SearchMode = "hybrid",
                   expand: bool = False, filters: SearchFilters = SearchFilters(),
-                  embed: QueryEmbedder | None = None) -> list[Hit]:
+                  embed: QueryEmbedder | None = None, image: bytes | None = None) -> list[Hit]:
     """Search the data directory's index in-process (see `search_index`), embedding the query
-    with `embed` (default: the chunks' model, loaded for this search). The search is checked
-    (`InvalidSearch`) and the data directory must exist (`NoDataDirectory`; a search creates
-    none) before the model is loaded."""
+    with `embed` (default: the embedder `INDX_EMBEDDER` names, loaded for this search). The
+    search is checked (`InvalidSearch`) and the data directory must exist (`NoDataDirectory`; a
+    search creates none) before the model is loaded."""
     from indx_assets.wiring.resources.lancedb import LanceDBResource
 
-    check_search(query, k, mode)
+    check_search(query, k, mode, image=image is not None)
     settings.require_home()
-    return search_index(LanceDBResource(uri=settings.lancedb_uri), embed or minilm_query_embedder(), query,
-                        k=k, mode=mode, expand=expand, filters=filters)
+    return search_index(LanceDBResource(uri=settings.lancedb_uri), embed or query_embedder(), query,
+                        k=k, mode=mode, expand=expand, filters=filters, image=image)
 
 
 def search_index(lancedb: LanceDBResource, embed: QueryEmbedder, query: str, *, k: int = 5,
                  mode: SearchMode = "hybrid", expand: bool = False,
-                 filters: SearchFilters = SearchFilters()) -> list[Hit]:
+                 filters: SearchFilters = SearchFilters(), image: bytes | None = None) -> list[Hit]:
     """The `k` best chunks as `Hit`s (none before the first ingest). With `expand`, each hit
-    also carries its `section` (see above)."""
-    check_search(query, k, mode)
+    also carries its `section` (see above). With `image` (a picture's bytes), the search is by
+    that picture's vector (vector mode). A table built with another embedder refuses the query
+    (`SpaceMismatch`)."""
+    check_search(query, k, mode, image=image is not None)
     if lancedb.existing_table() is None:
         return []
-    vector = None if mode == "fts" else embed(query)
+    if mode != "fts" or image is not None:
+        lancedb.check_query_space(embed.space)
+    if image is not None:
+        vector, mode = embed.image(image), "vector"
+    else:
+        vector = None if mode == "fts" else embed(query)
     rows = search_table(lancedb, query, vector, k=k, mode=mode, where=filters.where())
     sections = expand_sections(lancedb, rows) if expand else None
     return [_hit(row, query, SCORE_SCALES[mode], sections[i] if sections is not None else None)

@@ -8,20 +8,16 @@ describe the newest chunk map, so reinstall the old chain and `indx backfill --s
 them agree again.
 """
 
-import time
 from typing import Any
 
-from indx_assets.wiring.resources.lancedb import LanceDBResource
+from indx_assets.wiring.resources.lancedb import LanceDBResource, utc_stamp
 
 
 def tag_current(lancedb: LanceDBResource, prefix: str) -> tuple[str, int] | None:
     """Tag the table's current version as `{prefix}-{UTC timestamp}` (None if no table yet)."""
-    table = lancedb.existing_table()
-    if table is None:
-        return None
-    name = f"{prefix}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
-    table.tags.create(name, table.version)
-    return name, table.version
+    name = f"{prefix}-{utc_stamp()}"
+    version = lancedb.tag_current(name)
+    return None if version is None else (name, version)
 
 
 def tags(lancedb: LanceDBResource) -> dict[str, Any]:

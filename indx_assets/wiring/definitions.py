@@ -3,13 +3,14 @@
 The chunker chain is discovered here, when definitions load, and its fingerprint becomes
 `chunk_map`'s code version: installing, upgrading, editing or reconfiguring a chunker marks
 every chunk map stale and nothing upstream. Likewise the reading ladder's fingerprint
-(`readers.ladder`) becomes `page_outputs`' code version.
+(`readers.ladder`) becomes `page_outputs`' code version, and the identity of the embedder
+`INDX_EMBEDDER` names (`pipeline.embedders.registry`) `chunk_embeddings`'.
 """
 
 import dagster as dg
 
 from indx_assets.pipeline.chain import ChainConfig, load_chain
-from indx_assets.pipeline.embedder import MiniLMEmbedder
+from indx_assets.pipeline.embedders.registry import load_embedder
 from indx_assets.pipeline.readers.ladder import ladder_fingerprint
 from indx_assets.wiring.assets.ingest import ASSET_KEYS, build_ingest_assets
 from indx_assets.wiring.assets.maintenance import chunks_table_maintenance, maintenance_job, maintenance_schedule
@@ -45,7 +46,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
     automation = {key: ingest_condition(key, index) for key in ASSET_KEYS}
     resources = build_resources(settings)
     readers = ladder_fingerprint(resources["readers"].config)  # type: ignore[attr-defined]
-    ingest = build_ingest_assets(chain.fingerprint, MiniLMEmbedder().model_version, automation, readers)
+    ingest = build_ingest_assets(chain.fingerprint, load_embedder().identity.code_version, automation, readers)
     return dg.Definitions(
         assets=[ingest, chunks_table_maintenance],
         jobs=[maintenance_job],

@@ -19,6 +19,7 @@ import typer
 from indx_assets.app.search import InvalidSearch
 from indx_assets.pipeline.bounds import BoundsError
 from indx_assets.pipeline.chain import CHAIN_ENV, ChainConfigError
+from indx_assets.pipeline.embedders.registry import EmbedderError
 from indx_assets.pipeline.readers.passwords import PasswordsError
 from indx_assets.pipeline.roots import RootError
 from indx_assets.wiring.settings import NoDataDirectory
@@ -46,6 +47,7 @@ USER_ERRORS: tuple[tuple[type[BaseException], int, str], ...] = (
     (ChainConfigError, EXIT_USAGE, f"the chunker chain cannot be built: {{}}; fix {CHAIN_ENV} or unset it"),
     (NoDataDirectory, EXIT_USAGE, "{}"),  # a command that only reads, run where no data directory is
     (InvalidSearch, EXIT_USAGE, "{}"),  # a blank query
+    (EmbedderError, EXIT_USAGE, "{}"),  # INDX_EMBEDDER: unknown, no model there; a table of another model
 )
 
 

@@ -13,7 +13,7 @@ import threading
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Annotated, Any
 
@@ -55,14 +55,14 @@ class Warm:
 
     def load(self) -> None:
         try:
-            from indx_assets.app.search import minilm_query_embedder
-            from indx_assets.pipeline.tokenizer import minilm_tokenizer
+            from indx_assets.app.search import query_embedder
+            from indx_assets.pipeline.embedders.registry import sizing_tokenizer
             from indx_assets.wiring.resources.lancedb import LanceDBResource
 
-            self.tokenizer = minilm_tokenizer()
-            embed = minilm_query_embedder()
-            self._model_thread.submit(embed, "warm up").result()  # load the weights now, not on the first query
-            self.embed = lambda query: self._model_thread.submit(embed, query).result()
+            self.tokenizer = sizing_tokenizer()
+            embed = replace(query_embedder(), run=lambda work: self._model_thread.submit(work).result())
+            embed("warm up")  # load the weights now, not on the first query
+            self.embed = embed
             self.lancedb = LanceDBResource(uri=self.settings.lancedb_uri)
             self.ready.set()
         except Exception as exc:  # reported by /readyz; the split service still answers
@@ -132,6 +132,7 @@ def create_app(settings: Settings | None = None, api_keys: tuple[str, ...] | Non
     async def search(body: SearchRequest, request: Request) -> dict[str, Any]:
         """The hits of `indx search --json` for the same query and filters (the chunk's text as `content`)."""
         from indx_assets.app.search import InvalidSearch, SearchFilters, check_search, search_index
+        from indx_assets.pipeline.embedders.registry import SpaceMismatch
 
         try:
             check_search(body.query, body.k, body.mode)
@@ -139,9 +140,12 @@ def create_app(settings: Settings | None = None, api_keys: tuple[str, ...] | Non
             raise ApiError(400, str(exc)) from None
         warm.require()
         filters = SearchFilters(source_prefix=body.source_prefix, chunk_type=body.chunk_type, page=body.page)
-        hits = await anyio.to_thread.run_sync(
-            partial(search_index, warm.lancedb, warm.embed, body.query, k=body.k, mode=body.mode, expand=body.expand,
-                    filters=filters), limiter=turns.searches)
+        try:
+            hits = await anyio.to_thread.run_sync(
+                partial(search_index, warm.lancedb, warm.embed, body.query, k=body.k, mode=body.mode, expand=body.expand,
+                        filters=filters), limiter=turns.searches)
+        except SpaceMismatch as exc:  # the index was built with another embedder than this server's
+            raise ApiError(409, str(exc), "EmbedderMismatch") from None
         return {"request_id": request_id(request), "latency": latency_ms(request),
                 "hits": [hit.to_json() for hit in hits]}
 
@@ -200,11 +204,11 @@ def _content(body: SplitRequest) -> bytes:
 def _split(warm: Warm, raw: bytes, content_type: str | None) -> tuple[dict[str, Any], int]:
     """Validate the request's body and split its document (in a worker thread, in turn)."""
     from indx_assets.pipeline.chunking.split import SplitError, split_document
-    from indx_assets.pipeline.tokenizer import minilm_tokenizer
+    from indx_assets.pipeline.embedders.registry import sizing_tokenizer
 
     body = parse_body(SplitRequest, raw, content_type)
     content = _content(body)
-    tokenizer = warm.tokenizer or minilm_tokenizer()
+    tokenizer = warm.tokenizer or sizing_tokenizer()
     strategy = body.strategy
     try:
         result = split_document(content, content_type=body.document.content_type,

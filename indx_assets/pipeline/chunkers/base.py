@@ -118,10 +118,10 @@ class ChunkerSettings:
 
         tokens: dict[str, Any] = {}
         if self.max_tokens is not None:
-            from indx_assets.pipeline.tokenizer import minilm_tokenizer
+            from indx_assets.pipeline.embedders.registry import sizing_tokenizer
 
             tokens = {"max_tokens": self.max_tokens, "new_after_n_tokens": self.new_after_n_tokens,
-                      "tokenizer": minilm_tokenizer()}
+                      "tokenizer": sizing_tokenizer()}
         opts = build_options(
             max_characters=DEFAULT_MAX_CHARACTERS if self.max_characters is None else self.max_characters,
             new_after_n_chars=self.new_after_n_chars,
@@ -151,10 +151,10 @@ class ChunkerSettings:
         """Whether `text` is within the hard maximum of these settings."""
         if self.max_tokens is not None:
             from indx_assets.pipeline.chunking.measure import TokenMeasure
-            from indx_assets.pipeline.tokenizer import minilm_tokenizer
+            from indx_assets.pipeline.embedders.registry import sizing_tokenizer
 
             # the shared word-count cache: counting a chunk costs a lookup per word, not a tokenizer run
-            return TokenMeasure(minilm_tokenizer()).size(text) <= self.max_tokens
+            return TokenMeasure(sizing_tokenizer()).size(text) <= self.max_tokens
         return len(text) <= (self.max_characters or 500)
 
     def to_json(self) -> dict[str, Any]:

@@ -403,9 +403,9 @@ def split_document(
         measure = CharMeasure()
     else:
         if tokenizer is None:
-            from indx_assets.pipeline.tokenizer import minilm_tokenizer
+            from indx_assets.pipeline.embedders.registry import sizing_tokenizer
 
-            tokenizer = minilm_tokenizer()
+            tokenizer = sizing_tokenizer()
         measure = TokenMeasure(tokenizer)
 
     anchors: list[tuple[int, int, int]] = []

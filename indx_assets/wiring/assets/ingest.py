@@ -195,7 +195,7 @@ def _specs(code_versions: dict[dg.AssetKey, str],
         SOURCE_DOCUMENTS: ("Raw bytes of each source, its detected media type and sha256 (the data version).", ["parquet"]),
         PAGE_OUTPUTS: ("What the reading ladder made of each page: text, status (ok/empty/failed/unreadable), reader.", ["parquet"]),
         CHUNK_MAP: ("The chunker chain's cut of every page into ordered pieces. Code version = chain fingerprint.", ["parquet"]),
-        CHUNK_EMBEDDINGS: ("One all-MiniLM-L6-v2 vector per text chunk; image chunks stored but unembedded.", ["parquet", "pytorch"]),
+        CHUNK_EMBEDDINGS: ("One vector per chunk from the embedder INDX_EMBEDDER names. Code version = its identity.", ["parquet", "pytorch"]),
         CHUNKS_TABLE: ("The LanceDB `chunks` table, upserted per source in one commit, plus its Parquet copy.", ["lancedb", "parquet"]),
     }
     return [
@@ -256,6 +256,11 @@ def build_ingest_assets(
                 f"the installed chunker chain ({chain.chain.fingerprint}) differs from the one these definitions "
                 f"declared ({chain_fingerprint}); reload the definitions before re-chunking"
             )
+        if CHUNK_EMBEDDINGS in selected and embedder.loaded.identity.code_version != embedder_version:
+            raise dg.Failure(
+                f"the embedder in use ({embedder.loaded.identity.code_version}) differs from the one these definitions "
+                f"declared ({embedder_version}); reload the definitions before embedding"
+            )
 
         if SOURCE_DOCUMENTS in selected:
             own = batch.records(SOURCE_DOCUMENTS, partitions)
@@ -298,7 +303,7 @@ def build_ingest_assets(
                 CHUNK_EMBEDDINGS,
                 partitions,
                 timed("embed", lambda todo, parents: stages.embed_chunks(
-                    todo, storage, embedder.embedder, {pk: parents[pk].data_version or "" for pk in todo}
+                    todo, storage, embedder.loaded, {pk: parents[pk].data_version or "" for pk in todo}
                 )),
             )
         if CHUNKS_TABLE in selected:

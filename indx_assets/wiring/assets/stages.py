@@ -19,7 +19,9 @@ from upath import UPath
 from indx_assets.pipeline.chain import Chain
 from indx_assets.pipeline.chain_runner import ChunkMap, run_chain
 from indx_assets.pipeline.document import Document
-from indx_assets.pipeline.embedder import MiniLMEmbedder, piece_vectors
+from indx_assets.pipeline.embedder import piece_vectors
+from indx_assets.pipeline.embedders.pictures import VECTOR_SOURCE_KEY, page_titles, picture_input
+from indx_assets.pipeline.embedders.registry import LoadedEmbedder
 from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY, measure
 from indx_assets.pipeline.fidelity import summary as fidelity_summary
 from indx_assets.pipeline.media import detect_media_type
@@ -28,12 +30,14 @@ from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, read_docume
 from indx_assets.pipeline.readers.ooxml_guard import OLE_MAGIC
 from indx_assets.pipeline.readers.pdf import PREVIEW_DPI, PREVIEW_MAX_PAGES, PdfParse
 from indx_assets.pipeline.schema import (
-    CHUNK_ROWS,
-    VECTOR_DIM,
+    chunk_rows,
     chunks_table,
     combine_digests,
     digest,
+    embeddings_schema,
     long_texts,
+    space_of,
+    vector_dimension,
     pages_table,
     read_from_pages,
     with_fidelity,
@@ -52,7 +56,6 @@ SOURCE_SCHEMA = pa.schema(
     [("source_id", pa.string()), ("name", pa.string()), ("media_type", pa.string()), ("sha256", pa.string()),
      ("size", pa.int64()), ("content", pa.large_binary()), ("refused", pa.string()), ("reason", pa.string())]
 )
-EMBEDDING_SCHEMA = pa.schema([("id", pa.string()), ("vector", pa.list_(pa.float32(), VECTOR_DIM))])
 
 
 @dataclass(frozen=True)
@@ -218,46 +221,86 @@ def cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: o
 
 
 def embed_chunks(
-    source_ids: Sequence[str], storage: StorageResource, embedder: MiniLMEmbedder, chunk_versions: dict[str, str]
+    source_ids: Sequence[str], storage: StorageResource, loaded: LoadedEmbedder, chunk_versions: dict[str, str]
 ) -> dict[str, StageOutput]:
-    """Embed the text chunks of several sources in one batched pass.
+    """Embed the chunks of several sources in one batched pass.
 
     A chunk cut into sentences gets the centroid of its sentences' vectors (`piece_vectors`).
-    Image chunks are stored but get no vector unless the embedder declares the image modality.
-    The data version is derived from the chunk map's version and the model's, which together
-    decide the vectors (hashing floats would make version noise of batch composition).
+    An image chunk gets a vector from its pixels or from the text describing it, recorded as
+    its `vector_source` (`embedders.pictures`); one nothing describes gets none.
+    The data version is derived from the chunk map's version and the embedder's identity, which
+    together decide the vectors (hashing floats would make version noise of batch composition).
+    The stored vectors record their space (`EmbedderIdentity.space`), which the table takes on.
     """
-    tables = {sid: storage.read(CHUNK_MAP, sid) for sid in source_ids}
+    embedder, identity = loaded.embedder, loaded.identity
+    pixels = "image" in embedder.modalities
     texts: list[str] = []
     owners: list[tuple[str, str]] = []
     holders: list[str | None] = []  # the chunk id a sentence belongs to
+    pictures: list[tuple[str, str, bytes]] = []  # (source, chunk id, image bytes)
+    sources: dict[str, str] = {}  # image chunk id -> its vector source
     skipped: Counter[str] = Counter()
-    for sid, table in tables.items():
-        for row in table.select(["id", "text", "chunk_type", "metadata"]).to_pylist():
+    for sid in source_ids:
+        rows = storage.read(CHUNK_MAP, sid).select(["id", "text", "chunk_type", "page", "image", "metadata"]).to_pylist()
+        titles = page_titles(rows)
+        for row in rows:
             if row["text"]:
                 texts.append(row["text"])
                 owners.append((sid, row["id"]))
                 link = json.loads(row["metadata"] or "{}").get("chunk_id") if row["chunk_type"] == "sentence" else None
                 holders.append(link)
-            elif "image" not in embedder.modalities:
+                continue
+            described = picture_input(row, titles, pixels)
+            if described is None:
                 skipped[sid] += 1
+                continue
+            sources[row["id"]] = described.source
+            if described.image:
+                pictures.append((sid, row["id"], described.image))
+            else:
+                texts.append(described.text)
+                owners.append((sid, row["id"]))
+                holders.append(None)
     position = {chunk_id: i for i, (_, chunk_id) in enumerate(owners)}
     vectors = piece_vectors(embedder.embed_texts, texts, [position.get(h) if h else None for h in holders])
     per_source: dict[str, list[tuple[str, Any]]] = {sid: [] for sid in source_ids}
     for (sid, chunk_id), vector in zip(owners, vectors, strict=True):
         per_source[sid].append((chunk_id, vector))
+    if pictures:
+        for (sid, chunk_id, _), vector in zip(pictures, embedder.embed_images([p[2] for p in pictures]), strict=True):
+            per_source[sid].append((chunk_id, vector))
     outputs = {}
+    schema = embeddings_schema(embedder.dimension, identity.space)
     for sid, pairs in per_source.items():
-        table = pa.Table.from_pylist(
-            [{"id": cid, "vector": vec.tolist()} for cid, vec in pairs], schema=EMBEDDING_SCHEMA
-        )
+        table = pa.Table.from_pylist([{"id": cid, "vector": vec.tolist(), VECTOR_SOURCE_KEY: sources.get(cid)}
+                                      for cid, vec in pairs], schema=schema)
         storage.write(CHUNK_EMBEDDINGS, sid, table)
-        metadata: dict[str, Any] = {"vectors": len(pairs), "model": embedder.model_version}
+        metadata: dict[str, Any] = {"vectors": len(pairs), "model": embedder.model_version, "embedder": identity.name}
+        by_source = Counter(sources[cid] for cid, _ in pairs if cid in sources)
+        if by_source:
+            metadata["image_vectors_by_source"] = dict(sorted(by_source.items()))
         if skipped[sid]:
             metadata["unembedded_image_chunks"] = skipped[sid]
-            metadata["unembedded_reason"] = "the embedder does not declare the image modality"
-        outputs[sid] = StageOutput(combine_digests([chunk_versions[sid], embedder.model_version]), metadata)
+            metadata["unembedded_reason"] = ("nothing describes these pictures (no alt text, no page title)"
+                                             " and the embedder does not embed pixels")
+        outputs[sid] = StageOutput(combine_digests([chunk_versions[sid], identity.code_version]), metadata)
     return outputs
+
+
+def with_vector_sources(chunks: pa.Table, vectors: pa.Table) -> pa.Table:
+    """`chunks` with each image chunk's `vector_source` (pixels, alt_text, caption) in its row's
+    metadata, where a search hit and `indx show` carry it."""
+    if VECTOR_SOURCE_KEY not in vectors.column_names:
+        return chunks
+    sources = {cid: src for cid, src in zip(vectors.column("id").to_pylist(),
+                                             vectors.column(VECTOR_SOURCE_KEY).to_pylist(), strict=True) if src}
+    if not sources:
+        return chunks
+    metadata = [json.dumps({**json.loads(meta or "{}"), VECTOR_SOURCE_KEY: sources[cid]}, sort_keys=True, ensure_ascii=False)
+                if cid in sources else meta
+                for cid, meta in zip(chunks.column("id").to_pylist(), chunks.column("metadata").to_pylist(), strict=True)]
+    index = chunks.schema.get_field_index("metadata")
+    return chunks.set_column(index, chunks.schema.field("metadata"), pa.array(metadata, pa.string()))
 
 
 def write_rows(
@@ -270,8 +313,10 @@ def write_rows(
         chunks = storage.read(CHUNK_MAP, sid)
         vectors = storage.read(CHUNK_EMBEDDINGS, sid)
         vector_by_id = dict(zip(vectors.column("id").to_pylist(), vectors.column("vector").to_pylist(), strict=True))
-        column = pa.array([vector_by_id.get(cid) for cid in chunks.column("id").to_pylist()], CHUNK_ROWS.field("vector").type)
-        batch[sid] = chunks.append_column(CHUNK_ROWS.field("vector"), column).cast(CHUNK_ROWS)
+        schema = chunk_rows(vector_dimension(vectors.schema), space_of(vectors.schema))
+        column = pa.array([vector_by_id.get(cid) for cid in chunks.column("id").to_pylist()], schema.field("vector").type)
+        chunks = with_vector_sources(chunks, vectors)
+        batch[sid] = chunks.append_column(schema.field("vector"), column).cast(schema)
         storage.write(CHUNKS_TABLE, sid, batch[sid])
     result = lancedb.upsert_sources(batch)
     lancedb.ensure_indexes()

@@ -1,22 +1,21 @@
-"""The embedder as a resource: the model loads once per run process, in setup."""
+"""The embedder as a resource: the one `INDX_EMBEDDER` names (`pipeline.embedders.registry`);
+its model loads once per run process, on the first embed."""
 
 import dagster as dg
-from pydantic import PrivateAttr
 
-from indx_assets.pipeline.embedder import MiniLMEmbedder
+from indx_assets.pipeline.embedders.registry import LoadedEmbedder, load_embedder
+from indx_interfaces import Embedder
 
 
 class EmbedderResource(dg.ConfigurableResource):
-    """all-MiniLM-L6-v2 from the installed package, batched and L2-normalised."""
+    """`spec` names the embedder as `INDX_EMBEDDER` does; empty means `INDX_EMBEDDER` itself."""
 
-    batch_size: int = 32
-    _embedder: MiniLMEmbedder | None = PrivateAttr(default=None)
-
-    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        self._embedder = MiniLMEmbedder(batch_size=self.batch_size)
+    spec: str = ""
 
     @property
-    def embedder(self) -> MiniLMEmbedder:
-        if self._embedder is None:
-            self._embedder = MiniLMEmbedder(batch_size=self.batch_size)
-        return self._embedder
+    def loaded(self) -> LoadedEmbedder:
+        return load_embedder(self.spec or None)
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.loaded.embedder

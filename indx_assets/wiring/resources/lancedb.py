@@ -5,6 +5,7 @@ primary key) that updates changed chunks, inserts new ones and deletes the sourc
 that no longer exist, all in one commit: readers never see a half-replaced document.
 """
 
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,18 @@ import dagster as dg
 import pyarrow as pa
 from pydantic import PrivateAttr
 
-from indx_assets.pipeline.schema import CHUNK_ROWS, SearchMode
+from indx_assets.pipeline.embedders.registry import check_space, same_space
+from indx_assets.pipeline.schema import CHUNK_ROWS, SearchMode, space_of
 
 __all__ = ["HIT_COLUMNS", "LanceDBResource", "SearchMode", "sql_string"]
 #: What a search hit carries: identity, place, text and score.
 HIT_COLUMNS = ["id", "document_id", "source_id", "locator", "chunk_type", "parent_ref", "page", "bbox",
                "bbox_reason", "chunker", "text", "start_offset", "end_offset", "metadata"]
+
+
+def utc_stamp() -> str:
+    """The time now as a tag's suffix (`20261201T210000Z`)."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 
 
 def sql_string(value: str) -> str:
@@ -51,15 +58,46 @@ class LanceDBResource(dg.ConfigurableResource):
         except ValueError:  # LanceDB's "table not found"
             return None
 
-    def table(self) -> Any:
-        """The chunk table, created on first use."""
+    def table(self, schema: pa.Schema = CHUNK_ROWS) -> Any:
+        """The chunk table, created on first use (with `schema`: its vector dimension and space)."""
         table = self.existing_table()
         if table is not None:
             return table
         try:
-            return self.db.create_table(self.table_name, schema=CHUNK_ROWS)
+            return self.db.create_table(self.table_name, schema=schema)
         except ValueError:  # another process created it between our check and create
             return self.db.open_table(self.table_name)
+
+    def space(self) -> str | None:
+        """The vector space the table's vectors are in (None: no table, or one from before
+        spaces were recorded, which MiniLM wrote)."""
+        table = self.existing_table()
+        return None if table is None else space_of(table.schema)
+
+    def check_query_space(self, space: str) -> None:
+        """Refuse (`SpaceMismatch`) queries embedded in another space than the table's."""
+        if self.existing_table() is not None:
+            check_space(self.space(), space)
+
+    def tag_current(self, name: str) -> int | None:
+        """Tag the table's current version `name` (None if no table yet): `indx restore` goes back to it."""
+        table = self.existing_table()
+        if table is None:
+            return None
+        table.tags.create(name, table.version)
+        return table.version
+
+    def table_for(self, schema: pa.Schema) -> Any:
+        """The chunk table for rows of `schema`. A table of another vector space (the embedder
+        changed) is tagged `before-embedder-<UTC time>` and re-created empty with `schema` in a
+        new version of itself, so `indx restore` can go back; the backfill that re-embeds every
+        source then fills it."""
+        table = self.existing_table()
+        recorded, space = (space_of(table.schema) if table is not None else None), space_of(schema)
+        if table is None or space is None or same_space(recorded, space):
+            return self.table(schema)
+        self.tag_current(f"before-embedder-{utc_stamp()}")
+        return self.db.create_table(self.table_name, schema=schema, mode="overwrite")
 
     def ensure_indexes(self) -> None:
         """Full-text index on text and scalar indexes on source_id and id, if missing (indexes
@@ -84,14 +122,17 @@ class LanceDBResource(dg.ConfigurableResource):
 
     def upsert_sources(self, rows_by_source: Mapping[str, pa.Table]) -> dict[str, int]:
         """Make the table hold exactly the given rows for each given source, in one commit.
+        The rows' schema (`schema.chunk_rows`) says their vectors' dimension and space.
 
         One `merge_insert` keyed on the chunk id updates changed chunks, inserts new ones and
         deletes the listed sources' chunks that are no longer there; a batch of sources costs
         one table version instead of one each.
         """
-        table = self.table()
+        tables = list(rows_by_source.values())
+        schema = tables[0].schema if tables else CHUNK_ROWS
+        table = self.table_for(schema)
         scope = f"source_id IN ({', '.join(sql_string(s) for s in rows_by_source)})"
-        rows = pa.concat_tables([r.select(CHUNK_ROWS.names).cast(CHUNK_ROWS) for r in rows_by_source.values()])
+        rows = pa.concat_tables([r.select(schema.names).cast(schema) for r in tables])
         if rows.num_rows == 0:
             deleted = table.count_rows(scope)
             if deleted:
