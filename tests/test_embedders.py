@@ -11,6 +11,7 @@ import pytest
 from embedder_models import save_tiny_clip, save_tiny_sentence_transformer
 from indx_interfaces import Embedder
 
+from indx_assets.app.search import SearchFilters
 from indx_assets.pipeline.chain import ChainConfig, load_chain
 from indx_assets.pipeline.embedders.registry import EMBEDDER_ENV, EmbedderError, load_embedder
 
@@ -110,3 +111,164 @@ def test_indx_names_a_bad_embedder_in_one_line_without_a_traceback(tmp_path: Pat
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stderr[-2000:]
     assert "Traceback" not in done.stderr and f"{EMBEDDER_ENV}='clip:{tmp_path / 'nowhere'}'" in done.stderr
+
+
+# --- through the pipeline: a real Dagster instance and LanceDB directory ---------------------
+
+def _ingest(instance, settings):  # the sample corpus synced and materialized (test_pipeline's helper)
+    from test_pipeline import ingest
+
+    return ingest(instance, settings)
+
+
+def test_switching_the_embedder_re_embeds_re_cuts_and_rebuilds_the_table_restorably(
+        instance, settings, models, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_pipeline import _blank_scan_pdf, stale_status
+
+    from indx_assets.app.search import search_chunks
+    from indx_assets.app.table_versions import restore, tags
+    from indx_assets.pipeline.embedders.registry import SpaceMismatch
+    from indx_assets.wiring.definitions import build_resources
+
+    (Path(settings.corpus_roots[0]) / "scans").mkdir()
+    (Path(settings.corpus_roots[0]) / "scans" / "blank.pdf").write_bytes(_blank_scan_pdf())
+    scan = "corpus/scans/blank.pdf"
+    monkeypatch.setenv(EMBEDDER_ENV, f"sentence-transformers:{models['st']}")
+    _ingest(instance, settings)
+    lancedb = build_resources(settings)["lancedb"]
+    rows = lancedb.table().to_arrow().to_pylist()  # type: ignore[attr-defined]
+    assert {len(r["vector"]) for r in rows if r["vector"] is not None} == {16}
+    [blank] = [r for r in rows if r["source_id"] == scan]
+    assert blank["vector"] is None  # a text model, and nothing describes a blank page
+    assert search_chunks(settings, "the harbour pilot", k=3)
+    assert set(stale_status(instance, settings).values()) == {"FRESH"}
+
+    monkeypatch.setenv(EMBEDDER_ENV, f"clip:{models['clip']}")
+    status = stale_status(instance, settings)
+    sources = instance.get_dynamic_partitions("sources")
+    assert {status[(key, s)] for key in ("chunk_map", "chunk_embeddings") for s in sources} == {"STALE"}
+    assert {status[(key, s)] for key in ("source_documents", "page_outputs") for s in sources} == {"FRESH"}
+    with pytest.raises(SpaceMismatch, match=r"built with the embedder sentence-transformers\|tiny-st"):
+        search_chunks(settings, "the harbour pilot", k=3)
+
+    events = _ingest(instance, settings)
+    assert {e.partition for e in events if e.asset_key.to_user_string() == "chunk_embeddings"} == set(sources)
+    rows = lancedb.table().to_arrow().to_pylist()  # type: ignore[attr-defined]
+    assert {len(r["vector"]) for r in rows if r["vector"] is not None} == {24}
+    assert {r["source_id"] for r in rows} == set(sources)
+    [blank] = [r for r in rows if r["source_id"] == scan]
+    assert blank["vector"] is not None and json_of(blank)["vector_source"] == "pixels"
+    # the picture finds its own page first; text finds chunks in the same space
+    (hit, *_) = search_chunks(settings, "", image=blank["image"], k=3)
+    assert hit["source_id"] == scan and hit["metadata"]["vector_source"] == "pixels"
+    assert search_chunks(settings, "the harbour pilot", k=3, mode="vector")
+    assert set(stale_status(instance, settings).values()) == {"FRESH"}
+
+    # the table of the old model was tagged before it was re-created: it can come back
+    [before] = [name for name in tags(lancedb) if name.startswith("before-embedder-")]  # type: ignore[arg-type]
+    monkeypatch.setenv(EMBEDDER_ENV, f"sentence-transformers:{models['st']}")
+    with pytest.raises(SpaceMismatch, match=r"built with the embedder clip\|tiny-clip"):
+        search_chunks(settings, "the harbour pilot", k=3)
+    restore(lancedb, before)  # type: ignore[arg-type]
+    assert search_chunks(settings, "the harbour pilot", k=3)
+
+
+def json_of(row: dict) -> dict:
+    import json
+
+    return json.loads(row["metadata"] or "{}")
+
+
+#: The corpus decks with pictures: one described by its alt text (`descr`), one by nothing.
+PICTURE_DECKS = ("picture.pptx", "test-image-jpg-mime.pptx")
+
+
+def _deck_settings(corpus: Path, tmp_path: Path):
+    import shutil
+
+    from indx_assets.wiring.settings import Settings
+
+    root = tmp_path / "decks"
+    root.mkdir()
+    for name in PICTURE_DECKS:  # copied into the test's own folder, never into the repo
+        shutil.copy(corpus / "example-docs" / name, root / name)
+    home = tmp_path / "indx"
+    return Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
+                    corpus_roots=(str(root),))
+
+
+def _picture_rows(settings) -> dict[str, list[dict]]:
+    from indx_assets.wiring.definitions import build_resources
+
+    rows = build_resources(settings)["lancedb"].table().to_arrow().to_pylist()  # type: ignore[attr-defined]
+    pictures: dict[str, list[dict]] = {}
+    for row in rows:
+        if row["chunk_type"] == "image":
+            pictures.setdefault(row["source_id"].split("/")[-1], []).append(row)
+    return pictures
+
+
+def test_corpus_deck_pictures_get_vectors_from_alt_text_under_a_text_model(
+        corpus: Path, instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from indx_assets.app.analytics import corpus_stats
+    from indx_assets.app.search import search_chunks
+
+    monkeypatch.delenv(EMBEDDER_ENV, raising=False)  # MiniLM: text only
+    settings = _deck_settings(corpus, tmp_path)
+    _ingest(instance, settings)
+    pictures = _picture_rows(settings)
+    [described] = pictures["picture.pptx"]
+    assert described["vector"] is not None and json_of(described)["vector_source"] == "alt_text"
+    assert json_of(described)["alt_text"] == "python-powered.png"
+    [undescribed] = pictures["test-image-jpg-mime.pptx"]  # no descr, no title, no text on its slide
+    assert undescribed["vector"] is None and "vector_source" not in json_of(undescribed)
+    assert corpus_stats(settings.storage_uri)["unembedded_chunks_by_type"] == {"image": 1}
+    hits = search_chunks(settings, "python-powered.png", k=1, mode="vector", filters=SearchFilters(chunk_type="image"))
+    assert hits[0]["id"] == described["id"]
+
+
+def test_every_corpus_deck_picture_gets_a_pixel_vector_under_a_clip_model(
+        corpus: Path, instance, models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(EMBEDDER_ENV, f"clip:{models['clip']}")
+    settings = _deck_settings(corpus, tmp_path)
+    _ingest(instance, settings)
+    pictures = [row for rows in _picture_rows(settings).values() for row in rows]
+    assert len(pictures) == 2
+    for row in pictures:
+        assert row["vector"] is not None and len(row["vector"]) == 24
+        assert json_of(row)["vector_source"] == "pixels"
+
+
+def test_indx_search_by_picture_finds_the_scanned_page_and_refuses_a_text_model_s_index(
+        models, settings, tmp_path: Path) -> None:
+    """Two real `indx` processes: an ingest and searches under the tiny CLIP, then a search with
+    the default MiniLM against the CLIP-built table."""
+    import json
+
+    from test_pipeline import _blank_scan_pdf
+
+    (Path(settings.corpus_roots[0]) / "scans").mkdir()
+    (Path(settings.corpus_roots[0]) / "scans" / "blank.pdf").write_bytes(_blank_scan_pdf())
+    indx = str(Path(sys.executable).parent / "indx")
+    env = {"INDX_HOME": str(settings.home), "HOME": str(settings.home), "PATH": str(Path(sys.executable).parent),
+           EMBEDDER_ENV: f"clip:{models['clip']}", "COLUMNS": "300"}  # typer boxes its errors: one line
+    done = subprocess.run([indx, "ingest", settings.corpus_roots[0], "--json"], env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    from PIL import Image
+
+    Image.new("L", (60, 85), 200).save(tmp_path / "grey.png")  # the scan's page, smaller
+    done = subprocess.run([indx, "search", "--image", str(tmp_path / "grey.png"), "--type", "image", "--json"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    [hit] = json.loads(done.stdout)
+    assert hit["source_id"] == "corpus/scans/blank.pdf" and hit["metadata"]["vector_source"] == "pixels"
+    (tmp_path / "notes.txt").write_text("not a picture")
+    done = subprocess.run([indx, "search", "--image", str(tmp_path / "notes.txt")], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 2 and "is not a picture" in done.stderr and "Traceback" not in done.stderr
+
+    done = subprocess.run([indx, "search", "harbour pilot"], env={**env, EMBEDDER_ENV: "minilm"}, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert "built with the embedder clip|tiny-clip" in done.stderr and "INDX_EMBEDDER" in done.stderr

@@ -1,10 +1,13 @@
-"""`indx search "QUERY"`: ranked hits from the LanceDB chunk table, or from a running `indx serve`."""
+"""`indx search "QUERY"` (or `--image FILE`): ranked hits from the LanceDB chunk table, or from a
+running `indx serve` (text queries only)."""
 
+import io
 import json
 import os
 import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -47,7 +50,7 @@ def _search_server(server: str, body: dict[str, Any]) -> list[Hit] | None:
 
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for.")],
+    query: Annotated[str, typer.Argument(help="What to look for (may be left out with --image).")] = "",
     k: Annotated[int, typer.Option("--top-k", "-k", min=1, max=MAX_K, help="How many hits.")] = 5,
     mode: Annotated[SearchMode, typer.Option(
         "--mode", help="hybrid (vector and full text, fused; score: rrf), vector (score: cosine) or fts (score: bm25).")
@@ -59,23 +62,42 @@ def search(
     server: Annotated[str | None, typer.Option("--server", envvar=SERVER_ENV,
                                                help="A running `indx serve` to ask (e.g. http://127.0.0.1:8080).")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
+    image: Annotated[Path | None, typer.Option("--image", help="Search by this picture (needs an embedder of images, "
+                                                                "INDX_EMBEDDER=clip:DIR).")] = None,
 ) -> None:
-    """Search the chunk index: each hit's best-matching sentences, the query's terms marked."""
-    check_search(query, k, mode)  # before the model loads: a blank query is said at once
+    """Search the chunk index: each hit's best-matching sentences, the query's terms marked; or
+    by a picture (`--image`, vector mode)."""
+    picture = _picture(image) if image is not None else None
+    check_search(query, k, mode, image=picture is not None)  # before the model loads: a blank query is said at once
     hits = None
-    if server:
+    if server and picture is None:
         hits = _search_server(server, {"query": query, "k": k, "mode": mode, "expand": expand,
                                        "source_prefix": source, "chunk_type": chunk_type, "page": page})
     where = server
     if hits is None:
         settings = Settings.from_env()
         filters = SearchFilters(source_prefix=source, chunk_type=chunk_type, page=page)
-        hits = search_chunks(settings, query, k=k, mode=mode, expand=expand, filters=filters)
+        hits = search_chunks(settings, query, k=k, mode=mode, expand=expand, filters=filters, image=picture)
         where = str(settings.home)
     if json_output:
         typer.echo(json.dumps([hit.to_json() for hit in hits], ensure_ascii=False))
         return
     _print_hits(hits, query, expand, where, Console(highlight=False, soft_wrap=True))
+
+
+def _picture(path: Path) -> bytes:
+    """The picture's bytes, or a one-line refusal of a file that is missing or no picture."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        data = path.read_bytes()
+        with Image.open(io.BytesIO(data)) as picture:
+            picture.verify()
+    except (UnidentifiedImageError, SyntaxError, ValueError):  # UnidentifiedImageError is an OSError: first
+        raise typer.BadParameter(f"{path} is not a picture Pillow can read", param_hint="--image") from None
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot read {path}: {exc.strerror or exc}", param_hint="--image") from None
+    return data
 
 
 #: How the query's terms are marked where the output is not a terminal (a pipe, a file, a log).
