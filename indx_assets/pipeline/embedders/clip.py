@@ -16,9 +16,8 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from indx_assets.pipeline.embedder import file_digest, offline, package_version, quiet_transformers, weights_digest
-from indx_assets.pipeline.embedders.model_dir import model_directory
-from indx_assets.pipeline.tokenizer import HFTokenCounter, model_tokenizer
+from indx_assets.pipeline.embedder import offline, package_version, quiet_transformers
+from indx_assets.pipeline.embedders.model_dir import FromModelDirectory, model_directory
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,7 +47,7 @@ def _features(output: Any) -> Any:
 
 
 @dataclass
-class ClipEmbedder:
+class ClipEmbedder(FromModelDirectory):
     """A CLIP model read from `directory`; weights load on the first embed."""
 
     directory: Path
@@ -65,18 +64,6 @@ class ClipEmbedder:
     @property
     def model_version(self) -> str:
         return f"{self.directory.name}@transformers=={package_version('transformers')}"
-
-    @property
-    def weights_digest(self) -> str:
-        return weights_digest(self.directory)
-
-    @property
-    def tokenizer(self) -> HFTokenCounter:
-        return model_tokenizer(self.directory / "tokenizer.json")
-
-    @property
-    def tokenizer_version(self) -> str:
-        return file_digest(self.directory / "tokenizer.json")
 
     def _embed(self, items: list[Any], encode: Any) -> "np.ndarray":
         import numpy as np

@@ -4,6 +4,28 @@ import importlib
 import importlib.util
 from pathlib import Path
 
+from indx_assets.pipeline.embedder import file_digest, weights_digest
+from indx_assets.pipeline.tokenizer import HFTokenCounter, model_tokenizer
+
+
+class FromModelDirectory:
+    """What an embedder reading a model folder (`directory`) shares: the hash of its weight files
+    and its own tokenizer (`tokenizer.json`) for sizing chunks."""
+
+    directory: Path
+
+    @property
+    def weights_digest(self) -> str:
+        return weights_digest(self.directory)
+
+    @property
+    def tokenizer(self) -> HFTokenCounter:
+        return model_tokenizer(self.directory / "tokenizer.json")
+
+    @property
+    def tokenizer_version(self) -> str:
+        return file_digest(self.directory / "tokenizer.json")
+
 
 def model_directory(argument: str, kind: str, needs: str, install: str) -> Path:
     """The model directory `argument` names: a directory holding `needs`, or an installed

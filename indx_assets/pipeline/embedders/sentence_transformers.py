@@ -11,15 +11,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from indx_assets.pipeline.embedder import (
-    encode_texts,
-    file_digest,
-    load_sentence_transformer,
-    package_version,
-    weights_digest,
-)
-from indx_assets.pipeline.embedders.model_dir import model_directory
-from indx_assets.pipeline.tokenizer import HFTokenCounter, model_tokenizer
+from indx_assets.pipeline.embedder import encode_texts, load_sentence_transformer, package_version
+from indx_assets.pipeline.embedders.model_dir import FromModelDirectory, model_directory
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,7 +22,7 @@ INSTALL = ("save one with SentenceTransformer.save(DIR) on a machine that has it
 
 
 @dataclass
-class SentenceTransformersEmbedder:
+class SentenceTransformersEmbedder(FromModelDirectory):
     """A sentence-transformers model read from `directory` (weights load on the first embed)."""
 
     directory: Path
@@ -50,18 +43,6 @@ class SentenceTransformersEmbedder:
     @property
     def model_version(self) -> str:
         return f"{self.directory.name}@sentence-transformers=={package_version('sentence-transformers')}"
-
-    @property
-    def weights_digest(self) -> str:
-        return weights_digest(self.directory)
-
-    @property
-    def tokenizer(self) -> HFTokenCounter:
-        return model_tokenizer(self.directory / "tokenizer.json")
-
-    @property
-    def tokenizer_version(self) -> str:
-        return file_digest(self.directory / "tokenizer.json")
 
     def embed_texts(self, texts: list[str]) -> "np.ndarray":
         return encode_texts(self.model, texts, self.batch_size, self.dimension)
