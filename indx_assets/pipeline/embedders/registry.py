@@ -13,6 +13,7 @@ switching the model marks every embedding stale, and a table refuses queries emb
 Its sizing tokenizer goes into the chunker chain's fingerprint (`chain.Chain`).
 """
 
+import inspect
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -136,7 +137,7 @@ def _load(spec: str, eps: tuple[EntryPoint, ...]) -> LoadedEmbedder:
         embedder = ep.load()(argument)
     except (ValueError, ImportError) as exc:
         raise EmbedderError(f"{EMBEDDER_ENV}={spec!r}: {exc}") from exc
-    if not isinstance(embedder, Embedder):
+    if not _is_embedder(embedder):
         raise EmbedderError(f"{EMBEDDER_ENV}={spec!r}: the entry point {ep.value} did not return an Embedder")
     distribution, version = _version_of(ep)
     try:
@@ -145,6 +146,14 @@ def _load(spec: str, eps: tuple[EntryPoint, ...]) -> LoadedEmbedder:
         raise EmbedderError(f"{EMBEDDER_ENV}={spec!r}: its weights cannot be read: {exc}") from exc
     identity = EmbedderIdentity(name, distribution, version, embedder.model_version, weights)
     return LoadedEmbedder(spec, embedder, identity)
+
+
+def _is_embedder(candidate: object) -> bool:
+    """Whether `candidate` has every member of the port, looked up statically: `isinstance` with
+    a runtime-checkable protocol evaluates properties on Python 3.11, and a `dimension` may load
+    the weights."""
+    members = [name for name in dir(Embedder) if not name.startswith("_")]
+    return all(inspect.getattr_static(candidate, name, None) is not None for name in members)
 
 
 def sizing_tokenizer_version() -> str:
