@@ -36,10 +36,10 @@ from indx_assets.pipeline.schema import (
     digest,
     embeddings_schema,
     long_texts,
-    space_of,
-    vector_dimension,
     pages_table,
     read_from_pages,
+    space_of,
+    vector_dimension,
     with_fidelity,
 )
 from indx_assets.wiring.resources.lancedb import LanceDBResource
