@@ -105,6 +105,7 @@ def test_a_missing_model_fails_with_what_to_install_or_where_to_put_it(
 
 
 def test_indx_names_a_bad_embedder_in_one_line_without_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "indx").mkdir()  # a search looks for the data directory before it loads the model
     env = {"INDX_HOME": str(tmp_path / "indx"), "HOME": str(tmp_path), "PATH": str(Path(sys.executable).parent),
            EMBEDDER_ENV: f"clip:{tmp_path / 'nowhere'}"}
     done = subprocess.run([str(Path(sys.executable).parent / "indx"), "search", "ships"], env=env,
@@ -160,7 +161,7 @@ def test_switching_the_embedder_re_embeds_re_cuts_and_rebuilds_the_table_restora
     assert blank["vector"] is not None and json_of(blank)["vector_source"] == "pixels"
     # the picture finds its own page first; text finds chunks in the same space
     (hit, *_) = search_chunks(settings, "", image=blank["image"], k=3)
-    assert hit["source_id"] == scan and hit["metadata"]["vector_source"] == "pixels"
+    assert hit.source_id == scan and hit.metadata["vector_source"] == "pixels"
     assert search_chunks(settings, "the harbour pilot", k=3, mode="vector")
     assert set(stale_status(instance, settings).values()) == {"FRESH"}
 
@@ -224,7 +225,7 @@ def test_corpus_deck_pictures_get_vectors_from_alt_text_under_a_text_model(
     assert undescribed["vector"] is None and "vector_source" not in json_of(undescribed)
     assert corpus_stats(settings.storage_uri)["unembedded_chunks_by_type"] == {"image": 1}
     hits = search_chunks(settings, "python-powered.png", k=1, mode="vector", filters=SearchFilters(chunk_type="image"))
-    assert hits[0]["id"] == described["id"]
+    assert hits[0].id == described["id"]
 
 
 def test_every_corpus_deck_picture_gets_a_pixel_vector_under_a_clip_model(
