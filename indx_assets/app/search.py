@@ -208,10 +208,11 @@ def search_index(lancedb: LanceDBResource, embed: QueryEmbedder, query: str, *, 
         return []
     if mode != "fts" or image is not None:
         lancedb.check_query_space(embed.space)
+    vector: Vector | None = None
     if image is not None:
         vector, mode = embed.image(image), "vector"
-    else:
-        vector = None if mode == "fts" else embed(query)
+    elif mode != "fts":
+        vector = embed(query)
     rows = search_table(lancedb, query, vector, k=k, mode=mode, where=filters.where())
     sections = expand_sections(lancedb, rows) if expand else None
     return [_hit(row, query, SCORE_SCALES[mode], sections[i] if sections is not None else None)
