@@ -12,6 +12,7 @@ from dagster._core.instance.config import dagster_instance_config
 
 from indx_assets.wiring.assets.ingest import INGEST_POOL
 from indx_assets.wiring.definitions import build_definitions
+from indx_assets.wiring.executors import ExecutorError
 from indx_assets.wiring.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,3 +51,17 @@ def test_the_definitions_carry_the_sensors_schedule_and_maintenance_asset() -> N
     assert graph.get(dg.AssetKey("chunks_table_maintenance")).partitions_def is None
     assert all(graph.get(dg.AssetKey(a)).automation_condition is not None
                for a in ("source_documents", "page_outputs", "chunk_map", "chunk_embeddings", "chunks_table"))
+
+
+@pytest.mark.parametrize("name", ["celery", "dask"])
+def test_indx_executor_makes_launched_runs_use_the_distributed_executor(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip(f"dagster_{name}", reason=f"the optional executor needs pip install 'indx-assets[{'scale' if name == 'celery' else name}]'")
+    monkeypatch.setenv("INDX_EXECUTOR", name)
+    job = build_definitions(Settings.from_env()).resolve_implicit_global_asset_job_def()
+    assert job.executor_def.name == name
+
+
+def test_an_unknown_indx_executor_is_refused_with_the_choices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INDX_EXECUTOR", "spark")
+    with pytest.raises(ExecutorError, match="INDX_EXECUTOR='spark' is not an executor; use one of: default, in_process, celery, dask"):
+        build_definitions(Settings.from_env())

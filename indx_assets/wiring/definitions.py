@@ -16,6 +16,7 @@ from indx_assets.wiring.assets.ingest import ASSET_KEYS, build_ingest_assets
 from indx_assets.wiring.assets.maintenance import chunks_table_maintenance, maintenance_job, maintenance_schedule
 from indx_assets.wiring.automation.conditions import automation_sensor, ingest_condition
 from indx_assets.wiring.automation.sensor import corpus_sensor
+from indx_assets.wiring.executors import build_executor
 from indx_assets.wiring.resources import (
     ChainResource,
     CorpusResource,
@@ -53,6 +54,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         schedules=[maintenance_schedule],
         sensors=[corpus_sensor(settings), automation_sensor()],
         resources=resources,
+        executor=build_executor(settings.executor),
     )
 
 

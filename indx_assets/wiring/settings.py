@@ -57,6 +57,8 @@ class Settings:
     chain_config: str = ""
     pdf_passwords: tuple[str, ...] = field(default=())
     bounds: Bounds = field(default_factory=Bounds)
+    #: the executor of launched runs (`wiring.executors`)
+    executor: str = ""
 
     @property
     def dagster_home(self) -> Path:
@@ -78,8 +80,9 @@ class Settings:
         """Read the environment: the data directory (`home` when given, else `home_from_env`),
         INDX_STORAGE_URI, INDX_LANCEDB_URI, INDX_CORPUS (`[LABEL=]PATH` roots; `roots.RootError` if
         two share a label), INDX_CHAIN (`chain.ChainConfigError` if it is no chain config),
-        INDX_PDF_PASSWORDS (a JSON list or one a line; `passwords.PasswordsError` if malformed) and
-        the bounds (`indx_assets.pipeline.bounds`). A mistake in any of them is found here, before
+        INDX_PDF_PASSWORDS (a JSON list or one a line; `passwords.PasswordsError` if malformed),
+        INDX_EXECUTOR (`wiring.executors`) and the bounds (`indx_assets.pipeline.bounds`). A
+        mistake in any of them is found here, before
         a command does anything."""
         home = Path(home).expanduser().resolve() if home is not None else home_from_env()
         roots = os.environ.get("INDX_CORPUS")
@@ -97,6 +100,7 @@ class Settings:
             chain_config=chain_config,
             pdf_passwords=parse_passwords(os.environ.get(PASSWORDS_ENV, "")),
             bounds=Bounds.from_env(),
+            executor=os.environ.get("INDX_EXECUTOR", ""),
         )
 
 

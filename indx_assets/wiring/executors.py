@@ -1,0 +1,49 @@
+"""Which executor runs the steps of the runs Dagster launches: `INDX_EXECUTOR`.
+
+- unset or `default`: Dagster's default (steps in subprocesses of the run's process);
+- `in_process`: every step in the run's process;
+- `celery`: steps go to Celery workers (`pip install 'indx-assets[scale]'`), over the broker
+  in `CELERY_BROKER_URL` with results in `CELERY_BACKEND_URL` (default `rpc://`); the workers
+  are `dagster-celery worker start -A dagster_celery.app` processes (deploy/local-cluster);
+- `dask`: steps go to the Dask scheduler at `DASK_SCHEDULER_ADDRESS` (`indx-assets[dask]`).
+
+It applies to runs launched by the daemon, the webserver or `dagster job launch`; `indx ingest`
+runs its work in its own process whatever this says. Each source's rows are still written by
+one writer at a time: the `embedder` pool bounds the ingest op across every worker (the run's
+execution loop takes a slot before it hands a step to Celery or Dask).
+"""
+
+import dagster as dg
+
+EXECUTOR_ENV = "INDX_EXECUTOR"
+EXECUTORS = ("default", "in_process", "celery", "dask")
+
+
+class ExecutorError(ValueError):
+    """`INDX_EXECUTOR` names no executor, or one whose package is not installed."""
+
+
+def build_executor(name: str) -> dg.ExecutorDefinition | None:
+    """The executor `INDX_EXECUTOR` names; None leaves Dagster's default."""
+    name = name.strip() or "default"
+    if name == "default":
+        return None
+    if name == "in_process":
+        return dg.in_process_executor
+    if name == "celery":
+        try:
+            from dagster_celery import celery_executor
+        except ImportError as exc:
+            raise ExecutorError(f"{EXECUTOR_ENV}=celery needs dagster-celery: pip install 'indx-assets[scale]'") from exc
+        return celery_executor.configured(
+            {"broker": {"env": "CELERY_BROKER_URL"}, "backend": {"env": "CELERY_BACKEND_URL"}}, name="celery"
+        )
+    if name == "dask":
+        try:
+            from dagster_dask import dask_executor
+        except ImportError as exc:
+            raise ExecutorError(f"{EXECUTOR_ENV}=dask needs dagster-dask: pip install 'indx-assets[dask]'") from exc
+        return dask_executor.configured(
+            {"cluster": {"existing": {"address": {"env": "DASK_SCHEDULER_ADDRESS"}}}}, name="dask"
+        )
+    raise ExecutorError(f"{EXECUTOR_ENV}={name!r} is not an executor; use one of: {', '.join(EXECUTORS)}")
