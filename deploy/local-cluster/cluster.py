@@ -1,0 +1,359 @@
+"""The multi-machine layout of indx-assets, on one machine: try it before a cluster.
+
+    python deploy/local-cluster/cluster.py up DIR [--workers 2] [--corpus PATH ...] [--port 3000]
+    . DIR/cluster.env            # then indx, dagster and psql talk to that topology
+    python deploy/local-cluster/cluster.py status DIR
+    python deploy/local-cluster/cluster.py restart DIR [--set INDX_CHAIN=...]
+    python deploy/local-cluster/cluster.py down DIR
+
+`up` starts, each as its own process, with its files and logs under DIR:
+
+- PostgreSQL (Debian's `postgresql` package) holding Dagster's run, event-log and schedule
+  storage (`dagster-postgres`), on a loopback port;
+- Redis (Debian's `redis-server`) as the Celery broker and result backend;
+- `--workers` Celery workers (`dagster-celery worker start`), one task at a time each, so a
+  worker loads the embedding model once and keeps it;
+- the Dagster daemon (sensors, automation, the run queue, run monitoring and retries);
+- the Dagster webserver on `--port`.
+
+The instance (`DIR/indx/dagster/dagster.yaml`) queues runs, keeps the `embedder` pool at one slot
+(one writer per source across all workers), retries failed runs, and `INDX_EXECUTOR=celery` sends
+every launched run's steps to the workers. On a real cluster the same settings hold, with the
+services on their own hosts (deploy/k8s). Everything it starts, `down` stops.
+"""
+
+import argparse
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+STATE = "cluster.json"
+
+INSTANCE_YAML = Path(__file__).with_name("dagster.yaml")  # copied to $DAGSTER_HOME
+
+
+class ClusterError(RuntimeError):
+    """A service could not be started; the message says which and where its log is."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def postgres_bin() -> Path:
+    """The directory of Debian's PostgreSQL server binaries (initdb, pg_ctl, postgres)."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parts[-3]))
+    if not found:
+        raise ClusterError("PostgreSQL is not installed: apt-get install postgresql")
+    return found[-1].parent
+
+
+def as_postgres(cmd: list[str]) -> list[str]:
+    """PostgreSQL refuses to run as root: run its commands as the `postgres` user then."""
+    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
+
+
+def run(cmd: list[str], **kw: object) -> None:
+    done = subprocess.run(cmd, capture_output=True, text=True, **kw)  # type: ignore[call-overload]
+    if done.returncode:
+        raise ClusterError(f"{' '.join(cmd[:4])} failed ({done.returncode}): {(done.stderr or done.stdout).strip()[-600:]}")
+
+
+def start_postgres(state: dict) -> None:
+    pg = postgres_bin()
+    # under root the data must belong to `postgres`, in a folder it can reach (not a 0700 tmp)
+    base = Path(tempfile.mkdtemp(prefix="indx-pg-"))
+    base.chmod(0o755)
+    data = base / "data"
+    data.mkdir(mode=0o700)
+    if os.geteuid() == 0:
+        uid = pwd.getpwnam("postgres").pw_uid
+        for p in (base, data):
+            os.chown(p, uid, -1)
+    port = free_port()
+    state["postgres"] = {"base": str(base), "port": port}
+    run(as_postgres([str(pg / "initdb"), "-D", str(data), "-U", "indx", "--auth=trust", "-E", "UTF8", "--no-instructions"]))
+    run(as_postgres([str(pg / "pg_ctl"), "-D", str(data), "-l", str(base / "postgres.log"), "-w", "-t", "60", "-o",
+                     f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c max_connections=200", "start"]))
+    run([str(pg / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "indx", "dagster"])
+
+
+def restart_postgres(state: dict) -> None:
+    """Restart PostgreSQL at once (clients are disconnected), as an operator or a failover would."""
+    pg = state["postgres"]
+    run(as_postgres([str(postgres_bin() / "pg_ctl"), "-D", str(Path(pg["base"], "data")), "-l",
+                     str(Path(pg["base"], "postgres.log")), "-m", "fast", "-w", "-t", "60", "restart"]))
+
+
+def stop_postgres(state: dict, mode: str = "fast") -> None:
+    pg = state.get("postgres")
+    if pg and Path(pg["base"], "data").exists():
+        subprocess.run(as_postgres([str(postgres_bin() / "pg_ctl"), "-D", str(Path(pg["base"], "data")), "-m", mode,
+                                    "-w", "stop"]), capture_output=True)
+
+
+def start_redis(state: dict, folder: Path) -> None:
+    exe = shutil.which("redis-server")
+    if exe is None:
+        raise ClusterError("Redis is not installed: apt-get install redis-server")
+    port = free_port()
+    state["redis"] = {"port": port, "pidfile": str(folder / "redis.pid")}
+    run([exe, "--port", str(port), "--bind", "127.0.0.1", "--daemonize", "yes", "--dir", str(folder),
+         "--pidfile", str(folder / "redis.pid"), "--logfile", str(folder / "redis.log"), "--save", "", "--appendonly", "no"])
+    wait_for_port(port, "redis", folder / "redis.log")
+
+
+def stop_redis(state: dict) -> None:
+    pidfile = Path(state.get("redis", {}).get("pidfile", "/nonexistent"))
+    if pidfile.exists():
+        kill(int(pidfile.read_text()), signal.SIGTERM)
+
+
+def wait_for_port(port: int, what: str, log: Path, timeout: float = 60, pid: int | None = None) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pid is not None and not alive(pid):
+            raise ClusterError(f"{what} exited; see {log}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise ClusterError(f"{what} did not listen on port {port} in {timeout:.0f} s; see {log}")
+
+
+def environment(folder: Path, state: dict) -> dict[str, str]:
+    """What every process of the topology (and a user's shell, through cluster.env) shares."""
+    home = folder / "indx"
+    redis = f"redis://127.0.0.1:{state['redis']['port']}"
+    env = {
+        "INDX_HOME": str(home),
+        "DAGSTER_HOME": str(home / "dagster"),
+        "DAGSTER_PG_URL": f"postgresql+psycopg2://indx@127.0.0.1:{state['postgres']['port']}/dagster",
+        "CELERY_BROKER_URL": f"{redis}/0",
+        "CELERY_BACKEND_URL": f"{redis}/1",
+        "INDX_EXECUTOR": "celery",
+    }
+    if state.get("corpus"):
+        env["INDX_CORPUS"] = os.pathsep.join(state["corpus"])
+    return env
+
+
+def spawn(name: str, cmd: list[str], folder: Path, env: dict[str, str], state: dict) -> None:
+    if not Path(cmd[0]).exists():
+        raise ClusterError(f"{Path(cmd[0]).name} is not installed beside this Python: pip install 'indx-assets[scale]'")
+    log = open(folder / f"{name}.log", "ab")
+    proc = subprocess.Popen(cmd, cwd=REPO, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    state["processes"][name] = proc.pid
+
+
+def kill(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def alive(pid: int) -> bool:
+    """Whether the process runs (a zombie of ours counts as gone)."""
+    try:
+        os.kill(pid, 0)
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1] != "Z"
+    except (ProcessLookupError, FileNotFoundError):
+        return False
+
+
+def stop_group(pid: int, timeout: float = 30) -> None:
+    """Stop a process and everything it started (each was started in its own session)."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and alive(pid):
+        time.sleep(0.2)
+    try:
+        os.killpg(pid, signal.SIGKILL)  # what outlived the request (a code server, a worker child)
+    except ProcessLookupError:
+        pass
+
+
+def up(folder: Path, workers: int, corpus: list[str], port: int) -> dict:
+    folder.mkdir(parents=True, exist_ok=True)
+    if (folder / STATE).exists():
+        raise ClusterError(f"{folder} already holds a cluster: run `down` first")
+    port = port or free_port()
+    state: dict = {"processes": {}, "corpus": [c if "=" in c else str(Path(c).resolve()) for c in corpus],
+                   "port": port, "workers": workers}
+    try:
+        start_postgres(state)
+        start_redis(state, folder)
+        env = environment(folder, state)
+        dagster_home = Path(env["DAGSTER_HOME"])
+        dagster_home.mkdir(parents=True, exist_ok=True)
+        shutil.copy(INSTANCE_YAML, dagster_home / "dagster.yaml")
+        (folder / "celery.yaml").write_text(json.dumps({"execution": {"config": {
+            "broker": env["CELERY_BROKER_URL"], "backend": env["CELERY_BACKEND_URL"]}}}))
+        write_env(folder, env)
+        start_dagster(folder, state, env)
+    finally:
+        (folder / STATE).write_text(json.dumps(state, indent=1))
+    return state
+
+
+def write_env(folder: Path, env: dict[str, str]) -> None:
+    (folder / "cluster.env").write_text("".join(f"export {k}={v!r}\n" for k, v in env.items()))
+
+
+def read_env(folder: Path) -> dict[str, str]:
+    """What `. DIR/cluster.env` exports."""
+    pairs = (line.removeprefix("export ").split("=", 1) for line in (folder / "cluster.env").read_text().splitlines())
+    return {k: v.strip("'") for k, v in pairs}
+
+
+def start_dagster(folder: Path, state: dict, env: dict[str, str]) -> None:
+    """The workers, the daemon and the webserver (they load the definitions, so settings such
+    as INDX_CHAIN take effect when they start)."""
+    for i in range(state["workers"]):
+        # one task at a time: the worker's one child keeps the embedding model loaded
+        spawn(f"worker-{i}", [str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app", "-y",
+                              str(folder / "celery.yaml"), "-n", f"indx-{i}", "--", "--concurrency=1"], folder, env, state)
+    spawn("daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(REPO / "workspace.yaml")], folder, env, state)
+    spawn("webserver", [str(BIN / "dagster-webserver"), "-w", str(REPO / "workspace.yaml"), "-h", "127.0.0.1",
+                        "-p", str(state["port"])], folder, env, state)
+    wait_for_port(state["port"], "dagster-webserver", folder / "webserver.log", timeout=300,
+                  pid=state["processes"]["webserver"])
+
+
+def restart(folder: Path, settings: dict[str, str]) -> None:
+    """Restart the Dagster processes with `settings` added to the environment (cluster.env)."""
+    state = json.loads((folder / STATE).read_text())
+    for pid in reversed(list(state["processes"].values())):
+        stop_group(pid)
+    state["processes"] = {}
+    env = {**read_env(folder), **settings}
+    write_env(folder, env)
+    try:
+        start_dagster(folder, state, env)
+    finally:
+        (folder / STATE).write_text(json.dumps(state, indent=1))
+
+
+def level(folder: Path) -> bool:
+    """Whether the topology has nothing left to do: no run queued or in flight, and every asset
+    of every partition of the files under the roots fresh (`indx status`). Reads the
+    environment of `. DIR/cluster.env`."""
+    import dagster as dg
+
+    instance = dg.DagsterInstance.from_config(read_env(folder)["DAGSTER_HOME"])
+    busy = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+            dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]
+    if instance.get_runs(dg.RunsFilter(statuses=busy), limit=1):
+        return False
+    done = subprocess.run([str(BIN / "indx"), "status", "--json"], env={**os.environ, **read_env(folder)},
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode:
+        raise ClusterError(f"indx status failed: {done.stderr.strip()[-600:]}")
+    status = json.loads(done.stdout)
+    from indx_assets.wiring.definitions import build_resources
+    from indx_assets.wiring.settings import Settings
+
+    home = Path(read_env(folder)["INDX_HOME"])
+    roots = tuple(json.loads((folder / STATE).read_text())["corpus"])
+    settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"), corpus_roots=roots)
+    files = sum(1 for _ in build_resources(settings)["corpus"].iter_files())  # type: ignore[attr-defined]
+    return status["partitions"] == files and all(
+        a["missing"] == 0 and a["stale"] == 0 for a in status["assets"].values())
+
+
+def settle(folder: Path, timeout: float) -> float:
+    """Wait until `level` twice in a row (a sensor tick may be about to launch a run); the
+    seconds it took."""
+    started, streak = time.monotonic(), 0
+    while time.monotonic() - started < timeout:
+        streak = streak + 1 if level(folder) else 0
+        if streak == 2:
+            return time.monotonic() - started
+        time.sleep(5)
+    raise ClusterError(f"not level after {timeout:.0f} s; logs in {folder}")
+
+
+def down(folder: Path) -> None:
+    path = folder / STATE
+    if not path.exists():
+        return
+    state = json.loads(path.read_text())
+    for pid in reversed(list(state["processes"].values())):
+        stop_group(pid)
+    stop_redis(state)
+    stop_postgres(state)
+    if state.get("postgres"):
+        shutil.rmtree(state["postgres"]["base"], ignore_errors=True)
+    path.unlink()
+
+
+def status(folder: Path) -> dict[str, bool]:
+    if not (folder / STATE).exists():
+        raise ClusterError(f"no cluster in {folder}: start one with `up`")
+    state = json.loads((folder / STATE).read_text())
+    up_ = {name: alive(pid) for name, pid in state["processes"].items()}
+    redis_pid = Path(state["redis"]["pidfile"])
+    up_["redis"] = redis_pid.exists() and alive(int(redis_pid.read_text()))
+    with socket.socket() as s:
+        up_["postgres"] = s.connect_ex(("127.0.0.1", state["postgres"]["port"])) == 0
+    return up_
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_up = sub.add_parser("up", help="start PostgreSQL, Redis, Celery workers, the daemon and the webserver")
+    p_up.add_argument("dir", type=Path)
+    p_up.add_argument("--workers", type=int, default=2)
+    p_up.add_argument("--corpus", action="append", default=[], help="a corpus root ([LABEL=]PATH), repeatable")
+    p_up.add_argument("--port", type=int, default=3000, help="the webserver's port (0: any free one)")
+    for name in ("down", "status"):
+        sub.add_parser(name).add_argument("dir", type=Path)
+    p_restart = sub.add_parser("restart", help="restart the workers, daemon and webserver, with settings changed")
+    p_restart.add_argument("dir", type=Path)
+    p_restart.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                           help="an environment setting for them (e.g. INDX_CHAIN=...), repeatable")
+    args = parser.parse_args()
+    try:
+        if args.command == "up":
+            try:
+                up(args.dir, args.workers, args.corpus, args.port)
+            except BaseException:
+                down(args.dir)  # nothing half-started is left behind
+                raise
+            print(f"up: webserver http://127.0.0.1:{args.port}, {args.workers} Celery workers; "
+                  f"run `. {args.dir}/cluster.env` to use it from a shell")
+        elif args.command == "restart":
+            restart(args.dir, dict(kv.split("=", 1) for kv in args.set))
+            print("restarted")
+        elif args.command == "down":
+            down(args.dir)
+            print("down")
+        else:
+            for name, ok in status(args.dir).items():
+                print(f"{name:12} {'up' if ok else 'DOWN'}")
+    except ClusterError as exc:
+        print(f"cluster: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

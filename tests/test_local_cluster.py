@@ -1,0 +1,231 @@
+"""The multi-machine layout, run for real on one machine (issue 23): PostgreSQL storage, Redis,
+two Celery workers, the Dagster daemon and webserver, started by `deploy/local-cluster/cluster.py
+up` as the README says. Documents reach the table through the sensor -> automation -> runs whose
+steps execute on the Celery workers; then the faults: a worker's process killed mid-run,
+PostgreSQL restarted mid-run, and two backfills launched at once through the webserver's
+GraphQL over overlapping partitions. After each, the table must equal the files (rows =
+distinct ids = what `indx chunk` gives the files present) and `indx status` must show nothing
+missing or stale.
+
+Needs Debian's `postgresql` and `redis-server` (`.ci/run` installs them) and the `scale` extra.
+"""
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from indx_assets.app.table_check import expected_chunk_ids, table_discrepancies
+from indx_assets.wiring.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+CLUSTER = ROOT / "deploy" / "local-cluster" / "cluster.py"
+BIN = Path(sys.executable).parent
+ASSETS = ("source_documents", "page_outputs", "chunk_map", "chunk_embeddings", "chunks_table")
+#: how long the topology may take to bring the table level with the files after a change
+SETTLE_S = 420
+
+pytestmark = pytest.mark.skipif(
+    not sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb")) or shutil.which("redis-server") is None
+    or not (BIN / "dagster-celery").exists(),
+    reason="the local cluster needs Debian's postgresql and redis-server (.ci/run installs them) "
+           "and pip install 'indx-assets[scale]'",
+)
+
+
+def _load_cluster_module():
+    spec = importlib.util.spec_from_file_location("local_cluster", CLUSTER)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+local_cluster = _load_cluster_module()
+
+
+class Cluster:
+    """The running topology, seen with its environment in place (`cluster.env`)."""
+
+    def __init__(self, folder: Path, corpus: Path):
+        self.folder, self.corpus = folder, corpus
+        self.state = json.loads((folder / "cluster.json").read_text())
+        self.instance = dg.DagsterInstance.from_config(os.environ["DAGSTER_HOME"])
+
+    def settings(self) -> Settings:
+        return Settings.from_env()
+
+    def runs(self, statuses: list[dg.DagsterRunStatus] | None = None) -> list[dg.DagsterRun]:
+        return list(self.instance.get_runs(dg.RunsFilter(statuses=statuses) if statuses else None))
+
+    def settle(self) -> None:
+        """Wait until the topology has brought the table level with the files."""
+        try:
+            local_cluster.settle(self.folder, SETTLE_S)
+        except local_cluster.ClusterError as exc:
+            pytest.fail(f"{exc}; runs {[(r.run_id[:8], r.status.value) for r in self.runs()]}")
+
+    def step_started(self, after: set[str], timeout: float = SETTLE_S) -> tuple[dg.DagsterRun, int]:
+        """The first run not in `after` whose ingest step has started on a worker, and the pid of
+        the process executing it."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for run in self.runs([dg.DagsterRunStatus.STARTED]):
+                if run.run_id in after:
+                    continue
+                records = self.instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.STEP_START).records
+                if records:
+                    return run, records[0].event_log_entry.dagster_event.pid
+            time.sleep(0.5)
+        pytest.fail(f"no new run started its step in {timeout:.0f} s")
+
+    def check_table(self) -> None:
+        settings = self.settings()
+        assert table_discrepancies(settings) == []
+        chunk_maps = {}
+        for part in Path(settings.storage_uri, "chunk_map").glob("*/part-0.parquet"):
+            import pyarrow.parquet as pq
+
+            chunk_maps.update({i: part for i in pq.read_table(part, columns=["id"]).column("id").to_pylist()})
+        import lancedb
+
+        ids = lancedb.connect(settings.lancedb_uri).open_table("chunks").to_arrow().column("id").to_pylist()
+        assert len(ids) == len(set(ids)) == len(chunk_maps) and set(ids) == set(chunk_maps)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    base = tmp_path_factory.mktemp("cluster")
+    corpus = base / "sample"
+    shutil.copytree(ROOT / "data" / "sample", corpus)
+    folder = base / "topology"
+    up = subprocess.run([sys.executable, str(CLUSTER), "up", str(folder), "--workers", "2", "--corpus", str(corpus),
+                         "--port", "0"], capture_output=True, text=True, timeout=600)
+    try:
+        assert up.returncode == 0, up.stderr[-3000:]
+        with pytest.MonkeyPatch.context() as mp:
+            for k, v in local_cluster.read_env(folder).items():
+                mp.setenv(k, v)
+            yield Cluster(folder, corpus)
+    finally:
+        subprocess.run([sys.executable, str(CLUSTER), "down", str(folder)], capture_output=True, timeout=300)
+
+
+def _edit(files: list[Path], word: str) -> None:
+    for f in files:
+        f.write_text(f.read_text() + f"\n\n{word} was added to this document later.\n")
+
+
+def _new_documents(corpus: Path, n: int, tag: str) -> list[Path]:
+    folder = corpus / tag
+    folder.mkdir()
+    paths = []
+    for i in range(n):
+        path = folder / f"{tag}-{i:02}.md"
+        path.write_text(f"# {tag} {i}\n\n" + "\n\n".join(
+            f"Paragraph {p} of {tag} document {i} describes harbour pilots and lighthouse keepers." for p in range(12)))
+        paths.append(path)
+    return paths
+
+
+def test_documents_reach_the_table_through_the_sensor_automation_and_celery_workers(cluster: Cluster) -> None:
+    cluster.settle()
+    runs = cluster.runs()
+    assert runs and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
+    assert all("indx/pid" not in r.tags for r in runs), "launched by the daemon, not by indx"
+    engine = [e for r in runs for e in cluster.instance.all_logs(r.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)]
+    workers = {str(e.dagster_event.engine_event_data.metadata["Celery worker"].value).split("@")[0] for e in engine
+               if "Celery worker" in e.dagster_event.engine_event_data.metadata}
+    assert workers and workers <= {"indx-0", "indx-1"}, f"steps ran on the Celery workers, not {workers}"
+    cluster.check_table()
+    # the daemon and the webserver are separate processes on the same Postgres storage
+    port = cluster.state["port"]
+    body = json.dumps({"query": "{ runsOrError { ... on Runs { results { runId status } } } }"}).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", body, {"Content-Type": "application/json"})
+    seen = json.loads(urllib.request.urlopen(request, timeout=30).read())["data"]["runsOrError"]["results"]
+    assert {r["runId"] for r in seen} == {r.run_id for r in runs}
+
+
+def _during_a_run(cluster: Cluster, change: Callable[[], None], fault: Callable[[int], None]) -> dg.DagsterRun:
+    before = {r.run_id for r in cluster.runs()}
+    change()
+    run, pid = cluster.step_started(before)
+    fault(pid)
+    cluster.settle()
+    cluster.check_table()
+    return run
+
+
+def test_a_worker_killed_mid_run_is_retried_and_nothing_is_lost_or_doubled(cluster: Cluster) -> None:
+    run = _during_a_run(cluster, lambda: _new_documents(cluster.corpus, 12, "killed"),
+                        lambda pid: os.kill(pid, signal.SIGKILL))
+    assert cluster.instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.FAILURE
+    retried = [r for r in cluster.runs() if r.tags.get("dagster/root_run_id") == run.run_id]
+    assert [r.status for r in retried] == [dg.DagsterRunStatus.SUCCESS], "the run's automatic retry finished the work"
+
+
+def test_postgres_restarted_mid_run_and_a_rerun_completes(cluster: Cluster) -> None:
+    _during_a_run(cluster, lambda: _edit(sorted(cluster.corpus.rglob("*.md")), "Restarted"),
+                  lambda pid: local_cluster.restart_postgres(cluster.state))
+
+
+def _graphql(port: int, query: str, variables: dict) -> dict:
+    body = json.dumps({"query": query, "variables": variables}).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", body, {"Content-Type": "application/json"})
+    try:
+        return json.loads(urllib.request.urlopen(request, timeout=120).read())["data"]
+    except urllib.error.HTTPError as exc:
+        raise AssertionError(f"GraphQL answered {exc.code}: {exc.read()[:3000]!r}") from exc
+
+
+LAUNCH = """mutation($params: LaunchBackfillParams!) {
+  launchPartitionBackfill(backfillParams: $params) {
+    __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message } } }"""
+BACKFILL = """query($id: String!) { partitionBackfillOrError(backfillId: $id) {
+  ... on PartitionBackfill { status } } }"""
+
+
+def test_two_backfills_at_once_over_overlapping_partitions_leave_one_row_per_chunk(cluster: Cluster) -> None:
+    cluster.settle()
+    before = {r.run_id for r in cluster.runs()}
+    partitions = sorted(expected_chunk_ids(cluster.settings()))
+    third = len(partitions) // 3
+    selections = [partitions[: 2 * third], partitions[third:]]  # the middle third is in both
+    port, launched = cluster.state["port"], []
+
+    def launch(names: list[str]) -> None:  # in a thread: failures are returned, not raised
+        params = {"partitionNames": names, "fromFailure": False,
+                  "assetSelection": [{"path": [a]} for a in ASSETS], "tags": [{"key": "test", "value": "overlap"}]}
+        try:
+            launched.append(_graphql(port, LAUNCH, {"params": params})["launchPartitionBackfill"])
+        except AssertionError as exc:
+            launched.append({"__typename": str(exc)})
+
+    threads = [threading.Thread(target=launch, args=(s,)) for s in selections]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [r["__typename"] for r in launched] == ["LaunchBackfillSuccess"] * 2, launched
+    end = time.monotonic() + SETTLE_S
+    while time.monotonic() < end:
+        states = [_graphql(port, BACKFILL, {"id": r["backfillId"]})["partitionBackfillOrError"]["status"]
+                  for r in launched]
+        if all(s in ("COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED") for s in states):
+            break
+        time.sleep(5)
+    assert all(s in ("COMPLETED", "COMPLETED_SUCCESS") for s in states), states
+    assert len({r.run_id for r in cluster.runs()} - before) >= 2, "both backfills launched runs"
+    cluster.settle()
+    cluster.check_table()
