@@ -1,6 +1,7 @@
 """Load test of the automation path: N generated documents in, then a chain change.
 
     python bench/load_test.py [--documents 2000] [--page-size 500] [--batch-size 100]
+    python bench/load_test.py --executor celery [--workers 2] [--documents 2000]
 
 Writes N documents (Markdown and plain text, deterministic), then drives the daemon's loop
 in-process (`daemon_tick.tick`: corpus sensor scan → automation evaluation → batched
@@ -9,6 +10,12 @@ chain's configuration (the markdown chunker's max_characters), which changes `ch
 code version, and ticks again until settled. Reports wall time, runs launched, partitions
 requested per asset, and checks that the LanceDB table holds exactly one row per chunk id and
 exactly the chunk ids of the stored chunk maps.
+
+With `--executor celery` the same load and chain change also run on the local cluster
+(`deploy/local-cluster/cluster.py`: PostgreSQL, Redis, `--workers` Celery workers, the real
+daemon and webserver), in the same run as the in-process path, and it prints documents/s of
+each, their ratio, and the orchestration overhead per run (wall time not spent inside a step,
+divided by the runs).
 """
 
 import argparse
@@ -79,11 +86,67 @@ def check_table(settings: Settings) -> dict:
             "chunk_map_ids": len(stored), "table_matches_chunk_map": set(ids) == stored}
 
 
+CHAIN_CHANGE = json.dumps({"options": {"markdown": {"max_characters": 300}}})
+
+
+def step_seconds(instance: dg.DagsterInstance, run_ids: list[str]) -> float:
+    """Seconds spent inside steps (step start to its success or failure) over these runs."""
+    total = 0.0
+    for run_id in run_ids:
+        started: dict[str, float] = {}
+        for record in instance.get_records_for_run(run_id, of_type={
+                dg.DagsterEventType.STEP_START, dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE},
+                limit=100_000).records:
+            entry = record.event_log_entry
+            if entry.dagster_event_type == dg.DagsterEventType.STEP_START:
+                started[entry.step_key] = entry.timestamp
+            elif entry.step_key in started:
+                total += entry.timestamp - started.pop(entry.step_key)
+    return total
+
+
+def on_cluster(documents: int, workers: int, timeout: float) -> dict:
+    """The load and the chain change through the real daemon and Celery workers."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cluster", ROOT / "deploy" / "local-cluster" / "cluster.py")
+    cluster = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(cluster)  # type: ignore[union-attr]
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus, folder = Path(tmp) / "corpus", Path(tmp) / "topology"
+        write_documents(corpus, documents)
+        report: dict = {"executor": "celery", "workers": workers}
+        try:
+            cluster.up(folder, workers, [str(corpus)], 0)
+            env = cluster.read_env(folder)
+            instance = dg.DagsterInstance.from_config(env["DAGSTER_HOME"])
+            for phase, change in (("initial_load", None), ("chain_change", CHAIN_CHANGE)):
+                before = {r.run_id for r in instance.get_runs()}
+                if change:
+                    cluster.restart(folder, {"INDX_CHAIN": change})
+                wall = cluster.settle(folder, timeout)
+                runs = [r.run_id for r in instance.get_runs() if r.run_id not in before]
+                inside = step_seconds(instance, runs)
+                report[phase] = {"wall_s": round(wall, 1), "runs": len(runs), "step_s": round(inside, 1),
+                                 "overhead_per_run_s": round((wall - inside) / max(len(runs), 1), 2)}
+            home = Path(env["INDX_HOME"])
+            settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
+                                corpus_roots=(str(corpus),), chain_config=CHAIN_CHANGE)
+            report["after_chain_change"] = check_table(settings)
+        finally:
+            cluster.down(folder)
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=2000)
     parser.add_argument("--page-size", type=int, default=500)
     parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--executor", choices=["in_process", "celery"], default="in_process",
+                        help="celery: also run on the local cluster, against the in-process path in this run")
+    parser.add_argument("--workers", type=int, default=2, help="Celery workers of the local cluster")
+    parser.add_argument("--timeout", type=float, default=7200, help="seconds the cluster may take to settle a phase")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         corpus, home = Path(tmp) / "corpus", Path(tmp) / "indx"
@@ -97,10 +160,18 @@ def main() -> None:
             state = AutomationState()
             report["initial_load"] = settle(instance, settings, state, args.page_size, args.batch_size)
             report["after_initial_load"] = check_table(settings)
-            changed = replace(settings, chain_config=json.dumps({"options": {"markdown": {"max_characters": 300}}}))
+            changed = replace(settings, chain_config=CHAIN_CHANGE)
             report["chain_change"] = settle(instance, changed, state, args.page_size, args.batch_size)
             report["after_chain_change"] = check_table(changed)
             report["runs_total"] = report["initial_load"]["runs"] + report["chain_change"]["runs"]
+    if args.executor == "celery":
+        distributed = on_cluster(args.documents, args.workers, args.timeout)
+        report = {"in_process": report, "celery": distributed, "documents_per_s": {}}
+        for phase in ("initial_load", "chain_change"):
+            local, remote = report["in_process"][phase]["wall_s"], distributed[phase]["wall_s"]
+            report["documents_per_s"][phase] = {"in_process": round(args.documents / local, 1),
+                                                "celery": round(args.documents / remote, 1),
+                                                "celery_vs_in_process": round(local / remote, 2)}
     print(json.dumps(report, indent=2))
 
 
