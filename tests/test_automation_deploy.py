@@ -12,7 +12,7 @@ from dagster._core.instance.config import dagster_instance_config
 
 from indx_assets.wiring.assets.ingest import INGEST_POOL
 from indx_assets.wiring.definitions import build_definitions
-from indx_assets.wiring.executors import ExecutorError
+from indx_assets.wiring.settings import ExecutorError
 from indx_assets.wiring.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,4 +64,12 @@ def test_indx_executor_makes_launched_runs_use_the_distributed_executor(name: st
 def test_an_unknown_indx_executor_is_refused_with_the_choices(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INDX_EXECUTOR", "spark")
     with pytest.raises(ExecutorError, match="INDX_EXECUTOR='spark' is not an executor; use one of: default, in_process, celery, dask"):
-        build_definitions(Settings.from_env())
+        Settings.from_env()
+
+
+def test_indx_names_an_unknown_executor_in_one_line(tmp_path: Path) -> None:
+    env = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path), "INDX_EXECUTOR": "spark"}
+    done = subprocess.run([str(Path(sys.executable).parent / "indx"), "status"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith("INDX_EXECUTOR='spark' is not an executor; use one of: default, in_process, celery, dask")

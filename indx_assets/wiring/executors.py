@@ -15,17 +15,12 @@ execution loop takes a slot before it hands a step to Celery or Dask).
 
 import dagster as dg
 
-EXECUTOR_ENV = "INDX_EXECUTOR"
-EXECUTORS = ("default", "in_process", "celery", "dask")
-
-
-class ExecutorError(ValueError):
-    """`INDX_EXECUTOR` names no executor, or one whose package is not installed."""
+from indx_assets.wiring.settings import EXECUTOR_ENV, EXECUTORS, ExecutorError
 
 
 def build_executor(name: str) -> dg.ExecutorDefinition | None:
-    """The executor `INDX_EXECUTOR` names; None leaves Dagster's default."""
-    name = name.strip() or "default"
+    """The executor `INDX_EXECUTOR` names (`settings.executor_from_env` checked the name); None
+    leaves Dagster's default."""
     if name == "default":
         return None
     if name == "in_process":

@@ -48,6 +48,22 @@ def home_from_env() -> Path:
     return find_home(cwd) or cwd / HOME_DIR
 
 
+#: `INDX_EXECUTOR`: the executor of the runs Dagster launches (`wiring.executors`).
+EXECUTOR_ENV = "INDX_EXECUTOR"
+EXECUTORS = ("default", "in_process", "celery", "dask")
+
+
+class ExecutorError(ValueError):
+    """`INDX_EXECUTOR` names no executor, or one whose package is not installed."""
+
+
+def executor_from_env() -> str:
+    name = os.environ.get(EXECUTOR_ENV, "").strip() or "default"
+    if name not in EXECUTORS:
+        raise ExecutorError(f"{EXECUTOR_ENV}={name!r} is not an executor; use one of: {', '.join(EXECUTORS)}")
+    return name
+
+
 @dataclass(frozen=True)
 class Settings:
     home: Path
@@ -58,7 +74,7 @@ class Settings:
     pdf_passwords: tuple[str, ...] = field(default=())
     bounds: Bounds = field(default_factory=Bounds)
     #: the executor of launched runs (`wiring.executors`)
-    executor: str = ""
+    executor: str = "default"
 
     @property
     def dagster_home(self) -> Path:
@@ -82,8 +98,7 @@ class Settings:
         two share a label), INDX_CHAIN (`chain.ChainConfigError` if it is no chain config),
         INDX_PDF_PASSWORDS (a JSON list or one a line; `passwords.PasswordsError` if malformed),
         INDX_EXECUTOR (`wiring.executors`) and the bounds (`indx_assets.pipeline.bounds`). A
-        mistake in any of them is found here, before
-        a command does anything."""
+        mistake in any of them is found here, before a command does anything."""
         home = Path(home).expanduser().resolve() if home is not None else home_from_env()
         roots = os.environ.get("INDX_CORPUS")
         corpus = tuple(r for r in roots.split(os.pathsep) if r) if roots else recorded_roots(home) or (str(SAMPLE_CORPUS),)
@@ -100,7 +115,7 @@ class Settings:
             chain_config=chain_config,
             pdf_passwords=parse_passwords(os.environ.get(PASSWORDS_ENV, "")),
             bounds=Bounds.from_env(),
-            executor=os.environ.get("INDX_EXECUTOR", ""),
+            executor=executor_from_env(),
         )
 
 

@@ -22,7 +22,7 @@ from indx_assets.pipeline.chain import CHAIN_ENV, ChainConfigError
 from indx_assets.pipeline.embedders.registry import EmbedderError
 from indx_assets.pipeline.readers.passwords import PasswordsError
 from indx_assets.pipeline.roots import RootError
-from indx_assets.wiring.settings import NoDataDirectory
+from indx_assets.wiring.settings import ExecutorError, NoDataDirectory
 
 DEBUG_ENV = "INDX_DEBUG"
 #: Exit code of a usage error or a mistake in the settings (Click's own for usage errors).
@@ -44,6 +44,7 @@ USER_ERRORS: tuple[tuple[type[BaseException], int, str], ...] = (
     (BoundsError, EXIT_USAGE, "{}"),  # INDX_FOLLOW_SYMLINKS, INDX_MAX_FILE_MB, INDX_MAX_OCR_PAGES
     (PasswordsError, EXIT_USAGE, "{}"),  # INDX_PDF_PASSWORDS
     (RootError, EXIT_USAGE, "{}"),  # corpus roots: missing, overlapping, two with one label
+    (ExecutorError, EXIT_USAGE, "{}"),  # INDX_EXECUTOR: unknown, or its package missing
     (ChainConfigError, EXIT_USAGE, f"the chunker chain cannot be built: {{}}; fix {CHAIN_ENV} or unset it"),
     (NoDataDirectory, EXIT_USAGE, "{}"),  # a command that only reads, run where no data directory is
     (InvalidSearch, EXIT_USAGE, "{}"),  # a blank query
