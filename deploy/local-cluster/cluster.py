@@ -253,10 +253,11 @@ def restart(folder: Path, settings: dict[str, str]) -> None:
 
 def level(folder: Path) -> bool:
     """Whether the topology has nothing left to do: no run queued or in flight, and every asset
-    of every partition of the files under the roots fresh (`indx status`). Reads the
-    environment of `. DIR/cluster.env`."""
+    of every partition of the files under the roots fresh (`indx status`). Puts the
+    environment of `. DIR/cluster.env` in place (the instance's storage is read from it)."""
     import dagster as dg
 
+    os.environ.update(read_env(folder))
     instance = dg.DagsterInstance.from_config(read_env(folder)["DAGSTER_HOME"])
     busy = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
             dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]

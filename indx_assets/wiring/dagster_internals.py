@@ -40,8 +40,10 @@ from dagster._core.events import (
 from dagster._core.instance.utils import RUNLESS_JOB_NAME, RUNLESS_RUN_ID
 from dagster._core.storage.event_log import SqliteEventLogStorage
 from dagster._core.storage.runs import SqliteRunStorage
+from dagster._core.storage.tags import BACKFILL_ID_TAG
 
 __all__ = [
+    "BACKFILL_ID_TAG",
     "CODE_VERSION_TAG",
     "DATA_VERSION_IS_USER_PROVIDED_TAG",
     "DATA_VERSION_TAG",

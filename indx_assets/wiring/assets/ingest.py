@@ -23,6 +23,7 @@ from indx_assets.wiring.assets import stages
 from indx_assets.wiring.assets.freshness import judge
 from indx_assets.wiring.assets.partitions import SOURCES
 from indx_assets.wiring.assets.provenance import PartitionRecord, latest_records, log_batch, materialization
+from indx_assets.wiring.dagster_internals import BACKFILL_ID_TAG
 from indx_assets.wiring.resources import (
     ChainResource,
     CorpusResource,
@@ -249,7 +250,10 @@ def build_ingest_assets(
     ) -> Iterator[Any]:
         selected = context.selected_asset_keys
         partitions = list(context.partition_keys)
-        batch = _Batch(context, code_versions, config.force)
+        # A Dagster backfill asks for every partition it selected to be materialized: skipping
+        # the fresh ones would leave them without a materialization, and the backfill failed.
+        force = config.force or BACKFILL_ID_TAG in context.run.tags
+        batch = _Batch(context, code_versions, force)
 
         if CHUNK_MAP in selected and chain.chain.fingerprint != chain_fingerprint:
             raise dg.Failure(
@@ -277,7 +281,7 @@ def build_ingest_assets(
                     out = stages.store_refusal(pk, readable_name(path.name), path.stat().st_size, *refused, storage)
                     sources.append(batch.event(SOURCE_DOCUMENTS, pk, out))
                     continue
-                if not config.force and judge(own.get(pk), SOURCE_CODE_VERSION, seen_data_version=version).fresh:
+                if not force and judge(own.get(pk), SOURCE_CODE_VERSION, seen_data_version=version).fresh:
                     continue
                 try:
                     out = timed("read", stages.store_source)(pk, path, storage)  # its copy counts as writing
