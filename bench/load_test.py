@@ -20,6 +20,7 @@ divided by the runs).
 
 import argparse
 import json
+import os
 import random
 import sys
 import tempfile
@@ -119,6 +120,7 @@ def on_cluster(documents: int, workers: int, timeout: float) -> dict:
         try:
             cluster.up(folder, workers, [str(corpus)], 0)
             env = cluster.read_env(folder)
+            os.environ.update(env)  # the instance's storage is read from it (DAGSTER_PG_URL)
             instance = dg.DagsterInstance.from_config(env["DAGSTER_HOME"])
             for phase, change in (("initial_load", None), ("chain_change", CHAIN_CHANGE)):
                 before = {r.run_id for r in instance.get_runs()}
