@@ -164,6 +164,9 @@ RECORD = """
 import sys
 from pathlib import Path
 from indx_assets.wiring.settings import record_roots
+# written once before the kills begin: what is checked is that a rewrite killed at any moment
+# leaves the recorded roots readable, not how fast a loaded machine writes the first time
+record_roots(Path(sys.argv[1]), ["/data/" + "x" * 5000, "/more"])
 print("writing", flush=True)
 while True:
     record_roots(Path(sys.argv[1]), ["/data/" + "x" * 5000, "/more"])
