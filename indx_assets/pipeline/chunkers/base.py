@@ -32,7 +32,7 @@ What the `markdown`, `html` and `text` chunkers share (each only maps its format
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from indx_interfaces import ChunkPiece, PageChunks, PageOutput
 
@@ -62,6 +62,8 @@ DEFAULT_NEW_AFTER_N_TOKENS = 150
 STRATEGIES = ("by_title", "basic")
 #: A stretch of a page's text: start and end offsets.
 Span = tuple[int, int]
+#: A page of a reader's own document model (`ReaderModelChunker`).
+P = TypeVar("P", bound="ModelPage")
 
 
 @dataclass(frozen=True)
@@ -594,6 +596,57 @@ class StructuredTextChunker:
             if pieces:
                 claims.append(PageChunks(page.page, pieces))
         return tuple(claims)
+
+
+class ModelPage(Protocol):
+    """A page of a reader's own document model: at least the text its blocks' offsets point into."""
+
+    @property
+    def text(self) -> str: ...
+
+
+class ReaderModelChunker(StructuredTextChunker, Generic[P]):
+    """A chunker that cuts a reader's own document model rather than re-parsing the page text.
+
+    The model is the read's parsed form when the reader just ran, or the bytes loaded again,
+    so every block's offsets into the page text are known exactly. A page is claimed only
+    when the model has it and its text is the stored page's text: otherwise another reader
+    won the page and the offsets would not point into it. A file the model refuses to load is
+    declined whole (the fallback still cuts it).
+    """
+
+    reads_parsed = True
+
+    def model_pages(self, content: bytes, media_type: str, parsed: object) -> Mapping[int, P] | None:
+        """The model's pages by page number, or None when the model cannot be loaded."""
+        raise NotImplementedError
+
+    def model_pieces(self, model_page: P) -> Sequence[ChunkPiece]:
+        """The pieces of one page of the model."""
+        raise NotImplementedError
+
+    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...],
+              parsed: object = None) -> tuple[PageChunks, ...]:
+        """The port's `chunk`; `parsed` is the reader's model of these bytes, if at hand."""
+        if media_type not in self.media_types:
+            return ()
+        pages = self.model_pages(content, media_type, parsed)
+        if pages is None:
+            return ()
+        claims = []
+        for page in outputs:
+            model_page = pages.get(page.page)
+            claim = self.claim(model_page, page) if model_page is not None else None
+            if claim is not None:
+                claims.append(claim)
+        return tuple(claims)
+
+    def claim(self, model_page: P, page: PageOutput) -> PageChunks | None:
+        """`page`'s chunks from its model page, or None when the page is not the model's."""
+        if not page.readable or model_page.text != page.text:
+            return None
+        pieces = tuple(self.model_pieces(model_page))
+        return PageChunks(page.page, pieces) if pieces else None
 
 
 class StructuredProvider:

@@ -14,11 +14,11 @@ page text (another reader won the page) the page is declined.
 
 from typing import Any
 
-from indx_interfaces import ChunkPiece, PageChunks, PageOutput
+from indx_interfaces import ChunkPiece
 
-from indx_assets.pipeline.chunkers.base import StructuredProvider, StructuredTextChunker, page_pieces
+from indx_assets.pipeline.chunkers.base import ReaderModelChunker, StructuredProvider, page_pieces
 from indx_assets.pipeline.chunking.elements import Element, Footer, Header, ListItem, NarrativeText, Table, Title
-from indx_assets.pipeline.readers.docx import DOCX
+from indx_assets.pipeline.readers.docx import DOCX, WordPage
 
 _KINDS: dict[str, type[Element]] = {
     "title": Title,
@@ -47,47 +47,38 @@ def _elements(blocks: Any) -> list[Element]:
     return elements
 
 
-class DocxChunker(StructuredTextChunker):
+class DocxChunker(ReaderModelChunker["WordPage"]):
     media_types = frozenset({DOCX})
-    reads_parsed = True
 
-    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...],
-              parsed: object = None) -> tuple[PageChunks, ...]:
-        """The port's `chunk`; `parsed` is the Word reader's `WordDocument` of these bytes, if at hand."""
-        if media_type not in self.media_types:
-            return ()
-        from indx_assets.pipeline.chunkers.pptx import picture_bytes
+    def model_pages(self, content: bytes, media_type: str, parsed: object) -> dict[int, "WordPage"] | None:
+        """The Word reader's pages (`parsed`, its `WordDocument` of these bytes, if at hand)."""
         from indx_assets.pipeline.readers.docx import WordDocument, load_word
         from indx_assets.pipeline.readers.ooxml_guard import PackageRefused
 
         try:
             document = parsed if isinstance(parsed, WordDocument) else load_word(content)
         except PackageRefused:
-            return ()
-        claims = []
-        for output in outputs:
-            if not 1 <= output.page <= len(document.pages) or not output.readable:
+            return None
+        return {page.number: page for page in document.pages}
+
+    def model_pieces(self, page: "WordPage") -> list[ChunkPiece]:
+        from indx_assets.pipeline.chunkers.pptx import picture_bytes
+
+        own = [b for b in page.blocks if b.kind in _OWN_TYPE]
+        pieces = list(page_pieces(page.text, _elements(page.blocks), self.settings,
+                                  [(b.start, b.end) for b in own]))
+        for block in own:
+            pieces.append(ChunkPiece(text=block.text, bbox_reason="no_geometry", chunk_type=block.kind,
+                                     start=block.start, end=block.end))
+        for number, block in enumerate((b for b in page.blocks if b.kind == "image"), start=1):
+            converted = picture_bytes(block.image, f"page {page.number} picture {number}")
+            if converted is None:
                 continue
-            page = document.pages[output.page - 1]
-            if page.text != output.text:
-                continue  # another reader's text: offsets would not point into it
-            own = [b for b in page.blocks if b.kind in _OWN_TYPE]
-            pieces = list(page_pieces(page.text, _elements(page.blocks), self.settings,
-                                      [(b.start, b.end) for b in own]))
-            for block in own:
-                pieces.append(ChunkPiece(text=block.text, bbox_reason="no_geometry", chunk_type=block.kind,
-                                         start=block.start, end=block.end))
-            for number, block in enumerate((b for b in page.blocks if b.kind == "image"), start=1):
-                converted = picture_bytes(block.image, f"page {page.number} picture {number}")
-                if converted is None:
-                    continue
-                data, fmt, source = converted
-                meta = {"image_format": fmt, **({"converted_from": source} if source else {}),
-                        **({"alt_text": block.alt_text} if block.alt_text else {})}
-                pieces.append(ChunkPiece(image=data, chunk_type="image", bbox_reason="no_geometry", metadata=meta))
-            if pieces:
-                claims.append(PageChunks(output.page, tuple(pieces)))
-        return tuple(claims)
+            data, fmt, source = converted
+            meta = {"image_format": fmt, **({"converted_from": source} if source else {}),
+                    **({"alt_text": block.alt_text} if block.alt_text else {})}
+            pieces.append(ChunkPiece(image=data, chunk_type="image", bbox_reason="no_geometry", metadata=meta))
+        return pieces
 
 
 class DocxProvider(StructuredProvider):

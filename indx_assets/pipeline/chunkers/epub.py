@@ -12,10 +12,10 @@ disagree with the page text (another reader won the page) the page is declined.
 
 from typing import Any
 
-from indx_interfaces import ChunkPiece, PageChunks, PageOutput
+from indx_interfaces import ChunkPiece
 
-from indx_assets.pipeline.chunkers.base import StructuredProvider, StructuredTextChunker, page_pieces
-from indx_assets.pipeline.readers.epub import EPUB
+from indx_assets.pipeline.chunkers.base import ReaderModelChunker, StructuredProvider, page_pieces
+from indx_assets.pipeline.readers.epub import EPUB, Chapter
 
 
 def _titled(piece: ChunkPiece, title: str) -> ChunkPiece:
@@ -31,45 +31,36 @@ def _titled(piece: ChunkPiece, title: str) -> ChunkPiece:
     return replace(piece, metadata=metadata)
 
 
-class EpubChunker(StructuredTextChunker):
+class EpubChunker(ReaderModelChunker[Chapter]):
     media_types = frozenset({EPUB})
-    reads_parsed = True
 
-    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...],
-              parsed: object = None) -> tuple[PageChunks, ...]:
-        """The port's `chunk`; `parsed` is the EPUB reader's `Book` of these bytes, if at hand."""
-        if media_type not in self.media_types:
-            return ()
-        from indx_assets.pipeline.chunkers.html import html_elements
-        from indx_assets.pipeline.chunkers.pptx import picture_piece
+    def model_pages(self, content: bytes, media_type: str, parsed: object) -> dict[int, Chapter] | None:
+        """The book's chapters by page (`parsed`, the EPUB reader's `Book` of these bytes, if at hand)."""
         from indx_assets.pipeline.readers.epub import Book, load_book
         from indx_assets.pipeline.readers.ooxml_guard import PackageRefused
 
         try:
             book = parsed if isinstance(parsed, Book) else load_book(content)
         except PackageRefused:
-            return ()
-        claims = []
-        for output in outputs:
-            if not 1 <= output.page <= len(book.chapters) or not output.readable:
-                continue
-            chapter = book.chapters[output.page - 1]
-            if chapter.text != output.text:
-                continue  # another reader's text: offsets would not point into it
-            pieces: list[ChunkPiece] = []
-            elements = html_elements(chapter.html, chapter.text) if chapter.text else []
-            if elements:
-                pieces += page_pieces(chapter.text, elements, self.settings)
-            if chapter.title:
-                pieces = [_titled(p, chapter.title) for p in pieces]
-            for number, (blob, alt) in enumerate(chapter.images, start=1):
-                title = {"chapter_title": chapter.title} if chapter.title else {}
-                picture = picture_piece(blob, f"{chapter.path} picture {number}", alt, **title)
-                if picture is not None:
-                    pieces.append(picture)
-            if pieces:
-                claims.append(PageChunks(output.page, tuple(pieces)))
-        return tuple(claims)
+            return None
+        return dict(enumerate(book.chapters, start=1))
+
+    def model_pieces(self, chapter: Chapter) -> list[ChunkPiece]:
+        from indx_assets.pipeline.chunkers.html import html_elements
+        from indx_assets.pipeline.chunkers.pptx import picture_piece
+
+        pieces: list[ChunkPiece] = []
+        elements = html_elements(chapter.html, chapter.text) if chapter.text else []
+        if elements:
+            pieces += page_pieces(chapter.text, elements, self.settings)
+        if chapter.title:
+            pieces = [_titled(p, chapter.title) for p in pieces]
+        for number, (blob, alt) in enumerate(chapter.images, start=1):
+            title = {"chapter_title": chapter.title} if chapter.title else {}
+            picture = picture_piece(blob, f"{chapter.path} picture {number}", alt, **title)
+            if picture is not None:
+                pieces.append(picture)
+        return pieces
 
 
 class EpubProvider(StructuredProvider):

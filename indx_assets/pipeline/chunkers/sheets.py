@@ -16,22 +16,18 @@ import csv
 from collections.abc import Iterator
 from typing import Any
 
-from indx_interfaces import PageChunks, PageOutput
+from indx_interfaces import ChunkPiece, PageChunks, PageOutput
 
-from indx_assets.pipeline.chunkers.base import ChunkerSettings, StructuredProvider, StructuredTextChunker, page_pieces
+from indx_assets.pipeline.chunkers.base import ChunkerSettings, ReaderModelChunker, StructuredProvider, page_pieces
 from indx_assets.pipeline.chunking.elements import Element, Table
 from indx_assets.pipeline.readers.sheets import CSV, TSV, XLSX, Sheet
 
 
-class SheetsChunker(StructuredTextChunker):
+class SheetsChunker(ReaderModelChunker[Sheet]):
     media_types = frozenset({XLSX, CSV, TSV})
-    reads_parsed = True
 
-    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...],
-              parsed: object = None) -> tuple[PageChunks, ...]:
-        """The port's `chunk`; `parsed` is the spreadsheet reader's `Workbook` of these bytes, if at hand."""
-        if media_type not in self.media_types:
-            return ()
+    def model_pages(self, content: bytes, media_type: str, parsed: object) -> dict[int, Sheet] | None:
+        """The sheets by page (`parsed`, the spreadsheet reader's `Workbook` of these bytes, if at hand)."""
         from indx_assets.pipeline.readers.ooxml_guard import PackageRefused
         from indx_assets.pipeline.readers.sheets import Workbook, sheets_of
         from indx_assets.pipeline.readers.text import NotText
@@ -39,22 +35,11 @@ class SheetsChunker(StructuredTextChunker):
         try:
             sheets = parsed.sheets if isinstance(parsed, Workbook) else sheets_of(content, media_type)
         except (PackageRefused, NotText, csv.Error):
-            return ()
-        by_page = {sheet.page: sheet for sheet in sheets}
-        claims = []
-        for page in outputs:
-            sheet = by_page.get(page.page)
-            claim = self.claim(sheet, page) if sheet is not None else None
-            if claim is not None:
-                claims.append(claim)
-        return tuple(claims)
+            return None
+        return {sheet.page: sheet for sheet in sheets}
 
-    def claim(self, sheet: Sheet, page: PageOutput) -> PageChunks | None:
-        """The table chunks of one page of a sheet, or None when the page is not this sheet's."""
-        if not page.readable or not page.text.strip() or sheet.text != page.text:
-            return None  # nothing to cut, or another reader's text: offsets would not point into it
-        pieces = page_pieces(page.text, _tables(sheet.regions), self.settings)
-        return PageChunks(page.page, pieces) if pieces else None
+    def model_pieces(self, sheet: Sheet) -> tuple[ChunkPiece, ...]:
+        return page_pieces(sheet.text, _tables(sheet.regions), self.settings)
 
 
 def stream_chunks(content: bytes, media_type: str,
