@@ -106,6 +106,12 @@ def step_seconds(instance: dg.DagsterInstance, run_ids: list[str]) -> float:
     return total
 
 
+def progress(label: str, result: dict) -> None:
+    """A finished phase, on stderr at once: a cluster run can take long, and one stopped early
+    still says what it measured."""
+    print(f"{label}: {json.dumps(result)}", file=sys.stderr, flush=True)
+
+
 def on_cluster(documents: int, workers: int, timeout: float) -> dict:
     """The load and the chain change through the real daemon and Celery workers."""
     import importlib.util
@@ -131,6 +137,7 @@ def on_cluster(documents: int, workers: int, timeout: float) -> dict:
                 inside = step_seconds(instance, runs)
                 report[phase] = {"wall_s": round(wall, 1), "runs": len(runs), "step_s": round(inside, 1),
                                  "overhead_per_run_s": round((wall - inside) / max(len(runs), 1), 2)}
+                progress(f"celery {phase}", report[phase])
             home = Path(env["INDX_HOME"])
             settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
                                 corpus_roots=(str(corpus),), chain_config=CHAIN_CHANGE)
@@ -166,6 +173,7 @@ def main() -> None:
             report["chain_change"] = settle(instance, changed, state, args.page_size, args.batch_size)
             report["after_chain_change"] = check_table(changed)
             report["runs_total"] = report["initial_load"]["runs"] + report["chain_change"]["runs"]
+            progress("in_process", report)
     if args.executor == "celery":
         distributed = on_cluster(args.documents, args.workers, args.timeout)
         report = {"in_process": report, "celery": distributed, "documents_per_s": {}}

@@ -302,7 +302,7 @@ def down(folder: Path) -> None:
     stop_postgres(state)
     if state.get("postgres"):
         shutil.rmtree(state["postgres"]["base"], ignore_errors=True)
-    path.unlink()
+    path.unlink(missing_ok=True)  # a second `down` racing this one may have removed it
 
 
 def status(folder: Path) -> dict[str, bool]:
