@@ -4,6 +4,8 @@
 the requested partitions are then executed in-process by `app.daemon_tick`.
 """
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
@@ -91,3 +93,55 @@ def test_an_edited_file_is_reread_then_reembedded_and_nothing_else_is_touched(in
     assert evaluate(instance, settings, state) == {asset: set() for asset in ASSETS}
     rows = build_resources(settings)["lancedb"].table().to_arrow().to_pylist()  # type: ignore[attr-defined]
     assert any("Oolong is bruised" in r["text"] for r in rows)
+
+
+def test_the_daemons_sensor_runs_a_chain_changes_scattered_requests_as_one_span(instance, tmp_path: Path) -> None:
+    """The sensor `dagster-daemon` evaluates (`ingest_automation`, through `evaluate_tick` as the
+    code server calls it): after a chain change re-embeds every other document, Dagster's own
+    backfill would make a run per document; the sensor asks for one run over the span, whose
+    stages skip the fresh documents, and the table ends right."""
+    from indx_assets.app.runner import materialize_partitions
+    from indx_assets.wiring.assets.partitions import RANGE_END, RANGE_START
+
+    corpus = tmp_path / "scattered"
+    corpus.mkdir()
+    for i in range(12):  # Markdown and text in turn: the chain change below touches only the Markdown
+        body = " ".join(f"Sentence {j} of document {i} says something about harbours and tides." for j in range(12))
+        if i % 2:
+            (corpus / f"doc-{i:02d}.md").write_text(f"# Document {i}\n\n## Part one\n\n{body}\n\n## Part two\n\n{body}\n")
+        else:
+            (corpus / f"doc-{i:02d}.txt").write_text(body + "\n")
+    home = tmp_path / "scattered-home"
+    settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
+                        corpus_roots=(str(corpus),))
+    settle(instance, settings, AutomationState())
+    changed = replace(settings, chain_config=json.dumps({"options": {"markdown": {"max_characters": 300}}}))
+    defs = build_definitions(changed)
+    sensor = defs.get_sensor_def("ingest_automation")
+    order = instance.get_dynamic_partitions("sources")
+    markdown = {pk for pk in order if pk.endswith(".md")}
+
+    cursor, asked = None, []
+    for _ in range(4):
+        context = dg.build_sensor_context(instance=instance, repository_def=defs.get_repository_def(), cursor=cursor)
+        result = sensor.evaluate_tick(context)
+        cursor = result.cursor
+        if not result.run_requests:
+            break
+        for request in result.run_requests:
+            assert request.asset_graph_subset is None, "a backfill: its runs would split at every gap"
+            selection = sorted(k.to_user_string() for k in request.asset_selection)
+            span = order[order.index(request.tags[RANGE_START]):order.index(request.tags[RANGE_END]) + 1]
+            asked.append((selection, span))
+            assert all(r.success for r in materialize_partitions(instance, changed, span, selection=selection))
+    else:
+        raise AssertionError(f"the sensor did not settle: {asked}")
+
+    # every chunk map re-cut in one run; the six changed documents re-embedded in one run, not six
+    assert [selection for selection, _ in asked] == [["chunk_map"], ["chunk_embeddings", "chunks_table"]], asked
+    reembedded = asked[1][1]
+    assert markdown <= set(reembedded) and len(reembedded) < len(order), asked
+    status = corpus_status(instance, code_versions(defs))
+    assert all(s.fresh == len(order) for s in status.assets.values()), status
+    rows = build_resources(changed)["lancedb"].table().to_arrow().to_pylist()  # type: ignore[attr-defined]
+    assert len({r["id"] for r in rows}) == len(rows) and {r["source_id"] for r in rows} == set(order)

@@ -139,3 +139,23 @@ def test_only_the_adapter_and_the_event_log_storage_import_dagsters_private_modu
             found += [f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names
                       if n.startswith("dagster._") and path.relative_to(ROOT) not in allowed]
     assert found == [], "private Dagster imports outside indx_assets/wiring/dagster_internals.py:\n" + "\n".join(found)
+
+
+def test_a_sensor_ticks_result_takes_other_run_requests_and_keeps_the_rest(instance) -> None:
+    @dg.op
+    def noop() -> None: ...
+
+    @dg.job
+    def job() -> None:
+        noop()
+
+    @dg.sensor(job=job)
+    def asks(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+        return dg.SensorResult(run_requests=[dg.RunRequest(run_key="a")], cursor="c-1")
+
+    result = asks.evaluate_tick(dg.build_sensor_context(instance=instance))
+    replaced = di.with_run_requests(result, [dg.RunRequest(run_key="b"), dg.RunRequest(run_key="c")])
+    assert [r.run_key for r in replaced.run_requests] == ["b", "c"]
+    assert replaced.cursor == "c-1" and replaced.skip_message is None
+    none = di.with_run_requests(result, [])
+    assert none.run_requests == [] and none.skip_message and none.cursor == "c-1"

@@ -6,14 +6,13 @@ in batched runs (partitions that requested the same assets share runs). Tests an
 test use it; in production `dagster-daemon` does the same with the sensors in `definitions`.
 """
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 import dagster as dg
 
 from indx_assets.app.runner import BatchResult, materialize_partitions
 from indx_assets.wiring.assets.ingest import ASSET_KEYS, BATCH_SIZE
-from indx_assets.wiring.assets.partitions import SOURCES
+from indx_assets.wiring.assets.partitions import SOURCES, spans
 from indx_assets.wiring.assets.removal import SourceStores
 from indx_assets.wiring.automation.sensor import PAGE_SIZE, Cursor, Tick, scan
 from indx_assets.wiring.dagster_internals import AssetDaemonCursor
@@ -54,23 +53,11 @@ def evaluate(instance: dg.DagsterInstance, settings: Settings, state: Automation
 
 def run_requested(instance: dg.DagsterInstance, settings: Settings, requested: dict[str, set[str]],
                   batch_size: int = BATCH_SIZE) -> list[BatchResult]:
-    """Execute the requested asset partitions: partitions wanting the same assets share runs.
-
-    A run covers a contiguous partition range, so scattered requests (every other document
-    after a chain change) would make one run each. The runs cover the span from the first to
-    the last requested partition instead; the stages skip the fresh partitions in between for
-    the price of two queries per stage.
-    """
-    by_selection: dict[tuple[str, ...], set[str]] = defaultdict(set)
-    partitions = {pk for keys in requested.values() for pk in keys}
-    for pk in partitions:
-        selection = tuple(sorted(asset for asset, keys in requested.items() if pk in keys))
-        by_selection[selection].add(pk)
+    """Execute the requested asset partitions in runs over spans (`partitions.spans`), as the
+    daemon's automation sensor asks for them."""
     order = instance.get_dynamic_partitions(SOURCES.name)
     results = []
-    for selection, keys in sorted(by_selection.items()):
-        positions = [i for i, pk in enumerate(order) if pk in keys]
-        span = order[positions[0]:positions[-1] + 1]
+    for selection, span in spans(requested, order):
         results.extend(materialize_partitions(instance, settings, span, batch_size=batch_size, selection=selection))
     return results
 

@@ -6,7 +6,7 @@ in-process against `INDX_HOME`.
 
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import dagster as dg
@@ -15,7 +15,7 @@ from indx_assets.app.abandoned_runs import launcher_tags, reclaim_abandoned_runs
 from indx_assets.app.home_lock import instance_lock
 from indx_assets.pipeline.roots import Root, parse_roots
 from indx_assets.wiring.assets.ingest import ASSET_KEYS, BATCH_SIZE, FAILED_SOURCES
-from indx_assets.wiring.assets.partitions import SOURCES
+from indx_assets.wiring.assets.partitions import RANGE_END, RANGE_START, SOURCES, ranges
 from indx_assets.wiring.assets.provenance import EVENT_BATCH_SIZE, EVENTS_PER_WRITE
 from indx_assets.wiring.assets.removal import SourceStores, remove_sources
 from indx_assets.wiring.dagster_internals import uses_stock_sqlite_event_log
@@ -26,8 +26,6 @@ log = logging.getLogger(__name__)
 
 #: Dagster's switch for one "materialization planned" event per asset and run, not per partition.
 PLANNED_EVENTS_AS_SUBSETS = "DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS"
-RANGE_START = "dagster/asset_partition_range_start"
-RANGE_END = "dagster/asset_partition_range_end"
 
 
 #: The instance's event log: Dagster's SQLite files, with connections kept open (see `event_log`).
@@ -130,22 +128,6 @@ def rekey_unlabelled(instance: dg.DagsterInstance, settings: Settings) -> int:
     if old:
         log.warning("%s: re-keyed %d source(s) to {label}/{path} ids; they are ingested again", settings.home, len(old))
     return len(old)
-
-
-def ranges(keys: Sequence[str], order: Sequence[str], size: int) -> Iterator[list[str]]:
-    """`keys` as runs of at most `size` partitions that are contiguous in partition order
-    (a run covers a partition range, so a gap must start a new run)."""
-    wanted = set(keys)
-    run: list[str] = []
-    for key in order:
-        if key in wanted and len(run) < size:
-            run.append(key)
-            continue
-        if run:
-            yield run
-        run = [key] if key in wanted else []
-    if run:
-        yield run
 
 
 @dataclass

@@ -14,6 +14,8 @@ event-log storage (`app/event_log.py`), which subclasses Dagster's SQLite storag
 - Partition keys: the substrings Dagster refuses in a partition key.
 - The automation cursor's type, and `AssetKeyPartitionKey` (what automation conditions and
   their evaluation results are made of).
+- Sensor ticks: a tick's result with other run requests (`with_run_requests`), for the
+  automation sensor that runs its requests as spans.
 - Runs: the run worker's pid as the worker records it (`run_worker_pid`); whether runs are kept
   in SQLite files on this machine; whether the event log is Dagster's stock SQLite one.
 """
@@ -31,6 +33,7 @@ from dagster._core.definitions.data_version import (
 )
 from dagster._core.definitions.events import AssetKeyPartitionKey
 from dagster._core.definitions.partitions.utils.base import INVALID_PARTITION_SUBSTRINGS
+from dagster._core.definitions.sensor_definition import SensorExecutionData
 from dagster._core.events import (
     AssetObservationData,
     DagsterEventBatchMetadata,
@@ -57,11 +60,27 @@ __all__ = [
     "report_runless_batch",
     "run_worker_pid",
     "uses_stock_sqlite_event_log",
+    "with_run_requests",
 ]
 
 #: How Dagster's run worker (`dagster api execute_run`) announces itself in a run's event log:
 #: an engine event whose metadata `pid` is its process id.
 RUN_WORKER_STARTED = "Started process for run"
+
+
+def with_run_requests(result: SensorExecutionData, run_requests: Sequence[dg.RunRequest]) -> SensorExecutionData:
+    """A sensor tick's result (`SensorDefinition.evaluate_tick`) asking for `run_requests`
+    instead, with its cursor, evaluations and everything else as they were."""
+    return SensorExecutionData(
+        run_requests=list(run_requests),
+        skip_message=None if run_requests else result.skip_message or "nothing requested",
+        cursor=result.cursor,
+        dagster_run_reactions=result.dagster_run_reactions,
+        log_key=result.log_key,
+        dynamic_partitions_requests=result.dynamic_partitions_requests,
+        asset_events=result.asset_events,
+        automation_condition_evaluations=result.automation_condition_evaluations,
+    )
 
 
 def report_runless_batch(instance: dg.DagsterInstance,

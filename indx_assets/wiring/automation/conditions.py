@@ -15,12 +15,15 @@ whose chunks came out different are re-embedded.
 """
 
 import warnings
+from collections import defaultdict
+from typing import Any
 
 import dagster as dg
 
 from indx_assets.wiring.assets.freshness import PAGE_SIZE, page_status
-from indx_assets.wiring.assets.ingest import CHUNK_MAP, CHUNKS_TABLE, PAGE_OUTPUTS, PARENT, SOURCE_DOCUMENTS
-from indx_assets.wiring.dagster_internals import AssetKeyPartitionKey
+from indx_assets.wiring.assets.ingest import BATCH_SIZE, CHUNK_MAP, CHUNKS_TABLE, PAGE_OUTPUTS, PARENT, SOURCE_DOCUMENTS
+from indx_assets.wiring.assets.partitions import RANGE_END, RANGE_START, SOURCES, ranges, spans
+from indx_assets.wiring.dagster_internals import AssetKeyPartitionKey, with_run_requests
 from indx_assets.wiring.resources.source_index import SourceIndex
 
 #: Assets requested in the same tick as their parent.
@@ -79,11 +82,75 @@ def ingest_condition(key: dg.AssetKey, index_path: str = "") -> dg.AutomationCon
     ).with_label(f"ingest {key.to_user_string()}")
 
 
+class SpanningAutomationSensor(dg.AutomationConditionSensorDefinition):
+    """Dagster's automation sensor, whose requests run over spans of at most `BATCH_SIZE` documents.
+
+    Dagster evaluates the conditions and records the evaluations the UI shows. What it would
+    launch, a backfill whose runs each cover a contiguous range of requested partitions, makes
+    a run per document when the requests are scattered (after a chain change, every document
+    whose chunks came out different is re-embedded): 1,000 runs for 2,000 documents. The same
+    requests become runs over spans (`partitions.spans`), in which the stages skip the fresh
+    partitions; the in-process path (`app.daemon_tick`) runs the same spans.
+    """
+
+    def evaluate_tick(self, context: dg.SensorEvaluationContext) -> Any:
+        result = super().evaluate_tick(context)
+        requested: dict[str, set[str]] = defaultdict(set)
+        others = []
+        for run_request in result.run_requests or ():
+            if not _add_requested(run_request, requested, context.instance):
+                others.append(run_request)
+        if not requested:
+            return result
+        order = context.instance.get_dynamic_partitions(SOURCES.name)
+        runs = [
+            dg.RunRequest(asset_selection=[dg.AssetKey(a) for a in selection],
+                          tags={**self.run_tags, RANGE_START: run[0], RANGE_END: run[-1]})
+            for selection, span in spans(requested, order)
+            for run in ranges(span, order, BATCH_SIZE)
+        ]
+        return with_run_requests(result, [*others, *runs])
+
+    def with_attributes(self, *, jobs: Any = None, metadata: Any = None) -> "SpanningAutomationSensor":
+        return SpanningAutomationSensor(
+            self.name, target=self.asset_selection, run_tags=self.run_tags, tags=self.tags,
+            default_status=self.default_status, minimum_interval_seconds=self.minimum_interval_seconds,
+            description=self.description, metadata=metadata if metadata is not None else self.metadata,
+            use_user_code_server=True,
+        )
+
+
+def _add_requested(run_request: dg.RunRequest, requested: dict[str, set[str]], instance: dg.DagsterInstance) -> bool:
+    """Add what `run_request` asks for (a backfill's subset, a partition, or a partition range of
+    the sources) to `requested`; False when it asks for something else."""
+    subset = run_request.asset_graph_subset
+    if subset is not None:
+        if subset.non_partitioned_asset_keys:
+            return False
+        for key, partitions in subset.partitions_subsets_by_asset_key.items():
+            requested[key.to_user_string()].update(partitions.get_partition_keys())
+        return True
+    if not run_request.asset_selection or run_request.asset_check_keys:
+        return False
+    start = run_request.tags.get(RANGE_START, run_request.partition_key)
+    end = run_request.tags.get(RANGE_END, run_request.partition_key)
+    if start is None or end is None:
+        return False
+    order = instance.get_dynamic_partitions(SOURCES.name)
+    if start not in order or end not in order:
+        return False
+    keys = order[order.index(start):order.index(end) + 1]
+    for key in run_request.asset_selection:
+        requested[key.to_user_string()].update(keys)
+    return True
+
+
 def automation_sensor(minimum_interval_seconds: int = 30) -> dg.AutomationConditionSensorDefinition:
-    """Evaluates the ingestion conditions; their custom part runs in the code server."""
+    """Evaluates the ingestion conditions (their custom part runs in the code server) and runs
+    what they request over spans."""
     with warnings.catch_warnings():  # use_user_code_server is beta; our conditions need it
         warnings.simplefilter("ignore", dg.BetaWarning)
-        return dg.AutomationConditionSensorDefinition(
+        return SpanningAutomationSensor(
             "ingest_automation",
             target=dg.AssetSelection.groups("ingestion"),
             use_user_code_server=True,
@@ -91,4 +158,3 @@ def automation_sensor(minimum_interval_seconds: int = 30) -> dg.AutomationCondit
             default_status=dg.DefaultSensorStatus.RUNNING,
             description="Materializes missing and stale ingestion partitions (the corpus sensor adds them).",
         )
-
