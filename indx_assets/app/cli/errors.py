@@ -13,10 +13,10 @@ while it builds resources: the cause chain is searched), and need no try/except 
 import os
 import sys
 from collections.abc import Iterator
+from functools import cache
 
 import typer
 
-from indx_assets.app.search import InvalidSearch
 from indx_assets.pipeline.bounds import BoundsError
 from indx_assets.pipeline.chain import CHAIN_ENV, ChainConfigError
 from indx_assets.pipeline.embedders.registry import EmbedderError
@@ -37,19 +37,26 @@ class UserError(Exception):
         self.exit_code = exit_code
 
 
-#: The user's mistakes as they reach the command line: each kind, its exit code, and the line
-#: that says it (`{}` is the exception's own message).
-USER_ERRORS: tuple[tuple[type[BaseException], int, str], ...] = (
-    (UserError, EXIT_USAGE, "{}"),
-    (BoundsError, EXIT_USAGE, "{}"),  # INDX_FOLLOW_SYMLINKS, INDX_MAX_FILE_MB, INDX_MAX_OCR_PAGES
-    (PasswordsError, EXIT_USAGE, "{}"),  # INDX_PDF_PASSWORDS
-    (RootError, EXIT_USAGE, "{}"),  # corpus roots: missing, overlapping, two with one label
-    (ExecutorError, EXIT_USAGE, "{}"),  # INDX_EXECUTOR: unknown, or its package missing
-    (ChainConfigError, EXIT_USAGE, f"the chunker chain cannot be built: {{}}; fix {CHAIN_ENV} or unset it"),
-    (NoDataDirectory, EXIT_USAGE, "{}"),  # a command that only reads, run where no data directory is
-    (InvalidSearch, EXIT_USAGE, "{}"),  # a blank query
-    (EmbedderError, EXIT_USAGE, "{}"),  # INDX_EMBEDDER: unknown, no model there; a table of another model
-)
+@cache
+def user_errors() -> tuple[tuple[type[BaseException], int, str], ...]:
+    """The user's mistakes as they reach the command line: each kind, its exit code, and the
+    line that says it (`{}` is the exception's own message)."""
+    # Imported here, when a command has failed: `app.search` loads the table schema (pyarrow and
+    # numpy, a third of a second), which `indx chunk` and the other commands that never search
+    # should not pay for at every start.
+    from indx_assets.app.search import InvalidSearch
+
+    return (
+        (UserError, EXIT_USAGE, "{}"),
+        (BoundsError, EXIT_USAGE, "{}"),  # INDX_FOLLOW_SYMLINKS, INDX_MAX_FILE_MB, INDX_MAX_OCR_PAGES
+        (PasswordsError, EXIT_USAGE, "{}"),  # INDX_PDF_PASSWORDS
+        (RootError, EXIT_USAGE, "{}"),  # corpus roots: missing, overlapping, two with one label
+        (ExecutorError, EXIT_USAGE, "{}"),  # INDX_EXECUTOR: unknown, or its package missing
+        (ChainConfigError, EXIT_USAGE, f"the chunker chain cannot be built: {{}}; fix {CHAIN_ENV} or unset it"),
+        (NoDataDirectory, EXIT_USAGE, "{}"),  # a command that only reads, run where no data directory is
+        (InvalidSearch, EXIT_USAGE, "{}"),  # a blank query
+        (EmbedderError, EXIT_USAGE, "{}"),  # INDX_EMBEDDER: unknown, no model there; a table of another model
+    )
 
 
 def _causes(exc: BaseException) -> Iterator[BaseException]:
@@ -64,7 +71,7 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
 def user_error(exc: BaseException) -> tuple[str, int] | None:
     """The message and exit code of `exc` when it (or what caused it) is the user's mistake."""
     for cause in _causes(exc):
-        for kind, code, line in USER_ERRORS:
+        for kind, code, line in user_errors():
             if isinstance(cause, kind):
                 return line.format(cause), getattr(cause, "exit_code", code)
     return None
