@@ -224,3 +224,14 @@ def test_a_command_line_imports_only_its_command_yet_help_lists_every_command() 
     listed = run("--help").stdout
     assert all(f" {name} " in listed for name in COMMAND_MODULES)
     assert "Did you mean 'chunk'" in run("chunkk").stderr
+
+
+def test_chunking_a_file_loads_no_search_table_library() -> None:
+    # `indx chunk` reads and cuts: the table's schema (pyarrow, numpy) is the store's and the
+    # search's, a third of a second of every start when loaded for nothing
+    pdf = next((SAMPLE / "handbooks").glob("*.pdf"))
+    indx = ("import sys\nfrom indx_assets.app.cli import main\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('pyarrow', 'numpy', 'indx_assets.app.search') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", indx, "chunk", str(pdf)], capture_output=True, text=True, check=True)
+    assert "chunks" in done.stdout
+    assert done.stdout.strip().splitlines()[-1] == "[]"
