@@ -43,3 +43,16 @@ def test_an_edit_in_the_closure_moves_the_digest_within_one_process(package: Pat
     alone = code_digest(["digestpkg.a"], packages=("digestpkg",))
     (package / "b.py").write_text("RULE = 4\n")
     assert code_digest(["digestpkg.a"], packages=("digestpkg",)) == alone
+
+
+@pytest.mark.parametrize("importer", [
+    "try: from digestpkg import b\nexcept ImportError: b = None\n",  # a one-line compound statement
+    "X = 1; import digestpkg.b\n",
+    '"""The rule comes from b (import it lazily)."""\nfrom digestpkg import (  # the rule (see b)\n    b,\n)\n',
+])
+def test_an_import_however_written_keeps_its_module_in_the_closure(package: Path, importer: str) -> None:
+    # only the lines holding `import` are parsed: an import they cannot show alone still counts
+    (package / "a.py").write_text(importer)
+    before = code_digest(["digestpkg.a"], packages=("digestpkg",))
+    (package / "b.py").write_text("RULE = 2\n")
+    assert code_digest(["digestpkg.a"], packages=("digestpkg",)) != before

@@ -68,17 +68,17 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> Iterable[str]:
             yield from (f"{base}.{alias.name}" for alias in node.names)
 
 
-#: A line that may start an import statement, with its parenthesised or backslash-continued rest.
-_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|(?:[^\n]*\\\n)*[^\n]*)|import[ \t][^\n]*)", re.M)
+#: A line that holds the word `import`, with its parenthesised or backslash-continued rest.
+_IMPORT_LINE = re.compile(rb"^[^\n]*\bimport\b(?:[ \t]*\([^)]*\)|(?:[^\n]*\\\n)*[^\n]*)", re.M)
 
 
 def _import_statements(source: bytes) -> ast.AST:
-    """The module's import statements as one tree. Only the lines that start an import are
-    parsed, dedented (a module's full tree cost the chain's digests a seventh of a second at
-    every `indx` start); when one of them does not parse alone (an import inside a one-line
-    compound statement, a comment holding a parenthesis) the whole source is parsed instead.
-    A docstring line that reads as an import may add a module: a digest that covers more
-    code than it must is still right."""
+    """The module's import statements as one tree. Only the lines that hold the word `import`
+    are parsed, dedented (a module's full tree cost the chain's digests a seventh of a second
+    at every `indx` start); when they do not parse alone (prose in a docstring, `try: import`,
+    a comment holding a parenthesis) the whole source is parsed instead, so no import is
+    missed. A docstring line that reads as an import may add a module: a digest that covers
+    more code than it must is still right."""
     found = [m.group().strip() for m in _IMPORT_LINE.finditer(source)]
     try:
         return ast.parse(b"\n".join(found))
