@@ -35,6 +35,7 @@ _METADATA_FIELDS = (
     "header_prefix_len",
     "unstructured",
 )
+_FIELD_SET = frozenset(_METADATA_FIELDS)
 
 
 class ElementMetadata:
@@ -71,18 +72,19 @@ class ElementMetadata:
     unstructured: str | None = None
 
     def __init__(self, **fields: Any) -> None:
-        unknown = fields.keys() - set(_METADATA_FIELDS)
+        unknown = fields.keys() - _FIELD_SET if fields else ()
         if unknown:
             raise AttributeError(f"unknown metadata fields: {sorted(unknown)}")
         self.__dict__.update(fields)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name not in _METADATA_FIELDS:
+        if name not in _FIELD_SET:
             raise AttributeError(f"unknown metadata field {name!r}")
         self.__dict__[name] = value
 
     def copy(self) -> "ElementMetadata":
-        out = ElementMetadata()
+        # the fields are known good: no check of them again (a copy per sentence of a long page)
+        out = object.__new__(ElementMetadata)
         out.__dict__.update(self.__dict__)
         return out
 
