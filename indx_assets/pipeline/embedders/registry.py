@@ -124,10 +124,22 @@ def load_embedder(spec: str | None = None, *, eps: Sequence[EntryPoint] | None =
 
 @lru_cache(maxsize=8)
 def _load_installed(spec: str) -> LoadedEmbedder:
-    return _load(spec, tuple(entry_points(group=EMBEDDER_ENTRY_POINT_GROUP)))
+    return _identified(spec, *_created_installed(spec))
+
+
+@lru_cache(maxsize=8)
+def _created_installed(spec: str) -> tuple[Embedder, EntryPoint]:
+    """The installed embedder `spec` names, created once per process: `load_embedder` and the
+    sizing tokenizer share it."""
+    return _created(spec, tuple(entry_points(group=EMBEDDER_ENTRY_POINT_GROUP)))
 
 
 def _load(spec: str, eps: tuple[EntryPoint, ...]) -> LoadedEmbedder:
+    return _identified(spec, *_created(spec, eps))
+
+
+def _created(spec: str, eps: tuple[EntryPoint, ...]) -> tuple[Embedder, EntryPoint]:
+    """The embedder `spec` names among `eps`, created (no weights loaded, none hashed), and its entry point."""
     name, argument = parse_spec(spec)
     found = {ep.name: ep for ep in eps}
     if name not in found:
@@ -139,12 +151,18 @@ def _load(spec: str, eps: tuple[EntryPoint, ...]) -> LoadedEmbedder:
         raise EmbedderError(f"{EMBEDDER_ENV}={spec!r}: {exc}") from exc
     if not _is_embedder(embedder):
         raise EmbedderError(f"{EMBEDDER_ENV}={spec!r}: the entry point {ep.value} did not return an Embedder")
+    return embedder, ep
+
+
+def _identified(spec: str, embedder: Embedder, ep: EntryPoint) -> LoadedEmbedder:
+    """`embedder` with its identity: its code's version and its weights' digest (the weight
+    files read whole, 90 MB for MiniLM)."""
     distribution, version = _version_of(ep)
     try:
         weights = embedder.weights_digest
     except OSError as exc:
         raise EmbedderError(f"{EMBEDDER_ENV}={spec!r}: its weights cannot be read: {exc}") from exc
-    identity = EmbedderIdentity(name, distribution, version, embedder.model_version, weights)
+    identity = EmbedderIdentity(ep.name, distribution, version, embedder.model_version, weights)
     return LoadedEmbedder(spec, embedder, identity)
 
 
@@ -157,10 +175,16 @@ def _is_embedder(candidate: object) -> bool:
 
 
 def sizing_tokenizer_version() -> str:
-    """The sizing tokenizer of the embedder in use, named (for the chain's fingerprint)."""
-    return load_embedder().embedder.tokenizer_version
+    """The sizing tokenizer of the embedder in use, named (for the chain's fingerprint).
+    Chunking needs the embedder's tokenizer, not its identity: the weights are not hashed for
+    it (a tenth of a second of `indx chunk`'s start)."""
+    spec = current_spec()
+    try:
+        return _created_installed(spec)[0].tokenizer_version
+    except OSError as exc:
+        raise EmbedderError(f"{EMBEDDER_ENV}={spec!r}: its tokenizer cannot be read: {exc}") from exc
 
 
 def sizing_tokenizer() -> TokenCounter:
     """The tokenizer chunks are sized with: the embedder-in-use's own."""
-    return load_embedder().embedder.tokenizer
+    return _created_installed(current_spec())[0].tokenizer
