@@ -207,3 +207,10 @@ def test_without_a_slide_size_nothing_can_be_normalised(deck_bytes: bytes) -> No
     pieces = [p for c in PptxChunker().chunk(sizeless, PPTX, read.pages) for p in c.pieces]
     assert pieces and all(p.bbox is None for p in pieces)
     assert {p.metadata.get("unresolved_because") for p in pieces if p.bbox_reason == "unresolved"} == {"no_slide_size"}
+
+
+def test_each_picture_is_captioned_by_the_text_placed_under_it_not_by_the_slide_title() -> None:
+    document = to_document(encode_bytes(fx.captioned_pictures(), source_id="captioned.pptx"))
+    pictures = sorted((c for c in document.chunks if c.chunk_type == "image"), key=lambda c: (c.page, c.bbox[0]))
+    # two side by side, each with its own "Figure n"; a short line just under; nothing near: none
+    assert [p.metadata.get("caption") for p in pictures] == [*fx.CAPTIONS, fx.SHORT_CAPTION, None]

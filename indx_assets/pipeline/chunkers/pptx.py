@@ -7,7 +7,8 @@ left-to-right):
   (`table_markdown`) and HTML with its merged cells (`text_as_html`) in the metadata;
 - one image piece per raster picture: the bytes as stored when they are PNG, JPEG, GIF or WebP,
   otherwise converted to PNG with Pillow; a picture Pillow cannot decode (WMF/EMF outside
-  Windows, damaged data) is skipped and logged;
+  Windows, damaged data) is skipped and logged; the text box that captions it by position
+  ("Figure 2 ..." or a short line just under it: `captions.nearest_caption`) is its `caption`;
 - with `include_notes=True`, the speaker notes as a `notes` piece (no position: notes are not on
   the slide).
 
@@ -189,7 +190,11 @@ class PptxChunker:
         return tuple(claims)
 
     def _pieces(self, slide: Any, output: PageOutput) -> list[ChunkPiece]:
+        from indx_assets.pipeline.captions import nearest_caption
+
         pieces = []
+        # the slide's visible text boxes, where a picture's caption is looked for
+        blocks = [(s.bbox, s.text) for s in slide.shapes if s.kind == "text" and s.bbox is not None and s.text]
         for shape in slide.shapes:
             meta = _shape_metadata(shape, slide.hidden)
             where = {"bbox": shape.bbox} if shape.bbox is not None else {"bbox_reason": shape.bbox_reason}
@@ -201,6 +206,9 @@ class PptxChunker:
                 meta["image_format"] = fmt
                 if source:
                     meta["converted_from"] = source
+                caption = nearest_caption(shape.bbox, blocks) if shape.bbox is not None else None
+                if caption:
+                    meta["caption"] = caption
                 pieces.append(ChunkPiece(image=data, chunk_type="image", metadata=meta, **where))
                 continue
             # Offsets only where the page text really is the reader's (another reader may have won).
