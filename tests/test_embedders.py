@@ -228,6 +228,55 @@ def test_corpus_deck_pictures_get_vectors_from_alt_text_under_a_text_model(
     assert hits[0].id == described["id"]
 
 
+def _generated_deck_settings(tmp_path: Path, decks: dict[str, bytes]):
+    from indx_assets.wiring.settings import Settings
+
+    root = tmp_path / "decks"
+    root.mkdir()
+    for name, content in decks.items():
+        (root / name).write_bytes(content)
+    home = tmp_path / "indx"
+    return Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
+                    corpus_roots=(str(root),))
+
+
+def _by_slide(rows: list[dict]) -> list[dict]:
+    return sorted(rows, key=lambda r: (r["page"], (r["bbox"] or [0.0])[0]))
+
+
+def test_pictures_get_vectors_from_alt_text_then_caption_then_the_text_ocr_reads_on_them(
+        instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Generated decks: pictures of rendered text with and without alt text; pictures captioned
+    by position, one side by side with another, one with only its slide's title."""
+    from fixtures import make_pptx as fx
+
+    from indx_assets.app.search import search_chunks
+
+    monkeypatch.delenv(EMBEDDER_ENV, raising=False)  # MiniLM: text only
+    settings = _generated_deck_settings(tmp_path, {"signs.pptx": fx.pictures_of_text(),
+                                                   "captioned.pptx": fx.captioned_pictures()})
+    _ingest(instance, settings)
+    pictures = _picture_rows(settings)
+    embed = load_embedder().embedder.embed_texts
+
+    def described_by(row: dict, source: str, text: str) -> None:
+        assert json_of(row)["vector_source"] == source, json_of(row)
+        assert np.allclose(row["vector"], embed([text])[0], atol=1e-5), (source, text)
+
+    unlabelled, labelled = _by_slide(pictures["signs.pptx"])
+    described_by(unlabelled, "ocr", fx.SIGN_TEXT)  # nothing else describes it: the words on it
+    described_by(labelled, "alt_text", fx.SIGN_ALT)  # the author's words beat the picture's own
+    [hit] = search_chunks(settings, "lighthouse keeper rota", k=1, mode="vector",
+                          filters=SearchFilters(chunk_type="image"))
+    assert hit.id == unlabelled["id"] and hit.metadata["vector_source"] == "ocr"
+
+    left, right, mole, untitled = _by_slide(pictures["captioned.pptx"])
+    described_by(left, "caption", fx.CAPTIONS[0])  # each its own caption, not the slide's title
+    described_by(right, "caption", fx.CAPTIONS[1])
+    described_by(mole, "caption", fx.SHORT_CAPTION)
+    described_by(untitled, "caption", fx.CAPTIONED_TITLE)  # nothing under it: the title, as before
+
+
 def test_every_corpus_deck_picture_gets_a_pixel_vector_under_a_clip_model(
         corpus: Path, instance, models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(EMBEDDER_ENV, f"clip:{models['clip']}")

@@ -332,3 +332,20 @@ def apply_ocr(read: DocumentRead, content: bytes, config: ReaderConfig) -> Docum
         )
     pages = tuple(replaced.get(p.page, p) for p in read.pages)
     return DocumentRead.from_pages(read.media_type, pages, **read.metadata).with_parsed(read.parsed)
+
+
+def ocr_picture(data: bytes, config: ReaderConfig) -> str:
+    """The text OCR reads on one picture of a document (a slide's photo, a Word figure).
+
+    The picture is decoded as an image file is for OCR (`load_frame`: its first frame, the
+    same pixel bound, its own dpi when it says) and read by the one engine for `config`'s
+    languages (`engine_for`). "" when the engine finds no text. Raises `OcrUnavailable`
+    when no engine can run, `ImageRefused` (or the decoder's error) for bytes that are not
+    a decodable picture.
+    """
+    engine = engine_for(config)
+    image, dpi = load_frame(data, 0)
+    try:
+        return engine.recognize(image, dpi=dpi).text
+    finally:
+        image.close()

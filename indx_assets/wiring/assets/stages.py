@@ -20,7 +20,7 @@ from indx_assets.pipeline.chain import Chain
 from indx_assets.pipeline.chain_runner import ChunkMap, run_chain
 from indx_assets.pipeline.document import Document
 from indx_assets.pipeline.embedder import piece_vectors
-from indx_assets.pipeline.embedders.pictures import VECTOR_SOURCE_KEY, page_titles, picture_input
+from indx_assets.pipeline.embedders.pictures import VECTOR_SOURCE_KEY, PictureOcr, page_titles, picture_input
 from indx_assets.pipeline.embedders.registry import LoadedEmbedder
 from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY, measure
 from indx_assets.pipeline.fidelity import summary as fidelity_summary
@@ -221,15 +221,17 @@ def cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: o
 
 
 def embed_chunks(
-    source_ids: Sequence[str], storage: StorageResource, loaded: LoadedEmbedder, chunk_versions: dict[str, str]
+    source_ids: Sequence[str], storage: StorageResource, loaded: LoadedEmbedder, chunk_versions: dict[str, str],
+    version: str, reader_config: ReaderConfig,
 ) -> dict[str, StageOutput]:
     """Embed the chunks of several sources in one batched pass.
 
     A chunk cut into sentences gets the centroid of its sentences' vectors (`piece_vectors`).
     An image chunk gets a vector from its pixels or from the text describing it, recorded as
-    its `vector_source` (`embedders.pictures`); one nothing describes gets none.
-    The data version is derived from the chunk map's version and the embedder's identity, which
-    together decide the vectors (hashing floats would make version noise of batch composition).
+    its `vector_source` (`embedders.pictures`; OCR with `reader_config`'s settings); one nothing
+    describes gets none.
+    The data version is derived from the chunk map's version and `version` (the embedder's
+    identity and what reads pictures: `pictures.embeddings_version`), which together decide the vectors (hashing floats would make version noise of batch composition).
     The stored vectors record their space (`EmbedderIdentity.space`), which the table takes on.
     """
     embedder, identity = loaded.embedder, loaded.identity
@@ -240,9 +242,11 @@ def embed_chunks(
     pictures: list[tuple[str, str, bytes]] = []  # (source, chunk id, image bytes)
     sources: dict[str, str] = {}  # image chunk id -> its vector source
     skipped: Counter[str] = Counter()
+    ocr_problems: dict[str, str] = {}
     for sid in source_ids:
         rows = storage.read(CHUNK_MAP, sid).select(["id", "text", "chunk_type", "page", "image", "metadata"]).to_pylist()
         titles = page_titles(rows)
+        ocr = None if pixels else PictureOcr(reader_config)
         for row in rows:
             if row["text"]:
                 texts.append(row["text"])
@@ -250,7 +254,7 @@ def embed_chunks(
                 link = json.loads(row["metadata"] or "{}").get("chunk_id") if row["chunk_type"] == "sentence" else None
                 holders.append(link)
                 continue
-            described = picture_input(row, titles, pixels)
+            described = picture_input(row, titles, pixels, ocr)
             if described is None:
                 skipped[sid] += 1
                 continue
@@ -261,6 +265,8 @@ def embed_chunks(
                 texts.append(described.text)
                 owners.append((sid, row["id"]))
                 holders.append(None)
+        if ocr is not None and ocr.problem:
+            ocr_problems[sid] = ocr.problem
     position = {chunk_id: i for i, (_, chunk_id) in enumerate(owners)}
     vectors = piece_vectors(embedder.embed_texts, texts, [position.get(h) if h else None for h in holders])
     per_source: dict[str, list[tuple[str, Any]]] = {sid: [] for sid in source_ids}
@@ -281,14 +287,16 @@ def embed_chunks(
             metadata["image_vectors_by_source"] = dict(sorted(by_source.items()))
         if skipped[sid]:
             metadata["unembedded_image_chunks"] = skipped[sid]
-            metadata["unembedded_reason"] = ("nothing describes these pictures (no alt text, no page title)"
-                                             " and the embedder does not embed pixels")
-        outputs[sid] = StageOutput(combine_digests([chunk_versions[sid], identity.code_version]), metadata)
+            metadata["unembedded_reason"] = ("nothing describes these pictures (no alt text, no caption or page title,"
+                                             " no text OCR could read) and the embedder does not embed pixels")
+            if sid in ocr_problems:
+                metadata["unembedded_ocr"] = ocr_problems[sid]
+        outputs[sid] = StageOutput(combine_digests([chunk_versions[sid], version]), metadata)
     return outputs
 
 
 def with_vector_sources(chunks: pa.Table, vectors: pa.Table) -> pa.Table:
-    """`chunks` with each image chunk's `vector_source` (pixels, alt_text, caption) in its row's
+    """`chunks` with each image chunk's `vector_source` (pixels, alt_text, caption, ocr) in its row's
     metadata, where a search hit and `indx show` carry it."""
     if VECTOR_SOURCE_KEY not in vectors.column_names:
         return chunks
