@@ -36,7 +36,7 @@ def data_settings(home: PathArg | None = None, *, creates: bool = False) -> Sett
     (`Settings.from_env`), so a call and the command in the same folder and environment read
     and write the same index. Only a call that `creates` (an ingest) may work where there is
     no data directory yet; the others raise `NoDataDirectory` saying where they looked."""
-    settings = Settings.from_env(home)
+    settings = Settings.from_env(None if home is None else Path(home))
     if creates or settings.home.is_dir():
         return settings
     if home is not None:

@@ -100,8 +100,9 @@ def usage_line(exc: typer.TyperException) -> str:
 def exit_with_usage(exc: typer.TyperException) -> None:
     """Say a usage error in one line and exit with its code (2). `indx` alone prints its help:
     Typer raises that as a usage error too (told apart by name, as Typer does itself)."""
-    if type(exc).__name__ == "NoArgsIsHelpError":
-        exc.show()  # type: ignore[attr-defined]  (its message is the help)
+    show = getattr(exc, "show", None)  # Click's errors show themselves; a bare TyperException cannot
+    if type(exc).__name__ == "NoArgsIsHelpError" and callable(show):
+        show()  # its message is the help
     else:
         typer.echo(usage_line(exc), err=True)
     sys.exit(getattr(exc, "exit_code", EXIT_USAGE))

@@ -180,13 +180,15 @@ def _name_bodies(app: FastAPI, *models: type[BaseModel]) -> None:
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schemas = generate().setdefault("components", {}).setdefault("schemas", {})
-            for model in models:
-                schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
-                schemas.update(schema.pop("$defs", {}))
-                schemas[model.__name__] = schema
-        return app.openapi_schema
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        document = generate()  # FastAPI's: builds the document and keeps it as `app.openapi_schema`
+        schemas = document.setdefault("components", {}).setdefault("schemas", {})
+        for model in models:
+            schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+            schemas.update(schema.pop("$defs", {}))
+            schemas[model.__name__] = schema
+        return document
 
     app.openapi = openapi  # type: ignore[method-assign]
 
