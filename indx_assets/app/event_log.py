@@ -9,6 +9,11 @@ per shard and writes a batch of one run's asset events in one transaction per sh
 schema and locking are Dagster's own, so an instance can switch between the two classes at
 any time.
 
+It also indexes every provenance tag of an asset event (code version, input data versions),
+where Dagster indexes only the data version, so `provenance.latest_records` reads what
+staleness needs from the tag index in one query instead of unpacking every stored event
+(`indx status` on 10,000 sources: 50,000 events).
+
 Configured in `$INDX_HOME/dagster/dagster.yaml` (see `runner.DEFAULT_DAGSTER_YAML`); with
 no `base_dir` it uses Dagster's own place for the event log, `$DAGSTER_HOME/history/runs`::
 
@@ -34,6 +39,8 @@ from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
 from dagster._core.storage.sql import create_engine
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from dagster._serdes import ConfigurableClassData
+
+from indx_assets.wiring.dagster_internals import CODE_VERSION_TAG, INPUT_DATA_VERSION_TAG_PREFIX
 
 #: Run shards whose engines stay open besides the index's; a long-lived webserver reads many
 #: runs, and an ingest run writes to one, so the least recently used ones are closed.
@@ -121,6 +128,12 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
             latest = {(e.dagster_event.asset_key, e.dagster_event_type): n for n, e in enumerate(events)}  # type: ignore[union-attr]
             for n in sorted(latest.values()):
                 self._store_asset_event(conn, events[n], ids[n])
+
+    def get_asset_tags_to_index(self, tag_keys: set[str]) -> set[str]:
+        """Dagster's indexed tags, and the code version and input data versions besides."""
+        return super().get_asset_tags_to_index(tag_keys) | {
+            key for key in tag_keys if key == CODE_VERSION_TAG or key.startswith(INPUT_DATA_VERSION_TAG_PREFIX)
+        }
 
     # Dagster checks the schema before every asset event (whether the tags table exists, which
     # columns the asset-key table has), opening an engine of its own for the first. Tables and

@@ -16,18 +16,24 @@ event-log storage (`app/event_log.py`), which subclasses Dagster's SQLite storag
   their evaluation results are made of).
 - Sensor ticks: a tick's result with other run requests (`with_run_requests`), for the
   automation sensor that runs its requests as spans.
+- Provenance tags by event: the event log's tag index (`asset_event_tags`, one row per indexed
+  tag of an asset event), read for many events in one query and filled in for events stored
+  before a storage indexed a tag (`indexed_event_tags`, `index_event_tags`).
 - Runs: the run worker's pid as the worker records it (`run_worker_pid`); whether runs are kept
   in SQLite files on this machine; whether the event log is Dagster's stock SQLite one.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
 
 import dagster as dg
+import sqlalchemy as sa
 from dagster._core.definitions.asset_daemon_cursor import AssetDaemonCursor
 from dagster._core.definitions.data_version import (
     CODE_VERSION_TAG,
     DATA_VERSION_IS_USER_PROVIDED_TAG,
     DATA_VERSION_TAG,
+    INPUT_DATA_VERSION_TAG_PREFIX,
     get_input_data_version_tag,
     get_input_event_pointer_tag,
 )
@@ -42,6 +48,8 @@ from dagster._core.events import (
 )
 from dagster._core.instance.utils import RUNLESS_JOB_NAME, RUNLESS_RUN_ID
 from dagster._core.storage.event_log import SqliteEventLogStorage
+from dagster._core.storage.event_log.schema import AssetEventTagsTable
+from dagster._core.storage.event_log.sql_event_log import SqlEventLogStorage
 from dagster._core.storage.runs import SqliteRunStorage
 from dagster._core.storage.tags import BACKFILL_ID_TAG
 
@@ -50,11 +58,14 @@ __all__ = [
     "CODE_VERSION_TAG",
     "DATA_VERSION_IS_USER_PROVIDED_TAG",
     "DATA_VERSION_TAG",
+    "INPUT_DATA_VERSION_TAG_PREFIX",
     "INVALID_PARTITION_SUBSTRINGS",
     "AssetDaemonCursor",
     "AssetKeyPartitionKey",
     "get_input_data_version_tag",
     "get_input_event_pointer_tag",
+    "index_event_tags",
+    "indexed_event_tags",
     "is_local_sqlite",
     "materialization_batch",
     "report_runless_batch",
@@ -137,3 +148,52 @@ def is_local_sqlite(instance: dg.DagsterInstance) -> bool:
 def uses_stock_sqlite_event_log(instance: dg.DagsterInstance) -> bool:
     """Whether the event log is Dagster's own SQLite storage (not indx's pooled subclass)."""
     return type(instance.event_log_storage) is SqliteEventLogStorage
+
+
+#: Event ids per query of the tag index (SQLite caps bound variables at 32,766; Postgres more).
+_IDS_PER_QUERY = 5000
+
+
+def indexed_event_tags(instance: dg.DagsterInstance, event_ids: Iterable[int]) -> dict[int, dict[str, str]] | None:
+    """The tags the event log indexed for each of `event_ids` (what it keeps in
+    `asset_event_tags`: the data version always, more where the storage indexes more), a
+    query per 5,000 events and no event deserialized; None when the event log is not
+    Dagster's SQL storage (it has no such table to read)."""
+    storage = instance.event_log_storage
+    if not isinstance(storage, SqlEventLogStorage):
+        return None
+    ids = list(event_ids)
+    tags: dict[int, dict[str, str]] = {}
+    table = AssetEventTagsTable
+    with storage.index_connection() as conn:
+        for start in range(0, len(ids), _IDS_PER_QUERY):
+            query = sa.select(table.c.event_id, table.c.key, table.c.value).where(
+                table.c.event_id.in_(ids[start:start + _IDS_PER_QUERY]))
+            for event_id, key, value in conn.execute(query):
+                tags.setdefault(event_id, {})[key] = value
+    return tags
+
+
+def index_event_tags(instance: dg.DagsterInstance, asset_key: dg.AssetKey,
+                     tags_by_event: Mapping[int, Mapping[str, str]], timestamps: Mapping[int, float]) -> None:
+    """Add to the event log's tag index the tags of events stored before it indexed them (those
+    `get_asset_tags_to_index` now takes that the index lacks), so the next read finds them
+    there; nothing when the storage indexes no more than it did."""
+    storage = instance.event_log_storage
+    if not isinstance(storage, SqlEventLogStorage) or not tags_by_event:
+        return
+    wanted = {event_id: {k: v for k, v in tags.items() if k in storage.get_asset_tags_to_index({k})}
+              for event_id, tags in tags_by_event.items()}
+    if not any(wanted.values()):
+        return
+    have = indexed_event_tags(instance, wanted) or {}
+    rows = [
+        {"event_id": event_id, "asset_key": asset_key.to_string(), "key": key, "value": value,
+         "event_timestamp": datetime.fromtimestamp(timestamps[event_id], timezone.utc).replace(tzinfo=None)}
+        for event_id, tags in wanted.items()
+        for key, value in tags.items()
+        if key not in have.get(event_id, {})
+    ]
+    if rows:
+        with storage.index_transaction() as conn:
+            conn.execute(AssetEventTagsTable.insert(), rows)

@@ -76,10 +76,12 @@ def page_status(
     parents: Mapping[dg.AssetKey, dg.AssetKey],
     assets: Sequence[dg.AssetKey],
     index: "SourceIndex | None" = None,
+    hashes: Mapping[str, str] | None = None,
 ) -> dict[dg.AssetKey, dict[str, PartitionStatus]]:
     """`judge` for `partitions` of each of `assets` (`parents` maps an asset to its parent; a
-    root asset has none and is compared with the sha256 `index` last saw): two queries per
-    asset and parent."""
+    root asset has none and is compared with the sha256 its source has now: from `hashes`
+    where given (the ingest hashes the files), else the one `index` last saw): a few batched
+    queries per asset and parent."""
     records: dict[dg.AssetKey, dict[str, PartitionRecord]] = {}
 
     def of(key: dg.AssetKey) -> dict[str, PartitionRecord]:
@@ -88,14 +90,15 @@ def page_status(
         return records[key]
 
     roots = [key for key in assets if key not in parents]
-    seen = index.get(partitions) if index is not None and roots else {}
+    seen = {pk: s.sha256 for pk, s in index.get(partitions).items()} if index is not None and roots else {}
+    seen.update(hashes or {})
     result: dict[dg.AssetKey, dict[str, PartitionStatus]] = {}
     for key in assets:
         parent = parents.get(key)
         own, upstream = of(key), of(parent) if parent else {}
         result[key] = {
             pk: judge(own.get(pk), code_versions.get(key), parent, upstream.get(pk),
-                      seen[pk].sha256 if pk in seen else None)
+                      seen.get(pk))
             for pk in partitions
         }
     return result

@@ -24,6 +24,8 @@ from indx_assets.wiring.dagster_internals import (
     DATA_VERSION_TAG,
     get_input_data_version_tag,
     get_input_event_pointer_tag,
+    index_event_tags,
+    indexed_event_tags,
     materialization_batch,
     report_runless_batch,
 )
@@ -79,7 +81,12 @@ def mark_removed(instance: dg.DagsterInstance, keys: Sequence[dg.AssetKey], part
 def latest_records(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: Iterable[str]) -> dict[str, PartitionRecord]:
     """The latest materialization record of each partition, in two queries for the batch (a
     third for those that have one: a record older than the partition's removal mark does
-    not count)."""
+    not count), and its provenance tags from the event log's tag index in one more.
+
+    indx's event log indexes every provenance tag (`PooledSqliteEventLogStorage`); a record
+    whose code version is not in the index (stored by Dagster's stock storage, or before
+    indx indexed it) is read whole, the slow way (unpacking a stored event costs about a
+    millisecond), and its tags are added to the index then, so each is read whole once."""
     storage = instance.event_log_storage
     ids = storage.get_latest_storage_id_by_partition(key, dg.DagsterEventType.ASSET_MATERIALIZATION, set(partitions))
     if ids:
@@ -87,10 +94,16 @@ def latest_records(instance: dg.DagsterInstance, key: dg.AssetKey, partitions: I
         ids = {p: sid for p, sid in ids.items() if sid > removed.get(p, -1)}
     if not ids:
         return {}
-    records = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=key, storage_ids=list(ids.values())), limit=len(ids)
-    ).records
-    tags_by_id = {r.storage_id: dict(r.event_log_entry.tags or {}) for r in records}
+    indexed = indexed_event_tags(instance, ids.values()) or {}
+    tags_by_id = {sid: tags for sid, tags in indexed.items() if CODE_VERSION_TAG in tags}
+    unindexed = [sid for sid in ids.values() if sid not in tags_by_id]
+    if unindexed:
+        records = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, storage_ids=unindexed), limit=len(unindexed)
+        ).records
+        read = {r.storage_id: dict(r.event_log_entry.tags or {}) for r in records}
+        index_event_tags(instance, key, read, {r.storage_id: r.timestamp for r in records})
+        tags_by_id.update(read)
     return {p: PartitionRecord(sid, tags_by_id.get(sid, {})) for p, sid in ids.items()}
 
 

@@ -78,13 +78,15 @@ def corpus_status(
     code_versions: Mapping[dg.AssetKey, str | None],
     index: SourceIndex | None = None,
     page_size: int = PAGE_SIZE,
+    hashes: Mapping[str, str] | None = None,
 ) -> CorpusStatus:
-    """Every partition of every ingestion asset, in one paged scan."""
+    """Every partition of every ingestion asset, in one paged scan (a root judged against
+    `hashes`, the sha256 of the sources now, where given; else against `index`)."""
     status = CorpusStatus(assets={key: AssetStatus() for key in ASSET_KEYS})
     for page in iter_partition_pages(instance, page_size):
         status.partitions += len(page)
         status.order.extend(page)
-        for key, by_partition in page_status(instance, code_versions, page, PARENT, ASSET_KEYS, index).items():
+        for key, by_partition in page_status(instance, code_versions, page, PARENT, ASSET_KEYS, index, hashes).items():
             for pk, s in by_partition.items():
                 if s.state == "missing":
                     status.assets[key].missing.append(pk)
