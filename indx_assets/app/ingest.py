@@ -117,6 +117,7 @@ def ingest(settings: Settings, paths: Sequence[str] = (), *, batch_size: int | N
 
     from indx_assets.app.analytics import ingest_summary
     from indx_assets.app.runner import materialize_partitions, open_instance, sync_partitions
+    from indx_assets.pipeline.embedders.registry import preload
     from indx_assets.pipeline.stage_clock import CLOCK
     from indx_assets.wiring.assets.ingest import BATCH_SIZE
 
@@ -128,12 +129,17 @@ def ingest(settings: Settings, paths: Sequence[str] = (), *, batch_size: int | N
     with open_instance(settings) as instance:
         record_roots(settings.home, roots)
         sync = sync_partitions(instance, settings)
+        # New sources will be embedded: the model loads while they are read and cut (a re-ingest
+        # with nothing new loads it only if something turns out to need it).
+        preloading = preload() if sync.added or force else None
         if on_sync:
             on_sync(roots, sync)
         # The summary names every failed source and why; Dagster's own log of a failed run
         # (a traceback per run) stays in the instance, for `dagster dev`.
         results = materialize_partitions(instance, settings, sync.current, batch_size=batch_size or BATCH_SIZE,
                                          force=force, log_level=log_level, on_batch=on_batch)
+    if preloading is not None:
+        preloading.join()  # done long since when anything was embedded; never left loading at exit
     failed = {s: why for r in results for s, why in r.failed.items()}
     summary = ingest_summary(settings.storage_uri, sync.current, failed)
     summary["problems"].update(_corpus_problems(sync))

@@ -7,6 +7,7 @@ instead of reaching for the network).
 
 import hashlib
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -79,12 +80,22 @@ def _load_model(device: str) -> Any:
     return load_sentence_transformer(minilm_path(), device)
 
 
-@lru_cache(maxsize=4)
+#: One model load at a time: a caller that comes while another thread loads (`preload`'s)
+#: waits for that load instead of starting a second copy.
+_LOAD_LOCK = threading.Lock()
+
+
 def load_sentence_transformer(directory: Path, device: str) -> Any:
     """A sentence-transformers model from a local directory, once per process, directory and
-    device (loading takes seconds; runs reuse it), timed as the "model_load" stage."""
-    with CLOCK.stage("model_load"):
-        return _load_sentence_transformer_now(directory, device)
+    device (loading takes seconds; runs reuse it), timed as the "model_load" stage: the time
+    this thread loaded it or waited for another thread's load."""
+    with CLOCK.stage("model_load"), _LOAD_LOCK:
+        return _loaded_sentence_transformer(Path(directory), device)
+
+
+@lru_cache(maxsize=4)
+def _loaded_sentence_transformer(directory: Path, device: str) -> Any:
+    return _load_sentence_transformer_now(directory, device)
 
 
 def _load_sentence_transformer_now(directory: Path, device: str) -> Any:

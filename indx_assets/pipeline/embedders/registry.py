@@ -14,7 +14,9 @@ Its sizing tokenizer goes into the chunker chain's fingerprint (`chain.Chain`).
 """
 
 import inspect
+import logging
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -164,6 +166,31 @@ def _identified(spec: str, embedder: Embedder, ep: EntryPoint) -> LoadedEmbedder
         raise EmbedderError(f"{EMBEDDER_ENV}={spec!r}: its weights cannot be read: {exc}") from exc
     identity = EmbedderIdentity(ep.name, distribution, version, embedder.model_version, weights)
     return LoadedEmbedder(spec, embedder, identity)
+
+
+def preload(spec: str | None = None) -> threading.Thread:
+    """Load the embedder `spec` names (default: `INDX_EMBEDDER`) and its weights in a thread
+    started now, and return it: the seconds of importing torch and reading the weights then
+    overlap the reading and cutting of documents instead of preceding the first embedding
+    (their time is counted as `model_load_background`; what the embed stage still waits for,
+    as `model_load`). Still one load per process: the loads are cached, and a load asked for
+    while this one runs waits for it (`embedder.load_sentence_transformer`).
+
+    A failure is left to the foreground: its own load raises the same error, with its message."""
+    from indx_assets.pipeline.stage_clock import CLOCK
+
+    def load() -> None:
+        with CLOCK.in_background(), CLOCK.stage("model_load"):
+            try:
+                embedder = load_embedder(spec).embedder
+                if "text" in embedder.modalities:
+                    embedder.embed_texts(["warm up"])  # the weights load on the first embedding
+            except Exception:  # the foreground's own load reports it
+                logging.getLogger(__name__).debug("preloading the embedder failed", exc_info=True)
+
+    thread = threading.Thread(target=load, name="indx-embedder-preload", daemon=True)
+    thread.start()
+    return thread
 
 
 def _is_embedder(candidate: object) -> bool:
