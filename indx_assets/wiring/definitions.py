@@ -10,7 +10,6 @@ every chunk map stale and nothing upstream. Likewise the reading ladder's finger
 import dagster as dg
 
 from indx_assets.pipeline.chain import ChainConfig, load_chain
-from indx_assets.pipeline.embedders.pictures import embeddings_version
 from indx_assets.pipeline.embedders.registry import load_embedder
 from indx_assets.pipeline.readers.ladder import ladder_fingerprint
 from indx_assets.wiring.assets.ingest import ASSET_KEYS, build_ingest_assets
@@ -48,10 +47,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
     automation = {key: ingest_condition(key, index) for key in ASSET_KEYS}
     resources = build_resources(settings)
     readers = ladder_fingerprint(resources["readers"].config)  # type: ignore[attr-defined]
-    loaded = load_embedder()
-    embeddings = embeddings_version(loaded.identity.code_version, loaded.embedder.modalities,
-                                    resources["readers"].config)  # type: ignore[attr-defined]
-    ingest = build_ingest_assets(chain.fingerprint, embeddings, automation, readers)
+    ingest = build_ingest_assets(chain.fingerprint, load_embedder().identity.code_version, automation, readers)
     return dg.Definitions(
         assets=[ingest, chunks_table_maintenance],
         jobs=[maintenance_job],

@@ -12,7 +12,7 @@ counts chunks without one).
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +79,18 @@ class PictureOcr:
         self.read = 0
         self.problem: str | None = None
 
+    def fingerprint(self) -> str | None:
+        """What read this document's pictures, for its embeddings' data version: the OCR
+        engine and bound when a picture reached OCR (None when none did). It is not part of
+        `chunk_embeddings`' code version: installing OCR re-reads scanned pages and re-embeds
+        only the documents whose pages changed, not every document in case it has pictures."""
+        if not self.read and self.problem is None:
+            return None
+        from indx_assets.pipeline.readers.ocr import ocr_fingerprint
+
+        payload = {"ocr": ocr_fingerprint(self.config.ocr_languages), "max_ocr_pages": self.config.max_ocr_pages}
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
     def __call__(self, data: bytes) -> str:
         from indx_assets.pipeline.readers.ocr import OcrUnavailable, ocr_picture
 
@@ -95,19 +107,6 @@ class PictureOcr:
         except Exception as exc:  # one picture the decoder or the engine fails on is that picture's loss alone
             log.warning("OCR of a picture failed: %s: %s", type(exc).__name__, exc)
         return ""
-
-
-def embeddings_version(code_version: str, modalities: Collection[str], config: ReaderConfig) -> str:
-    """`chunk_embeddings`' code version: the embedder's identity (`code_version`) and, under a
-    text-only embedder, what reads pictures' text into vectors (`PictureOcr`: the OCR engine
-    and its language data, the OCR bound), so installing OCR marks embeddings stale."""
-    if "image" in modalities:
-        return code_version
-    from indx_assets.pipeline.readers.ocr import ocr_fingerprint
-
-    payload = {"ocr": ocr_fingerprint(config.ocr_languages), "max_ocr_pages": config.max_ocr_pages}
-    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
-    return f"{code_version}|pictures-{digest}"
 
 
 def _metadata(row: Mapping[str, Any]) -> dict[str, Any]:

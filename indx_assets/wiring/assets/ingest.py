@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 
 import dagster as dg
 
-from indx_assets.pipeline.embedders.pictures import embeddings_version
 from indx_assets.pipeline.stage_clock import CLOCK
 from indx_assets.wiring.assets import stages
 from indx_assets.wiring.assets.freshness import judge
@@ -262,10 +261,9 @@ def build_ingest_assets(
                 f"declared ({chain_fingerprint}); reload the definitions before re-chunking"
             )
         in_use = embedder.loaded
-        embeddings_in_use = embeddings_version(in_use.identity.code_version, in_use.embedder.modalities, readers.config)
-        if CHUNK_EMBEDDINGS in selected and embeddings_in_use != embedder_version:
+        if CHUNK_EMBEDDINGS in selected and in_use.identity.code_version != embedder_version:
             raise dg.Failure(
-                f"the embedder in use ({embeddings_in_use}) differs from the one these definitions "
+                f"the embedder in use ({in_use.identity.code_version}) differs from the one these definitions "
                 f"declared ({embedder_version}); reload the definitions before embedding"
             )
 
@@ -310,7 +308,8 @@ def build_ingest_assets(
                 CHUNK_EMBEDDINGS,
                 partitions,
                 timed("embed", lambda todo, parents: stages.embed_chunks(
-                    todo, storage, in_use, {pk: parents[pk].data_version or "" for pk in todo}, embeddings_in_use, readers.config
+                    todo, storage, in_use, {pk: parents[pk].data_version or "" for pk in todo},
+                    in_use.identity.code_version, readers.config
                 )),
             )
         if CHUNKS_TABLE in selected:

@@ -230,8 +230,10 @@ def embed_chunks(
     An image chunk gets a vector from its pixels or from the text describing it, recorded as
     its `vector_source` (`embedders.pictures`; OCR with `reader_config`'s settings); one nothing
     describes gets none.
-    The data version is derived from the chunk map's version and `version` (the embedder's
-    identity and what reads pictures: `pictures.embeddings_version`), which together decide the vectors (hashing floats would make version noise of batch composition).
+    The data version is derived from the chunk map's version, `version` (the embedder's
+    identity) and, for a document whose pictures reached OCR, what read them
+    (`PictureOcr.fingerprint`): together they decide the vectors (hashing floats would make
+    version noise of batch composition).
     The stored vectors record their space (`EmbedderIdentity.space`), which the table takes on.
     """
     embedder, identity = loaded.embedder, loaded.identity
@@ -243,6 +245,7 @@ def embed_chunks(
     sources: dict[str, str] = {}  # image chunk id -> its vector source
     skipped: Counter[str] = Counter()
     ocr_problems: dict[str, str] = {}
+    ocr_versions: dict[str, str] = {}
     for sid in source_ids:
         rows = storage.read(CHUNK_MAP, sid).select(["id", "text", "chunk_type", "page", "image", "metadata"]).to_pylist()
         titles = page_titles(rows)
@@ -267,6 +270,8 @@ def embed_chunks(
                 holders.append(None)
         if ocr is not None and ocr.problem:
             ocr_problems[sid] = ocr.problem
+        if ocr is not None and (read_by := ocr.fingerprint()) is not None:
+            ocr_versions[sid] = read_by
     position = {chunk_id: i for i, (_, chunk_id) in enumerate(owners)}
     vectors = piece_vectors(embedder.embed_texts, texts, [position.get(h) if h else None for h in holders])
     per_source: dict[str, list[tuple[str, Any]]] = {sid: [] for sid in source_ids}
@@ -291,7 +296,8 @@ def embed_chunks(
                                              " no text OCR could read) and the embedder does not embed pixels")
             if sid in ocr_problems:
                 metadata["unembedded_ocr"] = ocr_problems[sid]
-        outputs[sid] = StageOutput(combine_digests([chunk_versions[sid], version]), metadata)
+        read_by = [ocr_versions[sid]] if sid in ocr_versions else []
+        outputs[sid] = StageOutput(combine_digests([chunk_versions[sid], version, *read_by]), metadata)
     return outputs
 
 
