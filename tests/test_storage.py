@@ -74,6 +74,15 @@ def test_the_run_cache_keeps_the_newest_tables_within_its_budget(tmp_path: Path)
     assert run_reading_back(StorageResource(root=str(tmp_path / "off"), run_cache_mb=0), ["1"], big) == {"1": False}
 
 
+def test_the_run_cache_never_keeps_one_output_over_its_item_bound(tmp_path: Path) -> None:
+    """A long document's output (a million-row sheet's chunk map) is read back from its file by
+    the next stage, not held through every stage after its own, however large the budget."""
+    small, large = pa.table({"text": ["x" * 400_000]}), pa.table({"text": ["x" * 1_200_000]})
+    storage = StorageResource(root=str(tmp_path), run_cache_mb=256, run_cache_item_mb=1)
+    assert run_reading_back(storage, ["1"], large) == {"1": False}
+    assert run_reading_back(storage, ["2"], small) == {"2": True}
+
+
 CONCURRENT_WRITES = """
 import sys
 import pyarrow as pa

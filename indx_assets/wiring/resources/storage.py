@@ -80,12 +80,17 @@ class StorageResource(dg.ConfigurableResource):
 
     Within a run, what the run wrote is read back from memory, up to `run_cache_mb`: each
     stage of a batch reads what the stage before it has just written, and reading a small
-    Parquet file back costs more than the work on it. The files are written all the same.
+    Parquet file back costs more than the work on it. The files are written all the same. An
+    output over `run_cache_item_mb` is not kept: reading a large file back costs little beside
+    the work on it, and holding it would keep a long document's every chunk in memory through
+    the stages after its own (a 1,000,000-row sheet's chunk map is about 200 MB).
     """
 
     root: str
     run_cache_mb: int = 256
     """Memory for the tables a run wrote (the oldest are dropped first); 0 turns it off."""
+    run_cache_item_mb: int = 16
+    """The largest table the run keeps in memory; a larger one is read back from its file."""
 
     _written: "OrderedDict[tuple[str, str], pa.Table] | None" = PrivateAttr(default=None)
     _written_bytes: int = PrivateAttr(default=0)
@@ -144,7 +149,7 @@ class StorageResource(dg.ConfigurableResource):
         if key in self._written:
             self._written_bytes -= self._written.pop(key).nbytes
         budget = self.run_cache_mb * 2**20
-        if table.nbytes > budget:
+        if table.nbytes > min(budget, self.run_cache_item_mb * 2**20):
             return
         self._written[key] = table
         self._written_bytes += table.nbytes
