@@ -8,13 +8,17 @@ import base64
 import io
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 import pyarrow as pa
+import pyarrow.compute as pc
 from upath import UPath
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from indx_assets.pipeline.chain import Chain
 from indx_assets.pipeline.chain_runner import ChunkMap, run_chain
@@ -220,6 +224,13 @@ def cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: o
     return StageOutput(digest(table), metadata)
 
 
+def _rows(table: pa.Table, step: int = 4096) -> Iterator[dict[str, Any]]:
+    """The rows of `table` as dicts, `step` at a time: a long document's rows are never all
+    Python objects at once (its chunks' metadata, a table's HTML among it, cost 3x as such)."""
+    for batch in table.to_batches(max_chunksize=step):
+        yield from batch.to_pylist()
+
+
 def embed_chunks(
     source_ids: Sequence[str], storage: StorageResource, loaded: LoadedEmbedder, chunk_versions: dict[str, str],
     version: str, reader_config: ReaderConfig,
@@ -247,16 +258,18 @@ def embed_chunks(
     ocr_problems: dict[str, str] = {}
     ocr_versions: dict[str, str] = {}
     for sid in source_ids:
-        rows = storage.read(CHUNK_MAP, sid).select(["id", "text", "chunk_type", "page", "image", "metadata"]).to_pylist()
-        titles = page_titles(rows)
+        table = storage.read(CHUNK_MAP, sid).select(["id", "text", "chunk_type", "page", "image", "metadata"])
+        titles: dict[int | None, str] | None = None  # found when a picture needs them: few documents have any
         ocr = None if pixels else PictureOcr(reader_config)
-        for row in rows:
+        for row in _rows(table):
             if row["text"]:
                 texts.append(row["text"])
                 owners.append((sid, row["id"]))
                 link = json.loads(row["metadata"] or "{}").get("chunk_id") if row["chunk_type"] == "sentence" else None
                 holders.append(link)
                 continue
+            if titles is None:
+                titles = page_titles(_rows(table))
             described = picture_input(row, titles, pixels, ocr)
             if described is None:
                 skipped[sid] += 1
@@ -274,20 +287,28 @@ def embed_chunks(
             ocr_versions[sid] = read_by
     position = {chunk_id: i for i, (_, chunk_id) in enumerate(owners)}
     vectors = piece_vectors(embedder.embed_texts, texts, [position.get(h) if h else None for h in holders])
-    per_source: dict[str, list[tuple[str, Any]]] = {sid: [] for sid in source_ids}
-    for (sid, chunk_id), vector in zip(owners, vectors, strict=True):
-        per_source[sid].append((chunk_id, vector))
+    del texts, position, holders
+    ids: dict[str, list[str]] = {sid: [] for sid in source_ids}
+    rows_of: dict[str, list[int]] = {sid: [] for sid in source_ids}  # rows of `vectors`, then of the pictures'
+    for i, (sid, chunk_id) in enumerate(owners):
+        ids[sid].append(chunk_id)
+        rows_of[sid].append(i)
     if pictures:
-        for (sid, chunk_id, _), vector in zip(pictures, embedder.embed_images([p[2] for p in pictures]), strict=True):
-            per_source[sid].append((chunk_id, vector))
+        import numpy as np
+
+        drawn = embedder.embed_images([p[2] for p in pictures])
+        for i, (sid, chunk_id, _) in enumerate(pictures, start=len(vectors)):
+            ids[sid].append(chunk_id)
+            rows_of[sid].append(i)
+        vectors = np.concatenate([vectors, drawn])
     outputs = {}
     schema = embeddings_schema(embedder.dimension, identity.space)
-    for sid, pairs in per_source.items():
-        table = pa.Table.from_pylist([{"id": cid, "vector": vec.tolist(), VECTOR_SOURCE_KEY: sources.get(cid)}
-                                      for cid, vec in pairs], schema=schema)
+    for sid in source_ids:
+        table = pa.table([pa.array(ids[sid], pa.string()), vector_column(vectors[rows_of[sid]], schema.field("vector").type),
+                          pa.array([sources.get(cid) for cid in ids[sid]], pa.string())], schema=schema)
         storage.write(CHUNK_EMBEDDINGS, sid, table)
-        metadata: dict[str, Any] = {"vectors": len(pairs), "model": embedder.model_version, "embedder": identity.name}
-        by_source = Counter(sources[cid] for cid, _ in pairs if cid in sources)
+        metadata: dict[str, Any] = {"vectors": len(ids[sid]), "model": embedder.model_version, "embedder": identity.name}
+        by_source = Counter(sources[cid] for cid in ids[sid] if cid in sources)
         if by_source:
             metadata["image_vectors_by_source"] = dict(sorted(by_source.items()))
         if skipped[sid]:
@@ -299,6 +320,13 @@ def embed_chunks(
         read_by = [ocr_versions[sid]] if sid in ocr_versions else []
         outputs[sid] = StageOutput(combine_digests([chunk_versions[sid], version, *read_by]), metadata)
     return outputs
+
+
+def vector_column(vectors: "np.ndarray", kind: pa.DataType) -> pa.Array:
+    """The rows of a float matrix as an Arrow column of `kind` (fixed-size float lists), copied
+    once as float32, never through Python floats (32 bytes each, 8x the vectors' own size)."""
+    flat = pa.array(vectors.astype("float32", copy=False).reshape(-1), pa.float32())
+    return pa.FixedSizeListArray.from_arrays(flat, kind.list_size).cast(kind)
 
 
 def with_vector_sources(chunks: pa.Table, vectors: pa.Table) -> pa.Table:
@@ -326,9 +354,10 @@ def write_rows(
     for sid in source_ids:
         chunks = storage.read(CHUNK_MAP, sid)
         vectors = storage.read(CHUNK_EMBEDDINGS, sid)
-        vector_by_id = dict(zip(vectors.column("id").to_pylist(), vectors.column("vector").to_pylist(), strict=True))
         schema = chunk_rows(vector_dimension(vectors.schema), space_of(vectors.schema))
-        column = pa.array([vector_by_id.get(cid) for cid in chunks.column("id").to_pylist()], schema.field("vector").type)
+        # each chunk's vector by its id, taken in Arrow: a vector as a Python list costs 32 bytes a float
+        at = pc.index_in(chunks.column("id"), value_set=vectors.column("id").combine_chunks())
+        column = vectors.column("vector").take(at).cast(schema.field("vector").type)
         chunks = with_vector_sources(chunks, vectors)
         batch[sid] = chunks.append_column(schema.field("vector"), column).cast(schema)
         storage.write(CHUNKS_TABLE, sid, batch[sid])
