@@ -69,6 +69,21 @@ def test_a_sentence_transformers_directory_embeds_text_sized_by_its_own_tokenize
         embedder.embed_images([_png((1, 2, 3))])
 
 
+def test_texts_tokenized_a_window_at_a_time_get_the_vectors_they_get_tokenized_at_once(
+        models, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long document's chunks are tokenized a window at a time (bounded memory): each text
+    keeps its own vector, whatever window and batch it fell in."""
+    from indx_assets.pipeline.embedder import sorted_embeddings
+
+    model = _use(monkeypatch, f"sentence-transformers:{models['st']}").model  # type: ignore[attr-defined]
+    texts = [f"the harbour pilot {'x' * (i % 7)} tea {i}" for i in range(23)]
+    whole = sorted_embeddings(model, texts, 4, 16, window=len(texts))
+    windowed = sorted_embeddings(model, texts, 4, 16, window=5)
+    _unit_rows(windowed, len(texts), 16)
+    assert np.allclose(windowed, whole, atol=1e-6)
+    assert len({v.tobytes() for v in windowed}) > 1
+
+
 def test_the_sizing_tokenizer_is_in_the_chain_fingerprint_and_the_identity_in_the_code_version(
         models, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(EMBEDDER_ENV, raising=False)
