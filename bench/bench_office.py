@@ -1,7 +1,8 @@
 """Word and Excel benchmark: documents/s and MB/s of our reader + chunker against the plain
 library walk and against `unstructured`'s partitioners, in one run.
 
-    python bench/bench_office.py [--rounds 7] [--no-install] [--memory-rows 100000,1000000] [--only docx|xlsx|memory]
+    python bench/bench_office.py [--rounds 7] [--no-install] [--memory-rows 100000,1000000]
+        [--ingest-rows 100000,1000000] [--only docx|xlsx|memory|ingest]
 
 Files: every `.docx` in ../shared/corpus (when present) plus the project's generated report
 (tests/fixtures/make_docx.py); for Excel, the generated budget workbook and a generated
@@ -25,6 +26,14 @@ Then the memory of a long sheet: a generated ledger (`make_sheets.ledger`, 5 col
 size in `--memory-rows` (default 100,000 and 1,000,000 rows) is read and chunked page by page
 (`chunkers.sheets.stream_chunks`) in a fresh process each, which prints its peak RSS (VmHWM,
 Linux); the peak should not grow with the rows (`--memory-rows ''` skips this part).
+
+Then the memory of ingesting one: for each size in `--ingest-rows` (default 100,000 and
+1,000,000), a folder holding only that ledger (as `.xlsx`, and as `.csv` with `--ingest-csv`)
+goes through `indx ingest` (a fresh home) in a process of its own; its peak RSS (`wait4`'s
+ru_maxrss) is printed with the ratio to the first size's (`--ingest-rows ''` skips this part).
+The embedder is the default MiniLM, or with `--ingest-embedder tiny` a 2-layer, 384-wide BERT
+(`tests/embedder_models.py`): vectors of MiniLM's size, embedded many times faster, for the
+sizes MiniLM would take hours over on 2 cores (about 6 chunks/s, 68,000 chunks at 1,000,000 rows).
 """
 
 import argparse
@@ -224,17 +233,78 @@ def report_memory(rows: list[int]) -> None:
                   f"peak RSS {m['peak_kib'] / 1024:6.1f} MiB (before reading, the file loaded: {m['before_kib'] / 1024:.1f} MiB)")
 
 
+def ingest_memory(rows: int, suffix: str, tmp: Path, embedder: str | None = None) -> dict[str, float]:
+    """Peak RSS of `indx ingest` of a folder holding one `rows`-row ledger, in a process of its own."""
+    import os
+
+    from fixtures.make_sheets import ledger
+
+    corpus, home = tmp / f"corpus-{rows}{suffix}", tmp / f"home-{rows}{suffix}"
+    corpus.mkdir()
+    path = corpus / f"ledger-{rows}{suffix}"
+    if suffix == ".csv":
+        import csv
+
+        import openpyxl
+
+        sheet = openpyxl.load_workbook(io.BytesIO(ledger(rows)), read_only=True).worksheets[0]
+        with path.open("w", newline="") as f:
+            csv.writer(f).writerows(sheet.iter_rows(values_only=True))
+    else:
+        path.write_bytes(ledger(rows))
+    env = {**os.environ, "INDX_HOME": str(home), **({"INDX_EMBEDDER": embedder} if embedder else {})}
+    indx = Path(sys.executable).with_name("indx")
+    started = time.perf_counter()
+    with open(tmp / "ingest.log", "w") as log:
+        child = subprocess.Popen([str(indx), "ingest", "--json", str(corpus)], env=env, stdout=subprocess.PIPE,
+                                 stderr=log, text=True, cwd=tmp)
+        out = child.stdout.read()  # type: ignore[union-attr]
+        _, status, usage = os.wait4(child.pid, 0)
+    if status:
+        raise SystemExit(f"indx ingest failed ({status}):\n{out[-2000:]}\n{(tmp / 'ingest.log').read_text()[-3000:]}")
+    summary = json.loads(out)
+    return {"rows": rows, "file_mb": path.stat().st_size / 1e6, "seconds": time.perf_counter() - started,
+            "peak_kib": usage.ru_maxrss, "summary": summary}
+
+
+def report_ingest(rows: list[int], suffixes: list[str], embedder: str) -> None:
+    import tempfile
+
+    spec = None
+    if embedder == "tiny":
+        from embedder_models import save_tiny_sentence_transformer
+
+        models = Path(tempfile.mkdtemp(prefix="bench-office-model-"))
+        spec = f"sentence-transformers:{save_tiny_sentence_transformer(models / 'tiny-384', width=384)}"
+    print(f"\nembedder: {spec or 'the default (MiniLM)'}")
+    for suffix in suffixes:
+        print(f"\nindx ingest of a folder holding one ledger ({suffix}), peak RSS of its process:")
+        first = None
+        for count in rows:
+            with tempfile.TemporaryDirectory() as tmp:
+                m = ingest_memory(count, suffix, Path(tmp), spec)
+            first = first or m["peak_kib"]
+            print(f"  {m['rows']:>9,} rows  {m['file_mb']:6.1f} MB file  {m['seconds']:7.1f} s  "
+                  f"{m['summary']['chunks']:>7,} chunks  peak RSS {m['peak_kib'] / 1024:7.1f} MiB  "
+                  f"({m['peak_kib'] / first:.2f}x the first size's)  stages {m['summary'].get('profile')}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--no-install", action="store_true", help="do not create the peer venv")
     parser.add_argument("--memory-rows", default="100000,1000000",
                         help="comma-separated ledger sizes whose peak RSS to measure ('' to skip)")
-    parser.add_argument("--only", choices=("docx", "xlsx", "memory"), help="run one part only")
+    parser.add_argument("--ingest-rows", default="100000,1000000",
+                        help="comma-separated ledger sizes whose `indx ingest` peak RSS to measure ('' to skip)")
+    parser.add_argument("--ingest-csv", action="store_true", help="measure the ledger as .csv too")
+    parser.add_argument("--ingest-embedder", choices=("minilm", "tiny"), default="minilm",
+                        help="the embedder of the ingest (tiny: a 384-wide 2-layer BERT, see the docstring)")
+    parser.add_argument("--only", choices=("docx", "xlsx", "memory", "ingest"), help="run one part only")
     args = parser.parse_args()
     import tempfile
 
-    python = ensure_peer(not args.no_install) if args.only != "memory" else None
+    python = ensure_peer(not args.no_install) if args.only in (None, "docx", "xlsx") else None
     parts = [("docx", word_files, ours_word, walk_word), ("xlsx", excel_files, ours_excel, walk_excel)]
     for kind, make_files, ours, walk in parts:
         if args.only not in (None, kind):
@@ -254,6 +324,9 @@ def main() -> None:
     rows = [int(r) for r in args.memory_rows.split(",") if r.strip()]
     if rows and args.only in (None, "memory"):
         report_memory(rows)
+    ingest_rows = [int(r) for r in args.ingest_rows.split(",") if r.strip()]
+    if ingest_rows and args.only in (None, "ingest"):
+        report_ingest(ingest_rows, [".xlsx", ".csv"] if args.ingest_csv else [".xlsx"], args.ingest_embedder)
 
 
 if __name__ == "__main__":

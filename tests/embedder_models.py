@@ -51,9 +51,10 @@ def save_tiny_clip(directory: Path, seed: int = 0, projection_dim: int = 24) -> 
     return directory
 
 
-def save_tiny_sentence_transformer(directory: Path, seed: int = 0) -> Path:
-    """A two-layer, 16-wide BERT with a WordPiece vocabulary of a few words and every ASCII
-    letter, mean-pooled into 16-float vectors, saved as `SentenceTransformer.save` saves one."""
+def save_tiny_sentence_transformer(directory: Path, seed: int = 0, width: int = 16) -> Path:
+    """A two-layer, `width`-wide BERT with a WordPiece vocabulary of a few words and every ASCII
+    letter, mean-pooled into `width`-float vectors, saved as `SentenceTransformer.save` saves one
+    (384 wide, its vectors are MiniLM's size at a fraction of its cost: `bench_office --only ingest`)."""
     import torch
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
@@ -65,7 +66,7 @@ def save_tiny_sentence_transformer(directory: Path, seed: int = 0) -> Path:
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, *letters, *("##" + c for c in letters)]
     BertTokenizerFast(vocab={token: i for i, token in enumerate(vocab)}).save_pretrained(bert)
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+    config = BertConfig(vocab_size=len(vocab), hidden_size=width, num_hidden_layers=2, num_attention_heads=2,
                         intermediate_size=32, max_position_embeddings=128)
     BertModel(config).eval().save_pretrained(bert)
     transformer = Transformer(str(bert), max_seq_length=128)
