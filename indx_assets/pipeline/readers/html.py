@@ -19,6 +19,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
+from indx_assets.pipeline.readers.html_cuts import PIECE_BYTES, html_pieces
 from indx_assets.pipeline.readers.text import DecodedText, NotText, decode_text
 
 BLOCK_SEPARATOR = "\n\n"
@@ -41,6 +42,8 @@ _SPACE = re.compile(r"\s+")
 _NOT_SPACE = re.compile(r"\S")
 #: A text longer than this is collapsed a window at a time (see `_collapse`).
 _WINDOW = 1 << 20
+#: The walk keeps its page text in strings of about this many characters (see `_Walker`).
+_CHUNK = 1 << 16
 
 #: Block elements nested deeper than this are refused. Each block start tag makes the parser
 #: search the stack of open elements (for a `p` to close) down to the nearest table cell or
@@ -48,46 +51,61 @@ _WINDOW = 1 << 20
 #: half a second, 100,000 (a 500 kB file) half a minute. Real pages nest a few dozen deep.
 MAX_BLOCK_DEPTH = 10_000
 _DEPTH_TAG = re.compile(
-    r"<(/?)(address|article|aside|blockquote|center|details|dialog|dir|div|dl|fieldset|figcaption|figure|footer"
-    r"|form|header|hgroup|main|menu|nav|ol|section|summary|ul|applet|button|caption|html|marquee|object|table"
-    r"|td|template|th)\b"  # matched in the lower-cased text: twice as fast as IGNORECASE
+    rb"<(/?)(address|article|aside|blockquote|center|details|dialog|dir|div|dl|fieldset|figcaption|figure|footer"
+    rb"|form|header|hgroup|main|menu|nav|ol|section|summary|ul|applet|button|caption|html|marquee|object|table"
+    rb"|td|template|th)\b"  # matched in the lower-cased text: twice as fast as IGNORECASE
 )
 #: Where the parser's search stops (the HTML standard's default scope, and `button`).
-_SCOPES = frozenset({"applet", "button", "caption", "html", "marquee", "object", "table", "td", "template", "th"})
+_SCOPES = frozenset({b"applet", b"button", b"caption", b"html", b"marquee", b"object", b"table", b"td", b"template", b"th"})
+#: `</figcaption` and the character after it.
+_LONGEST_DEPTH_TAG = 16
 
 
 class HtmlTooDeep(ValueError):
     """The HTML nests block elements deeper than `MAX_BLOCK_DEPTH` (see there)."""
 
 
-def block_depth(html: str) -> int:
+def block_depth(html: str | bytes) -> int:
     """The deepest nesting of block elements within one scope (a table cell and the like),
-    counted from the tags alone: a cheap bound taken before the document is parsed."""
+    counted from the tags alone: a cheap bound taken before the document is parsed. Bytes are
+    lower-cased a window at a time (ASCII, as the tokenizer does), so no copy of a page is made."""
     depths = [0]  # one count per open scope
     deepest = 0
-    for match in _DEPTH_TAG.finditer(html.lower()):
-        closing, tag = match.groups()
-        if tag in _SCOPES:
-            if not closing:
-                depths.append(0)
-            elif len(depths) > 1:
-                depths.pop()
-        elif closing:
-            depths[-1] = max(0, depths[-1] - 1)
-        else:
-            depths[-1] += 1
-            deepest = max(deepest, depths[-1])
+    source = html.encode("utf-8", errors="ignore") if isinstance(html, str) else html
+    for at in range(0, len(source), _WINDOW):
+        # a tag that starts in this window is matched whole in the window and a little past it
+        window = source[at : at + _WINDOW + _LONGEST_DEPTH_TAG].lower()
+        for match in _DEPTH_TAG.finditer(window, 0, _WINDOW + _LONGEST_DEPTH_TAG):
+            if match.start() >= _WINDOW:
+                break
+            closing, tag = match.groups()
+            if tag in _SCOPES:
+                if not closing:
+                    depths.append(0)
+                elif len(depths) > 1:
+                    depths.pop()
+            elif closing:
+                depths[-1] = max(0, depths[-1] - 1)
+            else:
+                depths[-1] += 1
+                deepest = max(deepest, depths[-1])
     return deepest
 
 
-def parse_html(html: str | bytes) -> LexborHTMLParser:
-    """The parsed document, from its text or its UTF-8 bytes (what the parser reads: a text is
-    encoded to them first); `HtmlTooDeep` for nesting that would make parsing take quadratic time."""
+def check_depth(html: str | bytes) -> None:
+    """`HtmlTooDeep` for nesting that would make parsing take quadratic time."""
     # with no more tags than the limit, nothing can nest past it: skip the scan
     tags = html.count("<") if isinstance(html, str) else html.count(b"<")
-    if tags > MAX_BLOCK_DEPTH and (depth := block_depth(html if isinstance(html, str) else html.decode())) > MAX_BLOCK_DEPTH:
+    if tags > MAX_BLOCK_DEPTH and (depth := block_depth(html)) > MAX_BLOCK_DEPTH:
         raise HtmlTooDeep(f"the HTML nests block elements {depth:,} deep (at most {MAX_BLOCK_DEPTH:,} are read): "
                           "parsing it would take time growing with the square of that depth")
+
+
+def parse_html(html: str | bytes, checked: bool = False) -> LexborHTMLParser:
+    """The parsed document, from its text or its UTF-8 bytes (what the parser reads: a text is
+    encoded to them first); `HtmlTooDeep` (see `check_depth`, skipped when `checked`)."""
+    if not checked:
+        check_depth(html)
     tree = LexborHTMLParser(html)
     # The parser keeps the bytes it read, for `clone` alone (which nothing here calls): let
     # them go, so a page is not held as its bytes beside its tree.
@@ -217,22 +235,86 @@ _END_PAGE = "end page"
 
 
 class _Walker:
-    def __init__(self) -> None:
-        self.blocks: list[HtmlBlock] = []
-        self.inline: list[str] = []
+    """Visits parsed trees in document order and writes their blocks straight into one page
+    text (blocks joined by `BLOCK_SEPARATOR`): a block is a span of that text, not a string of
+    its own, and inline text is collapsed as it arrives (`inline`), as `_collapse` would the
+    block's inline text joined. `blocks` keeps each block's span when asked (`keep_blocks`)."""
 
-    def flush(self, kind: str = "text", level: int = 0) -> None:
-        joined = "".join(self.inline)
-        self.inline.clear()
-        text = _collapse(joined)
-        del joined
-        if text:
-            self.blocks.append(HtmlBlock(kind, text, level))
+    def __init__(self, keep_blocks: bool) -> None:
+        self.blocks: list[tuple[str, int, int, int, str | None, bool]] | None = [] if keep_blocks else None
+        self.length = 0  # of the page text so far
+        self.chunks: list[str] = []  # the page text so far: `tail` joined every `_CHUNK` characters
+        self.tail: list[str] = []
+        self.tail_length = 0
+        self.start: int | None = None  # where the open block's text starts in the page
+        self.space = False  # whitespace since the open block's last word
+        self.count = 0
+        self.last_ends_page = False
+        self.any_ends_page = False
+
+    def _write(self, text: str) -> None:
+        self.tail.append(text)
+        self.length += len(text)
+        self.tail_length += len(text)
+        if self.tail_length >= _CHUNK:  # one string per chunk, not one per word
+            self.chunks.append("".join(self.tail))
+            self.tail.clear()
+            self.tail_length = 0
+
+    def _open(self) -> None:
+        if self.count:
+            self._write(BLOCK_SEPARATOR)
+        self.start = self.length
+
+    def inline(self, piece: str) -> None:
+        if not piece:
+            return
+        words = _collapse(piece)
+        if words:
+            if self.start is None:
+                self._open()
+            elif self.space or piece[0].isspace():  # `\s` is `str.isspace`
+                self._write(" ")
+            self._write(words)
+            self.space = piece[-1].isspace()
+        else:
+            self.space = True
+
+    def block(self, kind: str, text: str, html: str | None = None) -> None:
+        """A block whose text is taken as it is (a table's rows, code)."""
+        self.flush()
+        self._open()
+        self._write(text)
+        self.flush(kind, html=html)
+
+    def flush(self, kind: str = "text", level: int = 0, html: str | None = None) -> None:
+        self.space = False
+        if self.start is None:
+            return
+        if self.blocks is not None:
+            self.blocks.append((kind, level, self.start, self.length, html, False))
+        self.start = None
+        self.count += 1
+        self.last_ends_page = False
+
+    def text(self) -> str:
+        """The page text, its chunks let go as it grows (a join would hold them and it whole)."""
+        if self.tail:
+            self.chunks.append("".join(self.tail))
+            self.tail.clear()
+        chunks, self.chunks = self.chunks, []
+        chunks.reverse()
+        text = chunks.pop() if chunks else ""
+        while chunks:
+            text += chunks.pop()  # grows in place, as in `_collapse`
+        return text
 
     def end_page(self) -> None:
         self.flush()
-        if self.blocks and not self.blocks[-1].ends_page:
-            self.blocks[-1] = replace(self.blocks[-1], ends_page=True)
+        if self.count and not self.last_ends_page:
+            self.last_ends_page = self.any_ends_page = True
+            if self.blocks is not None:
+                self.blocks[-1] = (*self.blocks[-1][:5], True)
 
     def walk(self, root: LexborNode) -> None:
         """Visit the tree under `root` in document order, with an explicit stack (no recursion)."""
@@ -247,10 +329,10 @@ class _Walker:
                 continue
             tag = item.tag
             if tag == "-text":
-                self.inline.append(item.text_content or "")
+                self.inline(item.text_content or "")
                 continue
             if tag == "br":
-                self.inline.append(" ")
+                self.inline(" ")
                 continue
             if tag in _SKIPPED or _hidden(item):
                 continue
@@ -263,12 +345,12 @@ class _Walker:
                 self.flush()
                 block = _table_block(item)
                 if block:
-                    self.blocks.append(block)
+                    self.block("table", block.text, block.html)
             elif tag == "pre":
                 self.flush()
                 code = _visible_text(item).strip("\n")
                 if code.strip():
-                    self.blocks.append(HtmlBlock("code", code))
+                    self.block("code", code)
             else:
                 close: _Close | None = None
                 if tag in _HEADINGS:
@@ -283,26 +365,32 @@ class _Walker:
                 stack.extend(reversed(list(_children(item))))
 
 
-def html_blocks(html: str | bytes) -> tuple[HtmlBlock, ...]:
+def html_blocks(html: str | bytes, piece_bytes: int = PIECE_BYTES) -> tuple[HtmlBlock, ...]:
     """The visible blocks of an HTML document (its text or UTF-8 bytes, see `parse_html`), in
-    document order (`HtmlTooDeep`: see `parse_html`)."""
-    return _walk([parse_html(html)])
+    document order (`HtmlTooDeep`: see `parse_html`). A large document is parsed a piece at a
+    time (`html_pieces`, at most `piece_bytes` each where it can be cut)."""
+    walker = _walk(html.encode("utf-8", errors="ignore") if isinstance(html, str) else html, piece_bytes, keep_blocks=True)
+    assert walker.blocks is not None
+    page = walker.text()
+    return tuple(HtmlBlock(kind, page[start:end], level, html, ends_page)
+                 for kind, level, start, end, html, ends_page in walker.blocks)
 
 
-def _walk(parsed: list[LexborHTMLParser]) -> tuple[HtmlBlock, ...]:
-    """The blocks of the one parsed document in `parsed`, taken out of it so that it is let
-    go once walked, before the last block's text is collapsed."""
-    tree = parsed.pop()
-    root = tree.body or tree.root
-    if root is None:
-        return ()
-    walker = _Walker()
-    walker.walk(root)
-    del tree, root
-    if any(block.ends_page for block in walker.blocks):
+def _walk(source: bytes, piece_bytes: int, keep_blocks: bool) -> _Walker:
+    """The walk of every piece of `source` (`html_pieces`), each piece's tree let go once walked."""
+    check_depth(source)
+    walker = _Walker(keep_blocks)
+    for piece in html_pieces(source, piece_bytes):
+        tree = parse_html(piece, checked=True)
+        del piece
+        root = tree.body or tree.root
+        if root is not None:
+            walker.walk(root)
+        del tree, root
+    if walker.any_ends_page:
         walker.end_page()  # a document set in printed pages ends one where it ends
     walker.flush()
-    return tuple(walker.blocks)
+    return walker
 
 
 def read_html(content: bytes, config: ReaderConfig) -> DocumentRead:
@@ -310,8 +398,8 @@ def read_html(content: bytes, config: ReaderConfig) -> DocumentRead:
 
 
 def read_html_file(file: BinaryIO, config: ReaderConfig) -> DocumentRead:
-    """The page of an HTML file. Its bytes are let go once parsed, its tree once walked, and
-    its blocks as the page text is joined: a large page is never held twice over."""
+    """The page of an HTML file. Its UTF-8 bytes are parsed a piece at a time (`html_pieces`),
+    each piece's tree let go once walked, and its text written straight into the page's."""
     media_type = "text/html"
     content = file.read()
     if not content or content.isspace():  # what `not content.strip()` says, without a copy
@@ -323,23 +411,12 @@ def read_html_file(file: BinaryIO, config: ReaderConfig) -> DocumentRead:
     encoding, source = decoded.encoding, utf8_source(content, decoded)
     del decoded, content  # parsed from its UTF-8 bytes: the decoded text is not held through the parse
     try:
-        parsed = [parse_html(source)]
+        text = _walk(source, PIECE_BYTES, keep_blocks=False).text()
     except HtmlTooDeep as exc:
         return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))
-    del source  # the parser holds its own copy
-    text = _joined(list(_walk(parsed)))
+    del source
     if not text:
         page = PageOutput(page=1, status="empty", reader="html", reason="no visible text")
     else:
         page = PageOutput(page=1, text=text, status="ok", reader="html")
     return DocumentRead.from_pages(media_type, (page,), encoding=encoding)
-
-
-def _joined(blocks: list[HtmlBlock]) -> str:
-    """`BLOCK_SEPARATOR.join(b.text for b in blocks)`, emptying `blocks` as it goes: each
-    block's text is let go once it is in the page's (the join would hold both whole)."""
-    blocks.reverse()
-    text = blocks.pop().text if blocks else ""
-    while blocks:
-        text += BLOCK_SEPARATOR + blocks.pop().text  # grows in place, as in `_collapse`
-    return text
