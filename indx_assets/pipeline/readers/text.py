@@ -4,6 +4,7 @@ import codecs
 import io
 import unicodedata
 from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import BinaryIO
 
 from indx_assets.pipeline.chunker_port import PageOutput
@@ -12,6 +13,8 @@ from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
 #: Past this share of control characters a "decoding" is just binary seen through a codec.
 _MAX_CONTROL_SHARE = 0.01
 _ALLOWED_CONTROLS = frozenset("\t\n\r\f\v")
+#: The characters at the start of a text looked at for control characters.
+_SAMPLE = 65536
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
     (codecs.BOM_UTF32_BE, "utf-32"),
@@ -34,7 +37,7 @@ class DecodedText:
 def _control_share(text: str) -> float:
     if not text:
         return 0.0
-    sample = text[:65536]
+    sample = text[:_SAMPLE]
     controls = sum(1 for ch in sample if unicodedata.category(ch) == "Cc" and ch not in _ALLOWED_CONTROLS)
     return controls / len(sample)
 
@@ -82,37 +85,87 @@ def decode_text(content: bytes) -> DecodedText:
     return decode_file(io.BytesIO(content))
 
 
+def _bom_encoding(head: bytes) -> str | None:
+    """The encoding a byte-order mark at the start of `head` names; `NotText` for NUL bytes
+    in a head without one."""
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return encoding
+    if b"\x00" in head:
+        raise NotText("contains NUL bytes: binary, not text")
+    return None
+
+
+def _check_controls(text: str, encoding: str) -> None:
+    if _control_share(text) > _MAX_CONTROL_SHARE:
+        raise NotText(f"decodes as {encoding} only into control characters: binary, not text")
+
+
+def _utf8_steps(head: bytes, file: BinaryIO) -> Iterator[str]:
+    """`head` then the rest of `file` decoded as UTF-8 a step at a time (`UnicodeDecodeError`)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    yield decoder.decode(head)
+    for block in iter(lambda: file.read(_STEP), b""):
+        yield decoder.decode(block)
+    yield decoder.decode(b"", final=True)
+
+
+def utf8_text(file: BinaryIO, head: bytes = b"") -> str:
+    """`head` then the rest of `file` decoded as UTF-8 (`UnicodeDecodeError`) a step at a time
+    into one string grown in place (CPython extends a string only one name holds): nothing else
+    is allocated between the steps, so the string moves to its own mapping once past malloc's
+    threshold and grows there, and a large text costs about its size and a step."""
+    text = ""
+    for step in _utf8_steps(head, file):
+        text += step
+    return text
+
+
 def decode_file(file: BinaryIO) -> DecodedText:
     """`decode_text` of a binary file's bytes, read from where it stands. UTF-8 (most text) is
     decoded a step at a time into one growing string, so a large file costs about its text
     and no copy of its bytes; a byte-order mark or another encoding reads the bytes whole."""
     start = file.tell()
     head = file.read(_HEAD)
-    for bom, encoding in _BOMS:
-        if head.startswith(bom):
-            file.seek(start)
-            content = file.read()
-            try:
-                return DecodedText(content.decode(encoding), encoding.replace("-sig", ""))
-            except UnicodeDecodeError as exc:
-                raise NotText(f"has a {encoding} byte-order mark but does not decode: {exc.reason}") from exc
-    if b"\x00" in head:
-        raise NotText("contains NUL bytes: binary, not text")
-    decoder = codecs.getincrementaldecoder("utf-8")()
+    bom_encoding = _bom_encoding(head)
+    if bom_encoding is not None:
+        file.seek(start)
+        content = file.read()
+        try:
+            return DecodedText(content.decode(bom_encoding), bom_encoding.replace("-sig", ""))
+        except UnicodeDecodeError as exc:
+            raise NotText(f"has a {bom_encoding} byte-order mark but does not decode: {exc.reason}") from exc
     try:
-        text = decoder.decode(head)
-        del head
-        for block in iter(lambda: file.read(_STEP), b""):
-            text += decoder.decode(block)  # grows in place: CPython extends a string only this name holds
-        text += decoder.decode(b"", final=True)
+        text = utf8_text(file, head)
         encoding = "utf-8"
     except UnicodeDecodeError:
         text = ""
         file.seek(start)
         text, encoding = _detect(file.read())
-    if _control_share(text) > _MAX_CONTROL_SHARE:
-        raise NotText(f"decodes as {encoding} only into control characters: binary, not text")
+    _check_controls(text, encoding)
     return DecodedText(text, encoding)
+
+
+def is_utf8_file(file: BinaryIO) -> bool:
+    """Whether `decode_file` would decode `file` (from where it stands, and left there) as
+    UTF-8: no byte-order mark and valid UTF-8 throughout. Checked a step at a time, keeping no
+    more than the sample `decode_file` looks at for control characters; `NotText` as there."""
+    start = file.tell()
+    head = file.read(_HEAD)
+    if _bom_encoding(head) is not None:
+        file.seek(start)
+        return False
+    sample = ""
+    try:
+        for step in _utf8_steps(head, file):
+            if len(sample) < _SAMPLE:
+                sample += step[: _SAMPLE - len(sample)]
+    except UnicodeDecodeError:
+        file.seek(start)
+        return False
+    file.seek(start)
+    _check_controls(sample, "utf-8")
+    return True
 
 
 def text_pages(text: str, reader: str) -> tuple[PageOutput, ...]:
