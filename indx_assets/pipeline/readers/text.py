@@ -105,8 +105,11 @@ def _utf8_steps(head: bytes, file: BinaryIO) -> Iterator[str]:
     """`head` then the rest of `file` decoded as UTF-8 a step at a time (`UnicodeDecodeError`)."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     yield decoder.decode(head)
-    for block in iter(lambda: file.read(_STEP), b""):
-        yield decoder.decode(block)
+    while block := file.read(_STEP):
+        step = decoder.decode(block)
+        del block
+        yield step
+        del step  # neither step's bytes nor its text are held while the next is read
     yield decoder.decode(b"", final=True)
 
 
@@ -118,6 +121,7 @@ def utf8_text(file: BinaryIO, head: bytes = b"") -> str:
     text = ""
     for step in _utf8_steps(head, file):
         text += step
+        del step  # not held while the next step is read
     return text
 
 
@@ -160,6 +164,7 @@ def is_utf8_file(file: BinaryIO) -> bool:
         for step in _utf8_steps(head, file):
             if len(sample) < _SAMPLE:
                 sample += step[: _SAMPLE - len(sample)]
+            del step  # not held while the next step is read
     except UnicodeDecodeError:
         file.seek(start)
         return False
