@@ -6,12 +6,20 @@ blank line, and structure-aware chunkers reuse the same blocks, so their offsets
 the text the reader reported. Scripts, styles, templates and hidden nodes are dropped. A
 document nested too deep to parse in reasonable time (`MAX_BLOCK_DEPTH`) is refused: its page
 is `failed`, with the reason.
+
+A large page is parsed a piece at a time (`html_cuts`), each piece's tree let go once walked, and
+its text written to a temporary file read back once whole (see `_Walker`); a UTF-8 file on disk
+is mapped, its pages dropped once parsed (`read_html_file`).
 """
 
 import codecs
 import io
+import mmap
+import os
 import re
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import BinaryIO
 from dataclasses import dataclass, replace
 
@@ -19,8 +27,8 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
-from indx_assets.pipeline.readers.html_cuts import PIECE_BYTES, html_pieces
-from indx_assets.pipeline.readers.text import DecodedText, NotText, decode_text
+from indx_assets.pipeline.readers.html_cuts import PIECE_BYTES, Source, html_pieces
+from indx_assets.pipeline.readers.text import DecodedText, NotText, decode_text, is_utf8_file, utf8_text
 
 BLOCK_SEPARATOR = "\n\n"
 
@@ -40,10 +48,9 @@ _BREAK_BEFORE = re.compile(r"(?:page-)?break-before\s*:\s*(?:always|page|left|ri
 _BREAK_AFTER = re.compile(r"(?:page-)?break-after\s*:\s*(?:always|page|left|right)", re.I)
 _SPACE = re.compile(r"\s+")
 _NOT_SPACE = re.compile(r"\S")
+_NOT_SPACE_BYTE = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # `bytes.isspace`
 #: A text longer than this is collapsed a window at a time (see `_collapse`).
 _WINDOW = 1 << 20
-#: The walk keeps its page text in strings of about this many characters (see `_Walker`).
-_CHUNK = 1 << 16
 
 #: Block elements nested deeper than this are refused. Each block start tag makes the parser
 #: search the stack of open elements (for a `p` to close) down to the nearest table cell or
@@ -65,7 +72,7 @@ class HtmlTooDeep(ValueError):
     """The HTML nests block elements deeper than `MAX_BLOCK_DEPTH` (see there)."""
 
 
-def block_depth(html: str | bytes) -> int:
+def block_depth(html: str | Source) -> int:
     """The deepest nesting of block elements within one scope (a table cell and the like),
     counted from the tags alone: a cheap bound taken before the document is parsed. Bytes are
     lower-cased a window at a time (ASCII, as the tokenizer does), so no copy of a page is made."""
@@ -92,10 +99,13 @@ def block_depth(html: str | bytes) -> int:
     return deepest
 
 
-def check_depth(html: str | bytes) -> None:
+def check_depth(html: str | Source) -> None:
     """`HtmlTooDeep` for nesting that would make parsing take quadratic time."""
     # with no more tags than the limit, nothing can nest past it: skip the scan
-    tags = html.count("<") if isinstance(html, str) else html.count(b"<")
+    if isinstance(html, str):
+        tags = html.count("<")
+    else:  # a window at a time: a map has no `count`
+        tags = sum(html[at : at + _WINDOW].count(b"<") for at in range(0, len(html), _WINDOW))
     if tags > MAX_BLOCK_DEPTH and (depth := block_depth(html)) > MAX_BLOCK_DEPTH:
         raise HtmlTooDeep(f"the HTML nests block elements {depth:,} deep (at most {MAX_BLOCK_DEPTH:,} are read): "
                           "parsing it would take time growing with the square of that depth")
@@ -238,14 +248,17 @@ class _Walker:
     """Visits parsed trees in document order and writes their blocks straight into one page
     text (blocks joined by `BLOCK_SEPARATOR`): a block is a span of that text, not a string of
     its own, and inline text is collapsed as it arrives (`inline`), as `_collapse` would the
-    block's inline text joined. `blocks` keeps each block's span when asked (`keep_blocks`)."""
+    block's inline text joined. `blocks` keeps each block's span when asked (`keep_blocks`).
 
-    def __init__(self, keep_blocks: bool) -> None:
+    The text goes to `sink` (a binary file) as UTF-8 and is read back once the walk is done
+    (`_walk`): a string grown between the parses of a large page's pieces had the trees'
+    allocations between its growth steps, so malloc copied it and kept the heap it left (a page of
+    64 MiB of words cost twice its size); read back, it grows as a text file's does."""
+
+    def __init__(self, sink: BinaryIO, keep_blocks: bool) -> None:
         self.blocks: list[tuple[str, int, int, int, str | None, bool]] | None = [] if keep_blocks else None
-        self.length = 0  # of the page text so far
-        self.chunks: list[str] = []  # the page text so far: `tail` joined every `_CHUNK` characters
-        self.tail: list[str] = []
-        self.tail_length = 0
+        self.sink = sink
+        self.length = 0  # of the page text so far, in characters
         self.start: int | None = None  # where the open block's text starts in the page
         self.space = False  # whitespace since the open block's last word
         self.count = 0
@@ -253,13 +266,8 @@ class _Walker:
         self.any_ends_page = False
 
     def _write(self, text: str) -> None:
-        self.tail.append(text)
+        self.sink.write(text.encode("utf-8"))
         self.length += len(text)
-        self.tail_length += len(text)
-        if self.tail_length >= _CHUNK:  # one string per chunk, not one per word
-            self.chunks.append("".join(self.tail))
-            self.tail.clear()
-            self.tail_length = 0
 
     def _open(self) -> None:
         if self.count:
@@ -296,18 +304,6 @@ class _Walker:
         self.start = None
         self.count += 1
         self.last_ends_page = False
-
-    def text(self) -> str:
-        """The page text, its chunks let go as it grows (a join would hold them and it whole)."""
-        if self.tail:
-            self.chunks.append("".join(self.tail))
-            self.tail.clear()
-        chunks, self.chunks = self.chunks, []
-        chunks.reverse()
-        text = chunks.pop() if chunks else ""
-        while chunks:
-            text += chunks.pop()  # grows in place, as in `_collapse`
-        return text
 
     def end_page(self) -> None:
         self.flush()
@@ -369,28 +365,34 @@ def html_blocks(html: str | bytes, piece_bytes: int = PIECE_BYTES) -> tuple[Html
     """The visible blocks of an HTML document (its text or UTF-8 bytes, see `parse_html`), in
     document order (`HtmlTooDeep`: see `parse_html`). A large document is parsed a piece at a
     time (`html_pieces`, at most `piece_bytes` each where it can be cut)."""
-    walker = _walk(html.encode("utf-8", errors="ignore") if isinstance(html, str) else html, piece_bytes, keep_blocks=True)
-    assert walker.blocks is not None
-    page = walker.text()
+    page, blocks = _walk(html.encode("utf-8", errors="ignore") if isinstance(html, str) else html, piece_bytes,
+                         keep_blocks=True)
+    assert blocks is not None
     return tuple(HtmlBlock(kind, page[start:end], level, html, ends_page)
-                 for kind, level, start, end, html, ends_page in walker.blocks)
+                 for kind, level, start, end, html, ends_page in blocks)
 
 
-def _walk(source: bytes, piece_bytes: int, keep_blocks: bool) -> _Walker:
-    """The walk of every piece of `source` (`html_pieces`), each piece's tree let go once walked."""
+def _walk(source: Source, piece_bytes: int, keep_blocks: bool, released: Callable[[int], None] | None = None
+          ) -> tuple[str, list[tuple[str, int, int, int, str | None, bool]] | None]:
+    """The page text of every piece of `source` (`html_pieces`), each piece's tree let go once
+    walked, and its blocks' spans when `keep_blocks` (see `_Walker`)."""
     check_depth(source)
-    walker = _Walker(keep_blocks)
-    for piece in html_pieces(source, piece_bytes):
-        tree = parse_html(piece, checked=True)
-        del piece
-        root = tree.body or tree.root
-        if root is not None:
-            walker.walk(root)
-        del tree, root
-    if walker.any_ends_page:
-        walker.end_page()  # a document set in printed pages ends one where it ends
-    walker.flush()
-    return walker
+    if released is not None:
+        released(len(source))  # the scan read it all; the pieces read it again in turn
+    with tempfile.TemporaryFile() as sink:
+        walker = _Walker(sink, keep_blocks)
+        for piece in html_pieces(source, piece_bytes, released):
+            tree = parse_html(piece, checked=True)
+            del piece
+            root = tree.body or tree.root
+            if root is not None:
+                walker.walk(root)
+            del tree, root
+        if walker.any_ends_page:
+            walker.end_page()  # a document set in printed pages ends one where it ends
+        walker.flush()
+        sink.seek(0)
+        return utf8_text(sink), walker.blocks
 
 
 def read_html(content: bytes, config: ReaderConfig) -> DocumentRead:
@@ -399,24 +401,62 @@ def read_html(content: bytes, config: ReaderConfig) -> DocumentRead:
 
 def read_html_file(file: BinaryIO, config: ReaderConfig) -> DocumentRead:
     """The page of an HTML file. Its UTF-8 bytes are parsed a piece at a time (`html_pieces`),
-    each piece's tree let go once walked, and its text written straight into the page's."""
+    each piece's tree let go once walked and its text written straight into the page's; a file
+    in UTF-8 is mapped, not read, and its pages dropped from memory once parsed."""
+    media_type = "text/html"
+    try:
+        with _mapped(file) as source:
+            if source is None:
+                return _read_decoded(file)
+            if not _NOT_SPACE_BYTE.search(source):  # what `not content.strip()` says, without a copy
+                return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="empty", reader="html"),))
+
+            def released(offset: int) -> None:
+                if whole_pages := offset - offset % mmap.PAGESIZE:  # the map's memory, not the file
+                    source.madvise(mmap.MADV_DONTNEED, 0, whole_pages)
+
+            text, _ = _walk(source, PIECE_BYTES, keep_blocks=False, released=released)
+        return _page(text, "utf-8")
+    except NotText as exc:
+        return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))
+    except HtmlTooDeep as exc:
+        return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))
+
+
+@contextmanager
+def _mapped(file: BinaryIO) -> Iterator[mmap.mmap | None]:
+    """A read-only map of `file` when it is a non-empty file on disk in UTF-8 (`is_utf8_file`),
+    else `None`: a map's pages can be let go once parsed; bytes read are held until the end."""
+    try:
+        fileno = file.fileno()
+    except (AttributeError, OSError):  # io.BytesIO: UnsupportedOperation is an OSError
+        yield None
+        return
+    if file.tell() != 0 or os.fstat(fileno).st_size == 0 or not is_utf8_file(file):
+        yield None
+        return
+    with mmap.mmap(fileno, 0, access=mmap.ACCESS_READ) as source:
+        yield source
+
+
+def _read_decoded(file: BinaryIO) -> DocumentRead:
+    """The page of an HTML file read whole and decoded (`decode_text`): bytes in memory, or
+    text not in UTF-8, whose decoded text is encoded to the UTF-8 bytes the parser reads."""
     media_type = "text/html"
     content = file.read()
     if not content or content.isspace():  # what `not content.strip()` says, without a copy
         return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="empty", reader="html"),))
-    try:
-        decoded = decode_text(content)
-    except NotText as exc:
-        return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))
+    decoded = decode_text(content)
     encoding, source = decoded.encoding, utf8_source(content, decoded)
     del decoded, content  # parsed from its UTF-8 bytes: the decoded text is not held through the parse
-    try:
-        text = _walk(source, PIECE_BYTES, keep_blocks=False).text()
-    except HtmlTooDeep as exc:
-        return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))
+    text, _ = _walk(source, PIECE_BYTES, keep_blocks=False)
     del source
+    return _page(text, encoding)
+
+
+def _page(text: str, encoding: str) -> DocumentRead:
     if not text:
         page = PageOutput(page=1, status="empty", reader="html", reason="no visible text")
     else:
         page = PageOutput(page=1, text=text, status="ok", reader="html")
-    return DocumentRead.from_pages(media_type, (page,), encoding=encoding)
+    return DocumentRead.from_pages("text/html", (page,), encoding=encoding)

@@ -20,11 +20,15 @@ as before. Nothing here decides what text a page has; a wrong cut could only mov
 boundary, and `tests/test_html_pieces.py` compares every piece-wise parse against the whole.
 """
 
+import mmap
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+
+#: A document's bytes: read, or mapped from its file.
+Source = bytes | mmap.mmap
 
 #: A piece is cut at the first safe place after it has grown to this many bytes.
-PIECE_BYTES = 1 << 20
+PIECE_BYTES = 1 << 18
 
 _WS = rb"\t\n\f\r "
 #: One attribute (name, optional value) or a run of whitespace and stray slashes, as the
@@ -64,6 +68,7 @@ _CUT_BEFORE = frozenset(
     b"p div section article header footer main aside nav blockquote dl figure address details center"
     b" h1 h2 h3 h4 h5 h6 ul ol pre table hr".split()
 )
+_NOT_WS = re.compile(rb"[^" + _WS + rb"]")
 _WORD_AFTER_SPACE = re.compile(rb"[" + _WS + rb"][A-Za-z0-9]")
 _SELF_CLOSING = re.compile(rb"(?:^|[" + _WS + rb"\"'])/+$")
 
@@ -71,7 +76,7 @@ _SELF_CLOSING = re.compile(rb"(?:^|[" + _WS + rb"\"'])/+$")
 class _Scan:
     """The tokenizer's view of a document, token by token, and the stack of open elements."""
 
-    def __init__(self, source: bytes) -> None:
+    def __init__(self, source: Source) -> None:
         self.source = source
         self.stack: list[bytes] = []
         self.foreign = 0  # how many of the open elements are SVG/MathML
@@ -86,7 +91,7 @@ class _Scan:
         while self.trusted:
             lt = source.find(b"<", at)
             text_end = len(source) if lt < 0 else lt
-            if not self.seen_token and not source[at:text_end].isspace() and text_end > at:
+            if not self.seen_token and _NOT_WS.search(source, at, text_end):
                 self.seen_token = True  # text: a DOCTYPE after it is ignored
             if not self.stack and text_end - last >= every:
                 # a word after whitespace in text directly in the body
@@ -180,15 +185,19 @@ class _Scan:
             self.trusted = False  # `</br>` is a `<br>`; other unmatched end tags close or open elements
 
 
-def html_pieces(source: bytes, every: int = PIECE_BYTES) -> Iterator[bytes]:
-    """`source` (an HTML document's UTF-8 bytes) as pieces to parse one by one, each after the
-    first behind the document's DOCTYPE; the whole document when it is no longer than `every`."""
+def html_pieces(source: Source, every: int = PIECE_BYTES,
+                released: Callable[[int], None] | None = None) -> Iterator[bytes]:
+    """`source` (an HTML document's UTF-8 bytes, or a map of them) as pieces to parse one by
+    one, each after the first behind the document's DOCTYPE; the whole document when it is no
+    longer than `every`. `released(offset)` is told when the bytes before `offset` are done with."""
     if len(source) <= every:
-        yield source
+        yield source if isinstance(source, bytes) else source[:]
         return
     scan = _Scan(source)
     start = 0
     for cut in scan.cuts(every):
         yield source[start:cut] if start == 0 else scan.doctype + source[start:cut]
         start = cut
-    yield source if start == 0 else scan.doctype + source[start:]
+        if released is not None:
+            released(start)
+    yield source[:] if start == 0 else scan.doctype + source[start:]

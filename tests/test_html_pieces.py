@@ -1,0 +1,171 @@
+"""A large HTML page parsed a piece at a time (`html_pieces`) has the blocks of the page parsed
+whole, on the corpus HTML and on markup built to catch a cut where the parser holds more than
+`html` and `body`; and an HTML file read from disk (mapped, its pages let go as parsed) reads as
+its bytes do."""
+
+import codecs
+from pathlib import Path
+
+import pytest
+
+from indx_assets.pipeline.readers import ReaderConfig, read_document, read_document_file
+from indx_assets.pipeline.readers.html import html_blocks
+from indx_assets.pipeline.readers.html_cuts import html_pieces
+
+#: Pieces this small cut a page at nearly every place the scan allows.
+SMALL = 64
+WHOLE = 1 << 40
+
+_FILLER = "<p>The harbour wall held the tide back.</p>\n<div>and the town slept  behind it</div>\n words after\n"
+
+#: Markup that leaves the parser holding something open, or reading text as markup, at a cut.
+HOSTILE = [
+    "<b>bold runs on past the cut",  # a formatting element reconstructed in later blocks
+    "<i><b>crossed</i> tags</b>",
+    "<a href='x'>a link never closed",
+    "<font color=red>old markup",
+    "<table><tr><td>cell one",  # text and blocks after it are foster-parented or in the cell
+    "<table><tr><td>cell</td></tr></table>",
+    "<table>stray text in a table<tr><td>x</td></tr>",
+    "<form><input name=q>",
+    "<select><option>one<option>two",
+    "<select><option>one</select>",
+    "<template><p>later</p>",
+    "<svg><p>breaks out of svg</p></svg>",
+    "<svg><title>svg title",
+    "<math><mi>x",
+    "<svg><![CDATA[ <p> not a tag ]]></svg>",
+    "<script><!--<script>nested</script> still script</script>",
+    "<script>if (a < b) document.write('<p>')</script>",
+    "<style>p { color: red } </p>",
+    "<textarea>\n<p>not a paragraph</p>",
+    "<textarea>text</textarea>",
+    "<title>a title in the body",
+    "<xmp><div>raw</div>",
+    "<noscript><p>shown</p></noscript>",
+    "<!-- a comment never closed",
+    "<!-- a comment with <p> in it -->",
+    "<!--> short comment",
+    "<!x bogus comment",
+    "<?php echo 1 ?>",
+    "</br>",
+    "</p>",
+    "</div></div></div>",
+    "</span>",
+    "<p>unclosed paragraph",
+    "<li>a list item without a list",
+    "<ul><li>one<li>two",
+    "<dl><dt>term<dd>definition",
+    "<h1>heading never closed",
+    "<h2>one<h3>two</h2>",
+    "<pre>\nfirst line kept?</pre>",
+    "<pre>pre never closed",
+    "<div title='a > b'>quoted greater-than</div>",
+    "<div title=\"x\"/>self-closing div",
+    "<br/><hr/><img src=x>",
+    "<plaintext><p>all text now",
+    "<frameset><frame>",
+    "<html lang=en><body class=late>late html and body",
+    "<head><title>late head</title></head>",
+    "<p style='page-break-after: always'>a page ends</p>",
+    "<div style='display:none'>hidden <p>inside</p>",
+    "<div hidden>hidden never closed",
+    "<nobr>no break",
+    "<button>a button",
+    "<object data=x>object text",
+    "<ruby>base<rt>annotation",
+    "&amp; &lt;p&gt; &nbsp; entities",
+    "< not a tag <3 a<b",
+    "<div",  # a tag that never ends
+    "<p title='never closed>",
+]
+
+
+def _page(middle: str, doctype: str = "<!DOCTYPE html>") -> str:
+    return doctype + "<html><head><title>t</title></head><body>" + _FILLER * 6 + middle + _FILLER * 6 + "</body></html>"
+
+
+def test_a_plain_page_is_cut_into_many_pieces_that_parse_to_its_blocks() -> None:
+    page = _page("").encode()
+    assert len(list(html_pieces(page, SMALL))) > 10  # the comparisons below do compare cuts
+    assert html_blocks(page, SMALL) == html_blocks(page, WHOLE)
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])  # no DOCTYPE: quirks mode, as each piece must be
+@pytest.mark.parametrize("middle", HOSTILE)
+def test_a_page_cut_into_pieces_has_the_blocks_of_the_whole_page(middle: str, doctype: str) -> None:
+    page = _page(middle, doctype).encode()
+    assert html_blocks(page, SMALL) == html_blocks(page, WHOLE)
+
+
+def _corpus_html(corpus: Path) -> list[Path]:
+    return sorted(p for p in corpus.rglob("*") if p.suffix.lower() in (".html", ".htm"))
+
+
+def test_every_corpus_page_cut_into_pieces_has_the_blocks_of_the_whole_page(corpus: Path) -> None:
+    files = _corpus_html(corpus)
+    assert files
+    for path in files:
+        content = path.read_bytes()
+        for every in (SMALL, 4096):
+            assert html_blocks(content, every) == html_blocks(content, WHOLE), (path.name, every)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "cp1252", "utf-16"])
+def test_an_html_file_on_disk_reads_as_its_bytes_read(tmp_path: Path, encoding: str) -> None:
+    # past the pieces' size, so a UTF-8 file is mapped, cut and its parsed pages let go
+    paragraphs = "".join(f"<p>Grüße {i}, café   crème\n  à la <b>française</b>.</p>\n" for i in range(20_000))
+    html = f"<!DOCTYPE html><html><body><h1>Title</h1>\n{paragraphs}<div>{'  tide wall ' * 120_000}</div></body></html>"
+    path = tmp_path / "page.html"
+    path.write_bytes(html.encode(encoding))
+    with open(path, "rb") as file:
+        from_file = read_document_file(file, "text/html", ReaderConfig())
+    assert from_file == read_document(path.read_bytes(), "text/html", ReaderConfig())
+    assert from_file.status == "ok"
+    if encoding != "cp1252":  # a byte-order mark or UTF-8 says what it is; cp1252 goes through detection
+        assert from_file.pages[0].text.startswith("Title\n\nGrüße 0, café crème à la française.")
+        assert from_file.metadata["encoding"] == encoding.replace("-sig", "")
+
+
+@pytest.mark.parametrize(("content", "status"), [
+    (b"", "empty"),
+    (b" \n\t\r\x0b\x0c" * 100_000, "empty"),
+    (b"<p>words</p>" + b"\x00\x01" * 100, "failed"),  # NUL bytes: binary
+    (b"<p>" + b"\x01\x02\x03" * 200_000 + b"</p>", "failed"),  # control characters: binary
+    (b"<p>caf\xe9 cr\xe8me</p>" * 30_000, "ok"),  # not UTF-8: decoded, not mapped
+    (b"<script>x</script><style>y</style>" * 30_000, "empty"),
+    (codecs.BOM_UTF8 + b"<p>marked</p>" * 30_000, "ok"),
+])
+def test_an_html_file_on_disk_is_refused_or_empty_as_its_bytes_are(tmp_path: Path, content: bytes, status: str) -> None:
+    path = tmp_path / "page.html"
+    path.write_bytes(content)
+    with open(path, "rb") as file:
+        from_file = read_document_file(file, "text/html", ReaderConfig())
+    assert from_file == read_document(content, "text/html", ReaderConfig())
+    assert from_file.status == status
+
+
+def test_a_large_html_file_on_disk_is_read_without_holding_its_bytes_beside_its_text(tmp_path: Path) -> None:
+    # issue 17: the file's bytes are mapped and let go as parsed, the page text is read back
+    # once whole; what Python allocates stays near the text (main: its bytes, then the text too)
+    import tracemalloc
+
+    path = tmp_path / "large.html"
+    paragraphs = b"<p>The harbour wall held the <b>tide</b> back.</p>\n" * 1000
+    words = b"<div>" + b"words of the town " * 3000 + b"</div>\n"
+    with open(path, "wb") as file:
+        file.write(b"<!DOCTYPE html><html><body>")
+        while file.tell() < 16 << 20:
+            file.write(paragraphs + words)
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        with open(path, "rb") as file:
+            read = read_document_file(file, "text/html", ReaderConfig())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    text = read.pages[0].text
+    assert read.status == "ok" and text.startswith("The harbour wall held the tide back.")
+    assert len(text) > size // 2
+    assert peak < len(text) + size // 4, (peak / size, len(text) / size)
