@@ -1,6 +1,6 @@
 """Peak memory of storing and reading one large source: `source_documents` then `page_outputs`.
 
-    python bench/bench_source_memory.py [--mb 256]
+    python bench/bench_source_memory.py [--mb 256] [--rounds 3] [--reader] [--against /work/main/.venv/bin/python]
 
 Each case runs in its own process (peak RSS is per process: VmHWM) against a fresh data
 directory: a baseline with a one-line file, then a binary file of `--mb` MiB (NUL bytes, so the
@@ -8,12 +8,16 @@ text reader refuses it: the case of issue 17, where 1 GiB cost 5.5 GB) and a fil
 the same size as plain text, Markdown and HTML (one page whose text is stored; `--formats`
 picks them), and `html-paragraphs`: HTML of short paragraphs (an element every 80 bytes, where
 the parser's tree and the walk over it dominate). Prints each case's peak above the baseline as
-a multiple of the file's size; the bound for a file under INDX_MAX_FILE_MB is 2x.
+a multiple of the file's size, the median of `--rounds`; the bound for a file under
+INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
+names another interpreter (another tree's venv, main's) whose cases run in the same rounds, each
+beside this tree's, so both are measured on the same load.
 """
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,6 +38,26 @@ peak = int(re.search(r"VmHWM:\\s*(\\d+) kB", open("/proc/self/status").read()).g
 print(json.dumps({"peak": peak, "success": all(r.success for r in results)}))
 """
 
+#: `--reader`: the file's reader alone (`read_document_file`, as `page_outputs` reads
+#: `content.bin`), its peak above the process just before the read (VmHWM reset there), so no
+#: memory the pipeline freed before the read can hide what the read costs.
+READER_PROBE = """
+import importlib, json, re, sys
+from indx_assets.pipeline.readers import FILE_READERS, read_document_file
+
+def status(key):
+    return int(re.search(key + r":\\s*(\\d+) kB", open("/proc/self/status").read()).group(1)) << 10
+
+path, media_type = sys.argv[1:]
+importlib.import_module(FILE_READERS[media_type].partition(":")[0])  # its imports are not the read's
+open("/proc/self/clear_refs", "w").write("5")  # VmHWM from here
+before = status("VmRSS")
+with open(path, "rb") as file:
+    read = read_document_file(file, media_type)
+print(json.dumps({"peak": status("VmHWM") - before, "success": read.status in ("ok", "failed")}))
+"""
+_MEDIA_TYPES = {".txt": "text/plain", ".md": "text/markdown", ".html": "text/html"}
+
 
 _PARAGRAPH = b"<p>The harbour wall held the <b>tide</b> back, and the town slept behind it.</p>\n"
 
@@ -48,12 +72,19 @@ def _write(path: Path, size: int, binary: bool, paragraphs: bool = False) -> Non
             written += f.write(block[: size - written])
 
 
-def _peak(folder: Path, name: str, size: int, binary: bool, suffix: str = ".txt") -> int:
+def _peak(folder: Path, python: str, name: str, size: int, binary: bool, suffix: str = ".txt",
+          reader: bool = False) -> int:
     corpus, home = folder / f"corpus-{name}", folder / f"home-{name}"
-    corpus.mkdir()
-    _write(corpus / f"{name}{suffix}", size, binary, paragraphs=name == "html-paragraphs")
+    if not corpus.exists():  # written once, read by every round
+        corpus.mkdir()
+        _write(corpus / f"{name}{suffix}", size, binary, paragraphs=name == "html-paragraphs")
+    subprocess.run(["rm", "-rf", str(home)], check=True)  # a fresh data directory per run
     env = {**os.environ, "INDX_HOME": str(home), "INDX_CORPUS": str(corpus)}
-    done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
+    # run in `folder`: `-c` puts the working directory first on the path, and a tree's checkout
+    # there would be imported in place of the interpreter's own install
+    command = [python, "-c", READER_PROBE, str(corpus / f"{name}{suffix}"), _MEDIA_TYPES[suffix]] if reader \
+        else [python, "-c", PROBE]
+    done = subprocess.run(command, env=env, cwd=folder, capture_output=True, text=True, check=True)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["success"], done.stderr[-2000:]
     return result["peak"]
@@ -64,19 +95,28 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=256)
     parser.add_argument("--formats", default="binary,text,markdown,html",
                         help="of binary, text, markdown, html, html-paragraphs")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--against", help="another interpreter whose cases run beside this one's")
+    parser.add_argument("--reader", action="store_true", help="the reader alone, its peak above the process before it")
     args = parser.parse_args()
     size = args.mb << 20
+    pythons = {"this tree": sys.executable, **({args.against: args.against} if args.against else {})}
+    cases = {"binary": (True, ".txt"), "text": (False, ".txt"), "markdown": (False, ".md"), "html": (False, ".html"),
+             "html-paragraphs": (False, ".html")}
+    above = "the process before the read" if args.reader else "a one-line file's"
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        baseline = _peak(folder, "baseline", 32, binary=False)
-        print(f"baseline (a one-line file): peak {baseline >> 20} MiB")
-        cases = {"binary": (True, ".txt"), "text": (False, ".txt"), "markdown": (False, ".md"), "html": (False, ".html"),
-                 "html-paragraphs": (False, ".html")}
         for name in args.formats.split(","):
             binary, suffix = cases[name]
-            peak = _peak(folder, name, size, binary, suffix)
-            print(f"{name} file of {args.mb} MiB: peak {peak >> 20} MiB, "
-                  f"{(peak - baseline) / size:.2f}x its size above the baseline")
+            ratios: dict[str, list[float]] = {tree: [] for tree in pythons}
+            for _ in range(args.rounds):
+                for tree, python in pythons.items():
+                    baseline = 0 if args.reader else _peak(folder, python, "baseline", 32, binary=False)
+                    peak = _peak(folder, python, name, size, binary, suffix, reader=args.reader)
+                    ratios[tree].append((peak - baseline) / size)
+            print(f"{name} file of {args.mb} MiB, peak above {above}, median of {args.rounds}: " + ", ".join(
+                f"{tree} {statistics.median(r):.2f}x ({' '.join(f'{x:.2f}' for x in r)})" for tree, r in ratios.items()),
+                flush=True)
 
 
 if __name__ == "__main__":
