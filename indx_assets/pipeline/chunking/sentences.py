@@ -48,6 +48,12 @@ _END = re.compile(
 #: only there finds the same ends as `_END.finditer`, 2.5x faster: `re` scans a pattern that
 #: starts with one character set by a fast prefix search, and `_END` starts with an alternation.
 _TERMINATOR = re.compile(r"[。！？｡．.!?…]")
+#: A run of the ASCII-style terminators. Where `_END` finds no end at a run's first character
+#: it finds none inside the run either (the same run endings are tried from there, with the
+#: same text after them), so the search goes on after the run: a dot leader ("Abomination
+#: ........ 12", a contents page) is one failed match, not one per dot, each rescanning the
+#: rest of the run.
+_ASCII_RUN = re.compile(r"[.!?…]+")
 #: Titles written before a name: never the end of a sentence.
 _TITLES = frozenset("Mr Mrs Ms Mx Dr Prof Rev Hon St Mt Gen Col Lt Sgt Capt Gov Sen Messrs".split())
 #: Shorthands that a sentence goes on after.
@@ -93,7 +99,8 @@ def sentence_ends(text: str, start: int = 0, end: int | None = None) -> Iterator
     while (candidate := _TERMINATOR.search(text, pos)) is not None and candidate.start() < stop:
         m = _END.match(text, candidate.start())
         if m is None:
-            pos = candidate.start() + 1
+            run = _ASCII_RUN.match(text, candidate.start())
+            pos = run.end() if run is not None else candidate.start() + 1
             continue
         if m.end() > stop:
             return
