@@ -16,6 +16,7 @@ offsets belong to the characters beside them (a run "Sa" | "ni" for "Sanni", "4.
 
 import re
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -90,13 +91,18 @@ class PageFrame:
     def to_display(self, l: float, b: float, r: float, t: float, clip: bool = True) -> tuple[float, float, float, float] | None:
         """A user-space rectangle in displayed points (top-left origin), clipped to the page
         (None if off it) unless not `clip`."""
-        u0, u1 = (l - self.left) / self.width, (r - self.left) / self.width
-        v0, v1 = (self.bottom + self.height - t) / self.height, (self.bottom + self.height - b) / self.height
-        if self.rotation == 90:
+        # (attributes read once: this runs for every rect of every page)
+        left, width, height, rotation = self.left, self.width, self.height, self.rotation
+        top = self.bottom + height
+        u0, u1 = (l - left) / width, (r - left) / width
+        v0, v1 = (top - t) / height, (top - b) / height
+        if rotation == 0:
+            x0, x1, y0, y1 = u0, u1, v0, v1
+        elif rotation == 90:
             x0, x1, y0, y1 = 1 - v1, 1 - v0, u0, u1
-        elif self.rotation == 180:
+        elif rotation == 180:
             x0, x1, y0, y1 = 1 - u1, 1 - u0, 1 - v1, 1 - v0
-        elif self.rotation == 270:
+        elif rotation == 270:
             x0, x1, y0, y1 = v0, v1, 1 - u1, 1 - u0
         else:
             x0, x1, y0, y1 = u0, u1, v0, v1
@@ -107,8 +113,9 @@ class PageFrame:
             y1 = 1.0 if y1 > 1.0 else y1
         if x1 <= x0 or y1 <= y0:
             return None
-        w, h = (self.height, self.width) if self.rotation in (90, 270) else (self.width, self.height)
-        return x0 * w, y0 * h, x1 * w, y1 * h
+        if rotation == 90 or rotation == 270:
+            return x0 * height, y0 * width, x1 * height, y1 * width
+        return x0 * width, y0 * height, x1 * width, y1 * height
 
 
 def _breaks(prev: tuple[float, float, float, float], cur: tuple[float, float, float, float], glyphs: bool = False) -> bool:
@@ -148,15 +155,25 @@ def _raw() -> Any:
     return raw
 
 
-def _loose_box(textpage: "pypdfium2.PdfTextPage", index: int, frame: PageFrame, rect: Any, clip: bool = True) -> tuple[float, float, float, float] | None:
-    """A glyph's box from the font's ascent to its descent, over its advance (displayed points).
+def _loose_boxes(textpage: "pypdfium2.PdfTextPage", frame: PageFrame) -> Callable[..., tuple[float, float, float, float] | None]:
+    """`box(index, clip=True)`: a glyph's box from the font's ascent to its descent, over its
+    advance (displayed points; None where PDFium has none, or off the page when `clip`).
 
     Loose boxes give every glyph of a line the same height, so line spacing can be compared
     across lines whatever letters they hold (tight boxes of `ACE` and `gypsy` differ).
+    (A closure over one reused out-parameter: it runs for every run, and every glyph of a
+    line with a gap inside.)
     """
-    if not _raw().FPDFText_GetLooseCharBox(textpage, index, rect):
-        return None
-    return frame.to_display(rect.left, rect.bottom, rect.right, rect.top, clip)
+    raw = _raw()
+    rect = raw.FS_RECTF()
+    get, to_display = raw.FPDFText_GetLooseCharBox, frame.to_display
+
+    def box(index: int, clip: bool = True) -> tuple[float, float, float, float] | None:
+        if not get(textpage, index, rect):
+            return None
+        return to_display(rect.left, rect.bottom, rect.right, rect.top, clip)
+
+    return box
 
 
 class CharIndex:
@@ -193,9 +210,8 @@ class CharIndex:
 def _char_runs(textpage: "pypdfium2.PdfTextPage", text: str, start: int, end: int, frame: PageFrame, index: CharIndex) -> list[Run]:
     """Runs of one PDFium line cut glyph by glyph (used only for lines with a gap inside);
     glyphs drawn off the displayed page make runs of their own, `hidden`."""
-    import pypdfium2.raw as raw
-
-    rect = raw.FS_RECTF()
+    loose_box = _loose_boxes(textpage, frame)
+    table = index.table
     runs: list[Run] = []
     cur: list[tuple[int, tuple[float, float, float, float]]] = []
     off_page = False
@@ -207,13 +223,15 @@ def _char_runs(textpage: "pypdfium2.PdfTextPage", text: str, start: int, end: in
             runs.append(Run(text[s:e], min(x[0] for x in boxes), min(x[1] for x in boxes), max(x[2] for x in boxes), max(x[3] for x in boxes), s, e, hidden=off_page))
             cur.clear()
 
-    for i in range(start, end):
-        if text[i].isspace() or index(i) < 0:
+    for match in _VISIBLE.finditer(text, start, end):  # (`\S`: exactly what `isspace()` calls no space)
+        i = match.start()
+        char = i if table is None else table[i]
+        if char < 0:
             continue
-        box = _loose_box(textpage, index(i), frame, rect)
+        box = loose_box(char)
         hidden = box is None
         if hidden:
-            box = _loose_box(textpage, index(i), frame, rect, clip=False)
+            box = loose_box(char, clip=False)
             if box is None:
                 continue
         if cur and (hidden != off_page or _breaks(cur[-1][1], box, glyphs=True)):
@@ -238,16 +256,18 @@ def page_runs(page: "pypdfium2.PdfPage", textpage: "pypdfium2.PdfTextPage", text
     frame = PageFrame.of(page)
     index = CharIndex(textpage, text)
     to_display = frame.to_display
-    rect = raw.FS_RECTF()
     # PDFium's calls straight, with reused out-parameters: the helpers allocate per rectangle
     count_rects, get_rect = raw.FPDFText_CountRects, raw.FPDFText_GetRect
     left, top, right, bottom = ctypes.c_double(), ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
+    loose_box, get_weight = _loose_boxes(textpage, frame), raw.FPDFText_GetFontWeight
+    table = index.table  # None: text offsets are character indices (most pages)
     runs: list[Run] = []
     for match in _LINE.finditer(text):
         start, end = match.span()
-        if not text[start:end].strip():
+        line = match.group()
+        if not line.strip():
             continue
-        first_char, char_count = index.span(start, end)
+        first_char, char_count = (start, end - start) if table is None else index.span(start, end)
         count = count_rects(textpage, first_char, char_count)
         if count < 0:
             raise PdfiumError("Failed to count rectangles.")
@@ -266,30 +286,30 @@ def page_runs(page: "pypdfium2.PdfPage", textpage: "pypdfium2.PdfTextPage", text
             boxes = [b for b in hidden if b is not None]
             if boxes:
                 xs0, ys0, xs1, ys1 = zip(*boxes)
-                span = text[start:end]
-                lead, trail = len(span) - len(span.lstrip()), len(span) - len(span.rstrip())
-                runs.append(Run(_shown(span), min(xs0), min(ys0), max(xs1), max(ys1),
+                lead, trail = len(line) - len(line.lstrip()), len(line) - len(line.rstrip())
+                runs.append(Run(_shown(line), min(xs0), min(ys0), max(xs1), max(ys1),
                                 start + lead, end - trail, size=max(ys1) - min(ys0), hidden=True))
             continue
-        if len(rects) == 1 or len(_gap_groups(rects)) == 1:
+        if len(rects) == 1:  # most lines: one rectangle, the run's box as it is
+            line_runs = [Run(line, *rects[0], start, end)]
+        elif len(_gap_groups(rects)) == 1:
             xs0, ys0, xs1, ys1 = zip(*rects)
-            line_runs = [Run(text[start:end], min(xs0), min(ys0), max(xs1), max(ys1), start, end)]
+            line_runs = [Run(line, min(xs0), min(ys0), max(xs1), max(ys1), start, end)]
         else:
             line_runs = _char_runs(textpage, text, start, end, frame, index)
         for run in line_runs:
-            span = text[run.start : run.end]
+            span = run.text  # (a run's text is its page-text slice until trimmed below)
             lead = len(span) - len(span.lstrip())  # (lstrip strips exactly what isspace() calls space)
-            first = index(run.start + lead if lead < len(span) else run.start)
-            loose = _loose_box(textpage, first, frame, rect)
+            at = run.start + lead if lead < len(span) else run.start
+            first = at if table is None else table[at]
+            loose = loose_box(first)
             if loose is not None:  # the font's full height, whatever glyphs the run holds
                 run.y0, run.y1 = min(run.y0, loose[1]), max(run.y1, loose[3])
             run.size = run.y1 - run.y0
-            run.bold = raw.FPDFText_GetFontWeight(textpage, first) >= 600
+            run.bold = get_weight(textpage, first) >= 600
             # trim the run's text (and offsets) to its visible characters
-            lead = len(run.text) - len(run.text.lstrip())
-            trail = len(run.text) - len(run.text.rstrip())
-            run.start, run.end = run.start + lead, run.end - trail
-            run.text = _shown(run.text)
+            run.start, run.end = run.start + lead, run.end - (len(span) - len(span.rstrip()))
+            run.text = _shown(span)
             runs.append(run)
     for run in runs:  # where the page text goes on after each run, to space runs as it does
         following = _VISIBLE.search(text, run.end)
