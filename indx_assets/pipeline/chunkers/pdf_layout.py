@@ -67,6 +67,8 @@ class VisualLine:
     _text: str | None = None
     _size: float | None = None
     _bold: bool | None = None
+    #: `char_map()`, kept: a line that two chunks share is mapped for each
+    _chars: list[int] | None = None
 
     @classmethod
     def of(cls, runs: list[Run]) -> "VisualLine":
@@ -105,7 +107,13 @@ class VisualLine:
         return self._text
 
     def char_map(self) -> list[int]:
-        """For each character of `text`, its index in the page text (-1 for a space the line adds)."""
+        """For each character of `text`, its index in the page text (-1 for a space the line adds).
+        Computed once per line; the list is shared, so callers read it and never change it."""
+        if self._chars is None:
+            self._chars = self._char_map()
+        return self._chars
+
+    def _char_map(self) -> list[int]:
         chars: list[str] = []
         where: list[int] = []
         for t, run in self._segments():
@@ -239,8 +247,12 @@ def scripts(runs: list[Run]) -> dict[int, list[Run]]:
 
 def _v_overlap(a: Run | VisualLine, b: Run | VisualLine) -> float:
     """Vertical overlap as a share of the shorter box's height."""
-    inter = min(a.y1, b.y1) - max(a.y0, b.y0)
-    return inter / max(min(a.y1 - a.y0, b.y1 - b.y0), 1e-6)
+    # min/max spelt as conditionals that pick what they pick (this runs for every run and line pair)
+    a0, a1, b0, b1 = a.y0, a.y1, b.y0, b.y1
+    inter = (b1 if b1 < a1 else a1) - (b0 if b0 > a0 else a0)
+    ha, hb = a1 - a0, b1 - b0
+    shorter = hb if hb < ha else ha
+    return inter / (1e-6 if 1e-6 > shorter else shorter)
 
 
 def _x_overlaps(a0: float, a1: float, b0: float, b1: float) -> bool:
@@ -440,7 +452,9 @@ def text_blocks(lines: list[VisualLine], body_size: float) -> list[Block]:
     open_blocks: list[Block] = []
     for line in sorted(lines, key=lambda l: (l.y0, l.x0)):
         target = None
-        if not _BULLET.match(line.text):
+        bullet = _BULLET.match(line.text) is not None
+        if not bullet:
+            size, bold = line.size, line.bold  # (read once: compared with every open block)
             for block in reversed(open_blocks):
                 last = block.lines[-1]
                 gap = line.y0 - last.y1
@@ -448,13 +462,13 @@ def text_blocks(lines: list[VisualLine], body_size: float) -> list[Block]:
                 if (
                     -0.3 * height <= gap <= PARAGRAPH_GAP * height
                     and _x_overlaps(line.x0, line.x1, last.x0, last.x1)
-                    and abs(line.size - last.size) <= 0.15 * max(line.size, last.size)
-                    and line.bold == last.bold
+                    and abs(size - last.size) <= 0.15 * max(size, last.size)
+                    and bold == last.bold
                 ):
                     target = block
                     break
         if target is None:
-            target = Block("list_item" if _BULLET.match(line.text) else "text")
+            target = Block("list_item" if bullet else "text")
             blocks.append(target)
             open_blocks.append(target)
         target.lines.append(line)
