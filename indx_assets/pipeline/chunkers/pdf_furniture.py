@@ -21,7 +21,7 @@ the furniture, and each piece of the page names it in its metadata (`page_header
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from indx_assets.pipeline.chunkers.pdf_layout import VisualLine, visual_lines
 from indx_assets.pipeline.chunking.page_numbers import PAGE_NUMBER
@@ -70,26 +70,36 @@ class Furniture:
     """The running lines of one document (`learn`), and how to take furniture off a page (`split`)."""
 
     running: frozenset[Key] = frozenset()
+    #: the band lines `learn` found, by the `id` of their page's geometry (kept with it, so an
+    #: id reused by another geometry is not taken for it): `split` does not lay them out again
+    bands: dict[int, tuple[PageGeometry, list[BandLine]]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def learn(cls, pages: Iterable[tuple[int, PageGeometry]]) -> "Furniture":
         """The running lines among the band lines of these (page number, geometry) pages."""
         count = 0
         seen: dict[Key, list[int]] = defaultdict(list)
+        bands: dict[int, tuple[PageGeometry, list[BandLine]]] = {}
         for number, geometry in pages:
             count += 1
-            for key in {_key(band, line, geometry.display_size[1]) for band, line in band_lines(geometry)}:
+            lines = band_lines(geometry)
+            bands[id(geometry)] = (geometry, lines)
+            for key in {_key(band, line, geometry.display_size[1]) for band, line in lines}:
                 seen[key].append(number)
         if count < 2:
             return cls()
         need = min(MIN_PAGES, count)
-        return cls(frozenset(key for key, numbers in seen.items() if _runs_on(sorted(numbers), need)))
+        return cls(frozenset(key for key, numbers in seen.items() if _runs_on(sorted(numbers), need)), bands)
+
+    def _band_lines(self, geometry: PageGeometry) -> list[BandLine]:
+        known = self.bands.get(id(geometry))
+        return known[1] if known is not None and known[0] is geometry else band_lines(geometry)
 
     def split(self, geometry: PageGeometry) -> tuple[list[Run], dict[str, list[str]]]:
         """The page's runs without its furniture, and the furniture's lines by metadata key
         (`page_header`, `page_footer`), top to bottom."""
         height = geometry.display_size[1]
-        lines = band_lines(geometry)
+        lines = self._band_lines(geometry)
         running = {id(line) for band, line in lines if _key(band, line, height) in self.running}
         # a page number that does not run must be the band's outermost line: digits of a
         # figure or of text set vertically in the margin are not the page's number
