@@ -417,9 +417,7 @@ def read_html_file(file: BinaryIO, config: ReaderConfig) -> DocumentRead:
 
             text, _ = _walk(source, PIECE_BYTES, keep_blocks=False, released=released)
         return _page(text, "utf-8")
-    except NotText as exc:
-        return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))
-    except HtmlTooDeep as exc:
+    except (NotText, HtmlTooDeep) as exc:
         return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))
 
 
