@@ -78,6 +78,44 @@ HOSTILE = [
     "< not a tag <3 a<b",
     "<div",  # a tag that never ends
     "<p title='never closed>",
+    # elements closed implicitly, which the scan follows so that cuts continue after them
+    "<p>one<p>two<div>three</div><p>four",
+    "<p>para<h2>head<h3>sub</h2>after",
+    "<p>a<hr>b<p>c<pre>\ncode</pre>d",
+    "<p>a<xmp><p>raw</xmp>b",
+    "<p>para<table><tr><td>cell</td></tr></table>after",  # closes the p only in no-quirks mode
+    "<ul><li>one<li>two<ul><li>nested<li>n2</ul><li>three</ul>",
+    "<ol><li>a<p>para in item<li>b</ol>",
+    "<dl><dt>t<dd>d<dt>t2<dd>d2</dl>",
+    "<dl><dt>a<dd>b<div>c</div><dt>d</dl>",
+    "<li>x<div>y<li>z",
+    "<p>a<li>b<p>c</li>d",
+    "<ul><li>a<table><li>b</table></ul>",
+    "<ul>stray text<li>a</li> between <li>b</ul>tail",
+    "<ul><li>one<li style='display:none'>hidden item<li>three</ul>",
+    "<ul class=x><li>a<li>b</ul>",
+    "<ul hidden><li>a<li>b</ul>",
+    "<ul style='page-break-after: always'><li>a<li>b</ul>",
+    "<ol><li>a<ol><li>b</ol><li>c</ol>",
+    "<div><p>a</div>b",
+    "<table><tr><td><p>a<p>b</td><td>c</td></tr></table>",
+    "<table><td>x</tr></tbody>y</table>",
+    "<table><p>foster<div>parented</div></table>",
+    "<p>a</li></dd></span></td></table></ul>b",
+    # elements closed implicitly in ways the scan does not follow: it stops cutting
+    "<p>a<b>bold<p>b",
+    "<p>a<span>s<div>d</div>",
+    "<p>a<button>b<p>c</button>",
+    "<p>a<select><option>x<p>y</select>",
+    "<select><option>x<option>y<optgroup>z</select>",
+    "<option>x<option>y<optgroup>z",
+    "<p>a<search>b",
+    "<p>a<dialog>b</dialog>c<menu><li>m</menu><hgroup>h</hgroup>",
+    "<a href=x>one<a href=y>two</a>",
+    "<form><p>a<form>b</form>",
+    "<ruby>b<rt>x<rt>y</ruby>",
+    "<li><b>x<li>y",
+    "<template><p>a<p>b</template>",
 ]
 
 
@@ -96,6 +134,26 @@ def test_a_plain_page_is_cut_into_many_pieces_that_parse_to_its_blocks() -> None
 def test_a_page_cut_into_pieces_has_the_blocks_of_the_whole_page(middle: str, doctype: str) -> None:
     page = _page(middle, doctype).encode()
     assert html_blocks(page, SMALL) == html_blocks(page, WHOLE)
+
+
+#: Large pages of elements closed only implicitly: each item of `SHAPES` repeated.
+SHAPES = {
+    "paragraphs": "<p>The harbour wall <i>held</i> the tide.\n",
+    "list items": "<li>The harbour wall held the tide\n",
+    "definitions": "<dt>harbour<dd>The wall held the tide\n",
+    "headings": "<h2>The harbour<p>The wall held the tide\n",
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_page_closed_implicitly_is_still_cut_into_pieces(shape: str) -> None:
+    # issue 17: after the first implicitly closed element the rest of a page parsed whole
+    item = SHAPES[shape]
+    inner = item * 200
+    body = f"<ul>{inner}</ul>" if shape == "list items" else f"<dl>{inner}</dl>" if shape == "definitions" else inner
+    page = f"<!DOCTYPE html><html><body><p>first{body}<p>last".encode()
+    assert len(list(html_pieces(page, 1024))) > len(page) // 2048
+    assert html_blocks(page, 1024) == html_blocks(page, WHOLE)
 
 
 def _corpus_html(corpus: Path) -> list[Path]:

@@ -11,12 +11,21 @@ the document's DOCTYPE, so it is parsed in the same (no-)quirks mode.
 
 The scan below proves that state without building a tree, conservatively: it follows the
 tokenizer (tags, attributes with quoted `>`, comments, raw text and RCDATA elements) and keeps a
-stack of the start tags that explicit end tags have not yet closed. While every element is
-closed by its own end tag in order, that stack is what the parser holds above `body`. At the
-first tag it cannot vouch for (an end tag that does not close the innermost open element, an
-unterminated token, `frameset`, `plaintext`, a script that enters its double-escaped state,
-HTML breaking out of SVG/MathML) it stops proposing cuts: the rest is one piece, parsed whole,
-as before. Nothing here decides what text a page has; a wrong cut could only move a block
+stack of the start tags not yet closed, by their own end tag or by the rules of the body that
+close an element implicitly (`_close_implied`: a block start closes an open `p` in button scope,
+`li` an open `li`, `dd`/`dt` an open `dd`/`dt`, a heading an open heading, an end tag the implied
+`p`, `li` and the like above its element; an end tag with nothing of its name open is ignored).
+The scan follows such a close only where nothing but those implied elements stands above the
+element closed, so that its stack is what the parser holds above `body`, or more (never less). At
+the first tag it cannot vouch for (an end tag or a start tag that would close an element such as
+a formatting one, whose closing the parser undoes later; an unterminated token, `frameset`,
+`plaintext`, a script that enters its double-escaped state, HTML breaking out of SVG/MathML) it
+stops proposing cuts: the rest is one piece, parsed whole, as before.
+
+A list (`ul`, `ol`, `dl` with no attributes) open alone may be cut before one of its items: the
+next piece starts by opening the list again, which the walk of blocks does not see (a list's
+blocks are its items' and the text beside them; see `_reopen`). Tables are not cut: their rows
+make one block. Nothing here decides what text a page has; a wrong cut could only move a block
 boundary, and `tests/test_html_pieces.py` compares every piece-wise parse against the whole.
 """
 
@@ -33,8 +42,10 @@ PIECE_BYTES = 1 << 18
 _WS = rb"\t\n\f\r "
 #: One attribute (name, optional value) or a run of whitespace and stray slashes, as the
 #: tokenizer reads them; atomic, so a tag that never ends fails fast instead of backtracking.
-_ATTRS = rb"(?>(?:[" + _WS + rb"/]+|[^" + _WS + rb"/>][^" + _WS + rb"/>=]*(?:[" + _WS + rb"]*=[" + _WS + \
-    rb"]*(?:\"[^\"]*\"|'[^']*'|[^" + _WS + rb">]*))?)*)"
+#: After `=`, a value: quoted (to its closing quote, or the tag never ends), or unquoted (not
+#: starting with a quote), or none before `>`.
+_ATTRS = rb"(?>(?:[" + _WS + rb"/]+|[^" + _WS + rb"/>][^" + _WS + rb"/>=]*+(?:[" + _WS + rb"]*=[" + _WS + \
+    rb"]*(?:\"[^\"]*\"|'[^']*'|[^" + _WS + rb">\"'][^" + _WS + rb">]*|(?=>))|(?![" + _WS + rb"]*=)))*)"
 _TOKEN = re.compile(
     rb"<(?:(?P<comment>!--(?:>|->|.*?--!?>))"
     rb"|(?P<bang>!(?!--)[^>]*>)"  # `<!--` that never ends is no bogus comment
@@ -68,6 +79,41 @@ _CUT_BEFORE = frozenset(
     b"p div section article header footer main aside nav blockquote dl figure address details center"
     b" h1 h2 h3 h4 h5 h6 ul ol pre table hr".split()
 )
+#: Elements "generate implied end tags" closes: an element above one that an end tag or a start
+#: tag closes is popped silently only when it is one of these.
+_IMPLIED = frozenset(b"dd dt li optgroup option p rb rp rt rtc".split())
+#: Start tags that close an open `p` in button scope (`table` too, but not in quirks mode).
+_CLOSES_P = frozenset(
+    b"address article aside blockquote center details dialog dir div dl fieldset figcaption figure footer form"
+    b" h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav ol p pre listing section summary ul xmp li dd dt".split()
+)
+_HEADINGS = frozenset(b"h1 h2 h3 h4 h5 h6".split())
+#: Where the default scope stops a search down the stack, and button scope too.
+_SCOPE = frozenset(b"applet caption html table td th marquee object template".split())
+_BUTTON_SCOPE = _SCOPE | {b"button"}
+#: The HTML standard's special elements (those the scan can hold): where `li`'s and `dd`'s
+#: search for an open item to close stops (but not at address, div or p).
+_SPECIAL = frozenset(
+    b"address applet article aside blockquote body button caption center colgroup dd details dialog dir div dl dt"
+    b" fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup html li listing main marquee menu nav"
+    b" object ol p pre search section select summary table tbody td template tfoot th thead tr ul".split()
+)
+_ITEM_SEARCH_STOP = _SPECIAL - {b"address", b"div", b"p"}
+#: End tags that close their element with whatever implied elements stand above it (the rest
+#: close only the current node, or run the adoption agency).
+_CLOSES_IMPLIED = frozenset(
+    b"address article aside blockquote button center details dialog dir div dl fieldset figcaption figure footer"
+    b" header hgroup listing main menu nav ol pre section summary ul p li dd dt h1 h2 h3 h4 h5 h6 form select td th tr"
+    b" table".split()
+)
+#: Start tags whose effect on an open element of the same name the scan does not follow
+#: (the adoption agency for `a`, `nobr`; a nested button closes the first; a nested form is ignored).
+_NOT_NESTED = frozenset(b"a nobr button form".split())
+_RUBY = frozenset(b"rb rp rt rtc".split())
+#: Containers a piece may reopen, with nothing else open, before the start of one of their items.
+_REOPENED = {b"<ul>": frozenset({b"li"}), b"<ol>": frozenset({b"li"}), b"<dl>": frozenset({b"dt", b"dd"})}
+#: The DOCTYPE of no-quirks mode, where `table` closes an open `p`.
+_NO_QUIRKS = re.compile(rb"<!doctype[" + _WS + rb"]+html[" + _WS + rb"]*>", re.I)
 _NOT_WS = re.compile(rb"[^" + _WS + rb"]")
 _WORD_AFTER_SPACE = re.compile(rb"[" + _WS + rb"][A-Za-z0-9]")
 _SELF_CLOSING = re.compile(rb"(?:^|[" + _WS + rb"\"'])/+$")
@@ -83,10 +129,12 @@ class _Scan:
         self.doctype = b""
         self.seen_token = False  # a DOCTYPE counts only as the first token
         self.trusted = True
+        self.bottom = b""  # the start tag of the outermost open element, lower-cased
 
-    def cuts(self, every: int) -> Iterator[int]:
-        """Offsets at which the document may be cut, the first at least `every` bytes in and each
-        next at least `every` bytes after the one before; none once the scan cannot vouch."""
+    def cuts(self, every: int) -> Iterator[tuple[int, bytes]]:
+        """Offsets at which the document may be cut, each with the markup that reopens what is
+        open there (see `_reopen`), the first at least `every` bytes in and each next at least
+        `every` bytes after the one before; none once the scan cannot vouch."""
         source, at, last = self.source, 0, 0
         while self.trusted:
             lt = source.find(b"<", at)
@@ -98,7 +146,7 @@ class _Scan:
                 start = max(at, last + every - 1)
                 while (word := _WORD_AFTER_SPACE.search(source, start, text_end)) is not None:
                     last = word.start() + 1
-                    yield last
+                    yield last, b""
                     start = last + every - 1
             if lt < 0:
                 return
@@ -112,9 +160,15 @@ class _Scan:
                 continue
             if token["start"] is not None:
                 name = token["start"].lower()
-                if not self.stack and lt - last >= every and name in _CUT_BEFORE:
+                if not self.foreign:
+                    self._close_implied(name)
+                    if not self.trusted:
+                        return
+                if lt - last >= every and (reopen := self._reopen(name)) is not None:
                     last = lt
-                    yield lt
+                    yield lt, reopen
+                if not self.stack:
+                    self.bottom = token[0].lower()
                 at = self._start(name, token["attrs"], token.end())
             elif token["end"] is not None:
                 self._end(token["end"].lower())
@@ -131,6 +185,60 @@ class _Scan:
             else:
                 at = token.end()  # comments and the like
             self.seen_token = True
+
+    def _reopen(self, name: bytes) -> bytes | None:
+        """What a piece starting with the start tag `name` must begin with to be parsed as it is
+        in place: nothing, when only `html` and `body` are open; a list's own start tag, when
+        that list alone is open, was opened with no attributes (none the walk reads: hidden,
+        style) and `name` starts one of its items (the walk's blocks of a list are its items',
+        and a list closed at a piece's end and opened again adds none); `None` where no cut is."""
+        if not self.stack:
+            return b"" if name in _CUT_BEFORE else None
+        if len(self.stack) == 1 and name in _REOPENED.get(self.bottom, ()):
+            return self.bottom
+        return None
+
+    def _pop_through(self, names: frozenset[bytes], stops: frozenset[bytes]) -> None:
+        """Close the innermost open element of `names` as the parser does, popping the elements
+        above it, when it is found before any of `stops` and only elements the parser closes
+        implicitly (`_IMPLIED`) stand above it; the scan cannot vouch for it closing others."""
+        for i in range(len(self.stack) - 1, -1, -1):
+            if self.stack[i] in names:
+                if all(above in _IMPLIED for above in self.stack[i + 1 :]):
+                    del self.stack[i:]
+                else:
+                    self.trusted = False
+                return
+            if self.stack[i] in stops:
+                return
+
+    def _close_implied(self, name: bytes) -> None:
+        """The open elements a start tag in the body closes before it opens (the HTML standard's
+        "in body" rules for `li`, `dd`, `dt`, a `p` in button scope, headings, `option`)."""
+        if b"select" in self.stack or b"template" in self.stack:
+            # other insertion modes: followed only as far as an `option` closing an `option`
+            if name == b"option" and self.stack[-1] == b"option":
+                self.stack.pop()
+            elif name in (b"option", b"optgroup") and self.stack[-1] in (b"option", b"optgroup"):
+                self.trusted = False
+            return
+        if name == b"li":
+            self._pop_through(frozenset({b"li"}), _ITEM_SEARCH_STOP)
+        elif name in (b"dd", b"dt"):
+            self._pop_through(frozenset({b"dd", b"dt"}), _ITEM_SEARCH_STOP)
+        if name in _CLOSES_P or (name == b"table" and _NO_QUIRKS.fullmatch(self.doctype)):
+            self._pop_through(frozenset({b"p"}), _BUTTON_SCOPE)
+        elif b"p" in self.stack and (name == b"table" or name == b"search"):  # quirks; an element Lexbor may not know
+            self.trusted = False
+        if not self.stack:
+            return
+        top = self.stack[-1]
+        if name in _HEADINGS and top in _HEADINGS:
+            self.stack.pop()
+        elif name in (b"option", b"optgroup") and top == b"option":
+            self.stack.pop()
+        elif (name in _NOT_NESTED and name in self.stack) or (name in _RUBY and top in _RUBY):
+            self.trusted = False
 
     def _start(self, name: bytes, attrs: bytes, at: int) -> int:
         """Follow a start tag ending at `at`; where the next token begins."""
@@ -177,12 +285,21 @@ class _Scan:
         return token.end()
 
     def _end(self, name: bytes) -> None:
+        """Follow an end tag: it closes the innermost open element of its name (with the implied
+        elements above it, for the end tags that close those: `_CLOSES_IMPLIED`), or is ignored
+        when none is open. Anything else stops the scan vouching."""
         if self.stack and self.stack[-1] == name:
             self.stack.pop()
             if self.foreign:
                 self.foreign -= 1
-        elif name == b"br" or self.foreign or (name not in _VOID and name not in _IGNORED):
-            self.trusted = False  # `</br>` is a `<br>`; other unmatched end tags close or open elements
+        elif name == b"br" or self.foreign:
+            self.trusted = False  # `</br>` is a `<br>`; in SVG/MathML an end tag may close HTML
+        elif name in _VOID or name in _IGNORED or name not in self.stack:
+            pass  # ignored (`</p>` opens and closes an empty `p`: nothing stays open)
+        elif name in _CLOSES_IMPLIED and b"select" not in self.stack and b"template" not in self.stack:
+            self._pop_through(frozenset({name}), frozenset())
+        else:
+            self.trusted = False  # the adoption agency, or an end tag that closes what is not implied
 
 
 def html_pieces(source: Source, every: int = PIECE_BYTES,
@@ -194,10 +311,10 @@ def html_pieces(source: Source, every: int = PIECE_BYTES,
         yield source if isinstance(source, bytes) else source[:]
         return
     scan = _Scan(source)
-    start = 0
-    for cut in scan.cuts(every):
-        yield source[start:cut] if start == 0 else scan.doctype + source[start:cut]
-        start = cut
+    start, reopen = 0, b""
+    for cut, reopen_next in scan.cuts(every):
+        yield source[start:cut] if start == 0 else scan.doctype + reopen + source[start:cut]
+        start, reopen = cut, reopen_next
         if released is not None:
             released(start)
-    yield source[:] if start == 0 else scan.doctype + source[start:]
+    yield source[:] if start == 0 else scan.doctype + reopen + source[start:]
