@@ -8,8 +8,9 @@ document nested too deep to parse in reasonable time (`MAX_BLOCK_DEPTH`) is refu
 is `failed`, with the reason.
 
 A large page is parsed a piece at a time (`html_cuts`), each piece's tree let go once walked, and
-its text written to a temporary file read back once whole (see `_Walker`); a UTF-8 file on disk
-is mapped, its pages dropped once parsed (`read_html_file`).
+its text written to a temporary file read back once whole (see `_Walker`); a file on disk is
+mapped (in UTF-8 as it is, in another encoding once decoded into a temporary file), its pages
+dropped once parsed (`read_html_file`).
 """
 
 import codecs
@@ -28,7 +29,8 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
 from indx_assets.pipeline.readers.html_cuts import PIECE_BYTES, Source, html_pieces
-from indx_assets.pipeline.readers.text import DecodedText, NotText, decode_text, is_utf8_file, utf8_text
+from indx_assets.pipeline.readers.text import (DecodedText, NotText, decode_text, is_utf8_file, transcode_file,
+                                               utf8_text)
 
 BLOCK_SEPARATOR = "\n\n"
 
@@ -402,13 +404,15 @@ def read_html(content: bytes, config: ReaderConfig) -> DocumentRead:
 def read_html_file(file: BinaryIO, config: ReaderConfig) -> DocumentRead:
     """The page of an HTML file. Its UTF-8 bytes are parsed a piece at a time (`html_pieces`),
     each piece's tree let go once walked and its text written straight into the page's; a file
-    in UTF-8 is mapped, not read, and its pages dropped from memory once parsed."""
+    on disk is mapped, not read (one not in UTF-8 is first decoded a step at a time into a
+    temporary file in UTF-8, which is mapped), and its pages dropped from memory once parsed."""
     media_type = "text/html"
     try:
-        with _mapped(file) as source:
-            if source is None:
+        with _mapped(file) as mapped:
+            if mapped is None:
                 return _read_decoded(file)
-            if not _NOT_SPACE_BYTE.search(source):  # what `not content.strip()` says, without a copy
+            source, encoding = mapped
+            if encoding == "utf-8" and not _NOT_SPACE_BYTE.search(source):  # `not content.strip()`, no copy
                 return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="empty", reader="html"),))
 
             def released(offset: int) -> None:
@@ -416,25 +420,38 @@ def read_html_file(file: BinaryIO, config: ReaderConfig) -> DocumentRead:
                     source.madvise(mmap.MADV_DONTNEED, 0, whole_pages)
 
             text, _ = _walk(source, PIECE_BYTES, keep_blocks=False, released=released)
-        return _page(text, "utf-8")
+        return _page(text, encoding)
     except (NotText, HtmlTooDeep) as exc:
         return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))
 
 
 @contextmanager
-def _mapped(file: BinaryIO) -> Iterator[mmap.mmap | None]:
-    """A read-only map of `file` when it is a non-empty file on disk in UTF-8 (`is_utf8_file`),
-    else `None`: a map's pages can be let go once parsed; bytes read are held until the end."""
+def _mapped(file: BinaryIO) -> Iterator[tuple[mmap.mmap, str] | None]:
+    """A read-only map of `file`'s text in UTF-8 and the file's encoding when it is a non-empty
+    file on disk, else `None`: a map's pages can be let go once parsed; bytes read are held until
+    the end. A file in UTF-8 (`is_utf8_file`) is mapped itself; another is decoded into a
+    temporary file first (`transcode_file`; an empty one is read as bytes are)."""
     try:
         fileno = file.fileno()
     except (AttributeError, OSError):  # io.BytesIO: UnsupportedOperation is an OSError
         yield None
         return
-    if file.tell() != 0 or os.fstat(fileno).st_size == 0 or not is_utf8_file(file):
+    if file.tell() != 0 or os.fstat(fileno).st_size == 0:
         yield None
         return
-    with mmap.mmap(fileno, 0, access=mmap.ACCESS_READ) as source:
-        yield source
+    if is_utf8_file(file):
+        with mmap.mmap(fileno, 0, access=mmap.ACCESS_READ) as source:
+            yield source, "utf-8"
+        return
+    with tempfile.TemporaryFile() as utf8:
+        encoding = transcode_file(file, utf8)
+        utf8.flush()
+        if utf8.tell() == 0:  # nothing to map: no visible text
+            file.seek(0)
+            yield None
+            return
+        with mmap.mmap(utf8.fileno(), 0, access=mmap.ACCESS_READ) as source:
+            yield source, encoding
 
 
 def _read_decoded(file: BinaryIO) -> DocumentRead:

@@ -5,7 +5,10 @@ import io
 import unicodedata
 from dataclasses import dataclass
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    from charset_normalizer.models import CharsetMatch
 
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
@@ -50,11 +53,20 @@ _WESTERN = "cp1252"
 
 
 def _detect(content: bytes) -> tuple[str, str]:
-    """Charset detection for bytes that are not UTF-8.
+    """Charset detection for bytes that are not UTF-8: the text and its encoding (`_detect_codec`)."""
+    codec = _detect_codec(content)
+    if isinstance(codec, str):
+        return content.decode(codec), codec
+    return str(codec), codec.encoding
+
+
+def _detect_codec(content: bytes) -> "str | CharsetMatch":
+    """The codec that decodes bytes that are not UTF-8, or the detector's match where its
+    decoding is not the codec's alone (UTF-7 with a byte-order mark: see `CharsetMatch.__str__`).
 
     charset-normalizer breaks ties between equally plausible code pages by name, so
     Latin-1 text often comes out as cp1250 ("crème" as "crčme"); among the candidates it
-    rates best, Windows-1252 wins.
+    rates best, Windows-1252 wins when it decodes the bytes.
     """
     from charset_normalizer import from_bytes
 
@@ -63,12 +75,23 @@ def _detect(content: bytes) -> tuple[str, str]:
     if best is None:
         raise NotText("no text encoding fits these bytes")
     tied = [r for r in results if (r.chaos, r.coherence) == (best.chaos, best.coherence)]
-    if any(_WESTERN in r.could_be_from_charset for r in tied):
-        try:
-            return content.decode(_WESTERN), _WESTERN
-        except UnicodeDecodeError:
-            pass
-    return str(best), best.encoding
+    if any(_WESTERN in r.could_be_from_charset for r in tied) and _decodes(content, _WESTERN):
+        return _WESTERN
+    if best.encoding == "utf_7" and best.bom:
+        return best
+    return best.encoding
+
+
+def _decodes(content: bytes, codec: str) -> bool:
+    """Whether `content` decodes with `codec`, checked a step at a time (no copy of its text)."""
+    decoder = codecs.getincrementaldecoder(codec)()
+    try:
+        for at in range(0, len(content), _STEP):
+            decoder.decode(content[at : at + _STEP])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 #: The head of a file looked at for a byte-order mark and NUL bytes.
@@ -171,6 +194,43 @@ def is_utf8_file(file: BinaryIO) -> bool:
     file.seek(start)
     _check_controls(sample, "utf-8")
     return True
+
+
+def transcode_file(file: BinaryIO, sink: BinaryIO) -> str:
+    """`decode_file` of a file not in UTF-8 (a byte-order mark, or detected), written to `sink`
+    as UTF-8 a step at a time instead of held as one text; the encoding `decode_file` names
+    (`NotText` as there). The file's bytes are read whole only while an encoding is detected."""
+    start = file.tell()
+    head = file.read(_HEAD)
+    codec = _bom_encoding(head)
+    file.seek(start)
+    if codec is None:
+        content = file.read()
+        found = _detect_codec(content)
+        if not isinstance(found, str):  # decoded as the detector does: whole
+            text = str(found)
+            _check_controls(text, found.encoding)
+            sink.write(text.encode("utf-8", errors="ignore"))
+            return found.encoding
+        codec = found
+        del content, found
+        file.seek(start)
+    decoder = codecs.getincrementaldecoder(codec)()
+    sample = ""
+    try:
+        while True:
+            block = file.read(_STEP)
+            step = decoder.decode(block, final=not block)
+            if len(sample) < _SAMPLE:
+                sample += step[: _SAMPLE - len(sample)]
+            sink.write(step.encode("utf-8", errors="ignore"))  # as `utf8_source` encodes a text
+            del step
+            if not block:
+                break
+    except UnicodeDecodeError as exc:
+        raise NotText(f"has a {codec} byte-order mark but does not decode: {exc.reason}") from exc
+    _check_controls(sample, codec)
+    return codec.replace("-sig", "")
 
 
 def text_pages(text: str, reader: str) -> tuple[PageOutput, ...]:
