@@ -6,8 +6,9 @@ Each case runs in its own process (peak RSS is per process: VmHWM) against a fre
 directory: a baseline with a one-line file, then a binary file of `--mb` MiB (NUL bytes, so the
 text reader refuses it: the case of issue 17, where 1 GiB cost 5.5 GB) and a file of words of
 the same size as plain text, Markdown and HTML (one page whose text is stored; `--formats`
-picks them), and `html-paragraphs`: HTML of short paragraphs (an element every 80 bytes, where
-the parser's tree and the walk over it dominate). Prints each case's peak above the baseline as
+picks them), and pages of HTML's other shapes (`_BLOCKS`): short paragraphs (an element every 80
+bytes, where the parser's tree and the walk over it dominate), paragraphs and list items closed
+only implicitly, one large table, and a page in Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
 INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
 names another interpreter (another tree's venv, main's) whose cases run in the same rounds, each
@@ -60,14 +61,25 @@ _MEDIA_TYPES = {".txt": "text/plain", ".md": "text/markdown", ".html": "text/htm
 
 
 _PARAGRAPH = b"<p>The harbour wall held the <b>tide</b> back, and the town slept behind it.</p>\n"
+#: The HTML cases' pages: a block of about 1 MiB repeated (`_write`), behind its `head` once.
+_BLOCKS = {
+    "html-paragraphs": (b"", _PARAGRAPH * 12945),
+    # paragraphs and list items closed only implicitly, as much real HTML is written
+    "html-implicit": (b"", b"<p>The harbour wall held the <b>tide</b> back, and the town slept behind it.\n" * 13284),
+    "html-list": (b"<ul>", b"<li>The harbour wall held the <b>tide</b> back, and the town slept behind it.\n" * 13284),
+    # one table of short rows
+    "html-table": (b"<table>", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 17246),
+    # a page in Windows-1252, not UTF-8
+    "html-cp1252": (b"", "<p>The harbour wall held the tide, café crème à la française.</p>\n".encode("cp1252") * 15420),
+}
 
 
-def _write(path: Path, size: int, binary: bool, paragraphs: bool = False) -> None:
-    block = _PARAGRAPH * 12945 if paragraphs else b"harbour wall tide " * 58254  # about 1 MiB
+def _write(path: Path, size: int, binary: bool, name: str) -> None:
+    head, block = _BLOCKS.get(name, (b"", b"harbour wall tide " * 58254))  # about 1 MiB
     with open(path, "wb") as f:
         if binary:
             f.write(b"\x00" * 64)
-        written = 0
+        written = f.write(head)
         while written < size:
             written += f.write(block[: size - written])
 
@@ -77,7 +89,7 @@ def _peak(folder: Path, python: str, name: str, size: int, binary: bool, suffix:
     corpus, home = folder / f"corpus-{name}", folder / f"home-{name}"
     if not corpus.exists():  # written once, read by every round
         corpus.mkdir()
-        _write(corpus / f"{name}{suffix}", size, binary, paragraphs=name == "html-paragraphs")
+        _write(corpus / f"{name}{suffix}", size, binary, name)
     subprocess.run(["rm", "-rf", str(home)], check=True)  # a fresh data directory per run
     env = {**os.environ, "INDX_HOME": str(home), "INDX_CORPUS": str(corpus)}
     # run in `folder`: `-c` puts the working directory first on the path, and a tree's checkout
@@ -94,7 +106,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=256)
     parser.add_argument("--formats", default="binary,text,markdown,html",
-                        help="of binary, text, markdown, html, html-paragraphs")
+                        help="of binary, text, markdown, html, " + ", ".join(_BLOCKS))
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--against", help="another interpreter whose cases run beside this one's")
     parser.add_argument("--reader", action="store_true", help="the reader alone, its peak above the process before it")
@@ -102,7 +114,7 @@ def main() -> None:
     size = args.mb << 20
     pythons = {"this tree": sys.executable, **({args.against: args.against} if args.against else {})}
     cases = {"binary": (True, ".txt"), "text": (False, ".txt"), "markdown": (False, ".md"), "html": (False, ".html"),
-             "html-paragraphs": (False, ".html")}
+             **{name: (False, ".html") for name in _BLOCKS}}
     above = "the process before the read" if args.reader else "a one-line file's"
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
