@@ -54,6 +54,22 @@ def test_other_legacy_encodings_are_detected(encoding: str, text: str) -> None:
     assert (read.status, read.content) == ("ok", text)
 
 
+@pytest.mark.parametrize("encoding", ["cp1251", "shift_jis"])
+def test_a_large_legacy_text_is_detected_from_its_start_and_decoded_whole(encoding: str) -> None:
+    # issue 17: detection reads a large text's start (the detector costs many times what it reads)
+    line = {"cp1251": "Война и мир — роман Льва Толстого.\n", "shift_jis": "日本語のテキストです。これは文字コードのテストです。\n"}
+    text = line[encoding] * 20_000
+    read = _read(text.encode(encoding), "legacy.txt")
+    assert (read.status, read.content.strip()) == ("ok", text.strip())
+
+
+def test_a_large_text_whose_encoding_shows_only_past_its_start_is_still_decoded() -> None:
+    # the start is ASCII, which the detector names: the rest does not decode as that, so all is read
+    text = "plain words of the harbour\n" * 20_000 + "café crème à la française\n" * 10
+    read = _read(text.encode("cp1252"), "late.txt")
+    assert (read.status, read.content.strip(), read.metadata["encoding"]) == ("ok", text.strip(), "cp1252")
+
+
 def test_utf16_with_a_bom_is_text_and_keeps_its_form_feeds() -> None:
     content = "Première page — 第一页\fSecond page".encode("utf-16")
     assert detect_media_type(content, "wide.txt") == PLAIN
