@@ -52,34 +52,35 @@ _BOMLESS_WIDE = ["utf_16", "utf_16_be", "utf_16_le", "utf_32", "utf_32_be", "utf
 _WESTERN = "cp1252"
 
 
-def _detect(content: bytes) -> tuple[str, str]:
-    """Charset detection for bytes that are not UTF-8: the text and its encoding (`_detect_codec`)."""
-    codec = _detect_codec(content)
-    if isinstance(codec, str):
-        return content.decode(codec), codec
-    return str(codec), codec.encoding
-
-
 #: Bytes longer than this have their encoding detected from their start (cut after a line break),
 #: kept when all of them decode with it: charset-normalizer costs many times what it reads (20-40x
 #: of a MiB, some 4x of 16 MiB).
 _DETECT_SAMPLE = 1 << 18
 
 
-def _detect_codec(content: bytes) -> "str | CharsetMatch":
-    """The codec that decodes bytes that are not UTF-8, or the detector's match where its
-    decoding is not the codec's alone (UTF-7 with a byte-order mark: see `CharsetMatch.__str__`).
-    Detected from the start of a large text (`_DETECT_SAMPLE`), or from all of it where the
-    start's codec does not decode the rest."""
-    if len(content) > _DETECT_SAMPLE:
-        line_end = content.rfind(b"\n", 0, _DETECT_SAMPLE)  # a byte no multi-byte code page uses inside a character
+def _detect_codec(file: BinaryIO) -> "str | CharsetMatch":
+    """The codec that decodes a file's bytes (from where it stands; left there) that are not
+    UTF-8, or the detector's match where its decoding is not the codec's alone (UTF-7 with a
+    byte-order mark: see `CharsetMatch.__str__`). Detected from the start of a large file
+    (`_DETECT_SAMPLE`), the rest checked a step at a time, or from all of it where the start's
+    codec does not decode the rest."""
+    start = file.tell()
+    head = file.read(_DETECT_SAMPLE + 1)
+    if len(head) > _DETECT_SAMPLE:
+        line_end = head.rfind(b"\n", 0, _DETECT_SAMPLE)  # a byte no multi-byte code page uses inside a character
         try:
-            codec = _detect_codec_of(content[: line_end + 1 if line_end > 0 else _DETECT_SAMPLE])
+            codec = _detect_codec_of(head[: line_end + 1 if line_end > 0 else _DETECT_SAMPLE])
         except NotText:
             codec = None
-        if isinstance(codec, str) and _decodes(content, codec):
+        del head
+        file.seek(start)
+        if isinstance(codec, str) and _decodes(file, codec):
+            file.seek(start)
             return codec
-    return _detect_codec_of(content)
+    file.seek(start)
+    found = _detect_codec_of(file.read())
+    file.seek(start)
+    return found
 
 
 def _detect_codec_of(content: bytes) -> "str | CharsetMatch":
@@ -96,19 +97,20 @@ def _detect_codec_of(content: bytes) -> "str | CharsetMatch":
     if best is None:
         raise NotText("no text encoding fits these bytes")
     tied = [r for r in results if (r.chaos, r.coherence) == (best.chaos, best.coherence)]
-    if any(_WESTERN in r.could_be_from_charset for r in tied) and _decodes(content, _WESTERN):
+    if any(_WESTERN in r.could_be_from_charset for r in tied) and _decodes(io.BytesIO(content), _WESTERN):
         return _WESTERN
     if best.encoding == "utf_7" and best.bom:
         return best
     return best.encoding
 
 
-def _decodes(content: bytes, codec: str) -> bool:
-    """Whether `content` decodes with `codec`, checked a step at a time (no copy of its text)."""
+def _decodes(file: BinaryIO, codec: str) -> bool:
+    """Whether the rest of `file` decodes with `codec`, checked a step at a time (no copy of its
+    bytes or its text)."""
     decoder = codecs.getincrementaldecoder(codec)()
     try:
-        for at in range(0, len(content), _STEP):
-            decoder.decode(content[at : at + _STEP])
+        while block := file.read(_STEP):
+            decoder.decode(block)
         decoder.decode(b"", final=True)
     except UnicodeDecodeError:
         return False
@@ -189,7 +191,8 @@ def decode_file(file: BinaryIO) -> DecodedText:
     except UnicodeDecodeError:
         text = ""
         file.seek(start)
-        text, encoding = _detect(file.read())
+        codec = _detect_codec(file)
+        text, encoding = (file.read().decode(codec), codec) if isinstance(codec, str) else (str(codec), codec.encoding)
     _check_controls(text, encoding)
     return DecodedText(text, encoding)
 
@@ -220,22 +223,20 @@ def is_utf8_file(file: BinaryIO) -> bool:
 def transcode_file(file: BinaryIO, sink: BinaryIO) -> str:
     """`decode_file` of a file not in UTF-8 (a byte-order mark, or detected), written to `sink`
     as UTF-8 a step at a time instead of held as one text; the encoding `decode_file` names
-    (`NotText` as there). The file's bytes are read whole only while an encoding is detected."""
+    (`NotText` as there). The file's bytes are read whole only where its start does not tell
+    its encoding (`_detect_codec`)."""
     start = file.tell()
     head = file.read(_HEAD)
     codec = _bom_encoding(head)
     file.seek(start)
     if codec is None:
-        content = file.read()
-        found = _detect_codec(content)
+        found = _detect_codec(file)
         if not isinstance(found, str):  # decoded as the detector does: whole
             text = str(found)
             _check_controls(text, found.encoding)
             sink.write(text.encode("utf-8", errors="ignore"))
             return found.encoding
         codec = found
-        del content, found
-        file.seek(start)
     decoder = codecs.getincrementaldecoder(codec)()
     sample = ""
     try:
