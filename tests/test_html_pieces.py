@@ -156,6 +156,13 @@ def test_a_page_closed_implicitly_is_still_cut_into_pieces(shape: str) -> None:
     assert html_blocks(page, 1024) == html_blocks(page, WHOLE)
 
 
+def test_a_page_with_a_frameset_is_not_cut() -> None:
+    # a piece parsed alone has seen nothing that keeps a `frameset` from replacing its body
+    page = _page("<div></div><ol></ol><frameset><frame>").encode()
+    for every in range(16, 400, 8):
+        assert html_blocks(page, every) == html_blocks(page, WHOLE), every
+
+
 def _corpus_html(corpus: Path) -> list[Path]:
     return sorted(p for p in corpus.rglob("*") if p.suffix.lower() in (".html", ".htm"))
 

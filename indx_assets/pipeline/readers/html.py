@@ -378,9 +378,7 @@ def _walk(source: Source, piece_bytes: int, keep_blocks: bool, released: Callabl
           ) -> tuple[str, list[tuple[str, int, int, int, str | None, bool]] | None]:
     """The page text of every piece of `source` (`html_pieces`), each piece's tree let go once
     walked, and its blocks' spans when `keep_blocks` (see `_Walker`)."""
-    check_depth(source)
-    if released is not None:
-        released(len(source))  # the scan read it all; the pieces read it again in turn
+    check_depth(source)  # its reading of the whole is let go by `html_pieces`
     with tempfile.TemporaryFile() as sink:
         walker = _Walker(sink, keep_blocks)
         for piece in html_pieces(source, piece_bytes, released):

@@ -20,7 +20,8 @@ element closed, so that its stack is what the parser holds above `body`, or more
 the first tag it cannot vouch for (an end tag or a start tag that would close an element such as
 a formatting one, whose closing the parser undoes later; an unterminated token, `frameset`,
 `plaintext`, a script that enters its double-escaped state, HTML breaking out of SVG/MathML) it
-stops proposing cuts: the rest is one piece, parsed whole, as before.
+stops proposing cuts: the rest is one piece, parsed whole, as before. A page with a `frameset`
+tag anywhere is not cut at all (see `_FRAMESET`).
 
 A list (`ul`, `ol`, `dl` with no attributes) open alone may be cut before one of its items: the
 next piece starts by opening the list again, which the walk of blocks does not see (a list's
@@ -114,6 +115,9 @@ _RUBY = frozenset(b"rb rp rt rtc".split())
 _REOPENED = {b"<ul>": frozenset({b"li"}), b"<ol>": frozenset({b"li"}), b"<dl>": frozenset({b"dt", b"dd"})}
 #: The DOCTYPE of no-quirks mode, where `table` closes an open `p`.
 _NO_QUIRKS = re.compile(rb"<!doctype[" + _WS + rb"]+html[" + _WS + rb"]*>", re.I)
+#: A `frameset` start tag replaces the body where the parser has seen nothing that rules it out
+#: (the frameset-ok flag), which a piece parsed alone has not: a page with one is not cut.
+_FRAMESET = re.compile(rb"<frameset", re.I)
 _NOT_WS = re.compile(rb"[^" + _WS + rb"]")
 _WORD_AFTER_SPACE = re.compile(rb"[" + _WS + rb"][A-Za-z0-9]")
 _SELF_CLOSING = re.compile(rb"(?:^|[" + _WS + rb"\"'])/+$")
@@ -306,10 +310,13 @@ def html_pieces(source: Source, every: int = PIECE_BYTES,
                 released: Callable[[int], None] | None = None) -> Iterator[bytes]:
     """`source` (an HTML document's UTF-8 bytes, or a map of them) as pieces to parse one by
     one, each after the first behind the document's DOCTYPE; the whole document when it is no
-    longer than `every`. `released(offset)` is told when the bytes before `offset` are done with."""
-    if len(source) <= every:
+    longer than `every`. `released(offset)` is told when the bytes before `offset` may leave memory
+    (a map of them reads them again if they are read again)."""
+    if len(source) <= every or _FRAMESET.search(source):
         yield source if isinstance(source, bytes) else source[:]
         return
+    if released is not None:
+        released(len(source))  # the search (and the caller's depth check) read it all; the pieces read it again
     scan = _Scan(source)
     start, reopen = 0, b""
     for cut, reopen_next in scan.cuts(every):
