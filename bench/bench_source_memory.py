@@ -8,7 +8,8 @@ text reader refuses it: the case of issue 17, where 1 GiB cost 5.5 GB) and a fil
 the same size as plain text, Markdown and HTML (one page whose text is stored; `--formats`
 picks them), and pages of HTML's other shapes (`_BLOCKS`): short paragraphs (an element every 80
 bytes, where the parser's tree and the walk over it dominate), paragraphs and list items closed
-only implicitly, one large table, and a page in Windows-1252. Prints each case's peak above the baseline as
+only implicitly, paragraphs inside wrapping containers, one large table, and a page in
+Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
 INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
 names another interpreter (another tree's venv, main's) whose cases run in the same rounds, each
@@ -67,6 +68,8 @@ _BLOCKS = {
     # paragraphs and list items closed only implicitly, as much real HTML is written
     "html-implicit": (b"", b"<p>The harbour wall held the <b>tide</b> back, and the town slept behind it.\n" * 13284),
     "html-list": (b"<ul>", b"<li>The harbour wall held the <b>tide</b> back, and the town slept behind it.\n" * 13284),
+    # paragraphs inside the containers a real page wraps its content in
+    "html-wrapped": (b"<div id=page><main class=content>", _PARAGRAPH * 12945),
     # one table of short rows
     "html-table": (b"<table>", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 17246),
     # a page in Windows-1252, not UTF-8

@@ -102,6 +102,12 @@ HOSTILE = [
     "<table><td>x</tr></tbody>y</table>",
     "<table><p>foster<div>parented</div></table>",
     "<p>a</li></dd></span></td></table></ul>b",
+    # containers reopened by the next piece
+    "<div class=x><section>text<p>a</p>more<div>b</div><ul hidden></ul>after</section>tail</div>",
+    "<div>before<table></tbody>foster</table><hr>after</div>",
+    "<div id=a>a<li hidden>x</li>b<li>c</div>",
+    "<div style='display:none'><p>a<p>b</div>",
+    "<article><h2>t</h2><p>a<blockquote><p>b</blockquote>c</article>",
     # elements closed implicitly in ways the scan does not follow: it stops cutting
     "<p>a<b>bold<p>b",
     "<p>a<span>s<div>d</div>",
@@ -151,9 +157,21 @@ def test_a_page_closed_implicitly_is_still_cut_into_pieces(shape: str) -> None:
     item = SHAPES[shape]
     inner = item * 200
     body = f"<ul>{inner}</ul>" if shape == "list items" else f"<dl>{inner}</dl>" if shape == "definitions" else inner
-    page = f"<!DOCTYPE html><html><body><p>first{body}<p>last".encode()
+    # inside the containers a real page wraps its content in
+    page = f"<!DOCTYPE html><html><body><div id=page><main class=content><p>first{body}<p>last</main></div>".encode()
     assert len(list(html_pieces(page, 1024))) > len(page) // 2048
     assert html_blocks(page, 1024) == html_blocks(page, WHOLE)
+
+
+@pytest.mark.parametrize("middle", [
+    "<div id=a><ul>a<li hidden>x</li>b<li>c</ul></div>",  # a skipped item ends no block
+    "<section>text<ul hidden></ul>after<p style='display:none'>x</p>more</section>",
+    "<div>before<table></tbody>foster</table><hr>after</div>",  # foster-parented before the table
+])
+def test_a_reopened_container_is_not_cut_where_the_walk_would_not_end_a_block(middle: str) -> None:
+    page = _page(middle).encode()
+    for every in range(16, 400, 4):
+        assert html_blocks(page, every) == html_blocks(page, WHOLE), every
 
 
 def test_a_page_with_a_frameset_is_not_cut() -> None:

@@ -23,10 +23,10 @@ a formatting one, whose closing the parser undoes later; an unterminated token, 
 stops proposing cuts: the rest is one piece, parsed whole, as before. A page with a `frameset`
 tag anywhere is not cut at all (see `_FRAMESET`).
 
-A list (`ul`, `ol`, `dl` with no attributes) open alone may be cut before one of its items: the
-next piece starts by opening the list again, which the walk of blocks does not see (a list's
-blocks are its items' and the text beside them; see `_reopen`). Tables are not cut: their rows
-make one block. Nothing here decides what text a page has; a wrong cut could only move a block
+Where only containers the walk reads as blocks of text are open (`div`, `section`, lists and
+the like, with no `hidden` or `style` attribute), a cut may fall before a block start tag, or
+before an item of the list open innermost: the next piece starts by opening them again, which the
+walk of blocks does not see (see `_reopen`). Tables are not cut: their rows make one block. Nothing here decides what text a page has; a wrong cut could only move a block
 boundary, and `tests/test_html_pieces.py` compares every piece-wise parse against the whole.
 """
 
@@ -111,8 +111,12 @@ _CLOSES_IMPLIED = frozenset(
 #: (the adoption agency for `a`, `nobr`; a nested button closes the first; a nested form is ignored).
 _NOT_NESTED = frozenset(b"a nobr button form".split())
 _RUBY = frozenset(b"rb rp rt rtc".split())
-#: Containers a piece may reopen, with nothing else open, before the start of one of their items.
-_REOPENED = {b"<ul>": frozenset({b"li"}), b"<ol>": frozenset({b"li"}), b"<dl>": frozenset({b"dt", b"dd"})}
+#: Containers a piece may open again (`_Scan._reopen`): the walk reads each as a block of text.
+_REOPENABLE = frozenset(b"div section article header footer main aside nav blockquote center figure address ul ol dl".split())
+#: What a list's items start with: a cut may fall before one.
+_ITEMS = {b"ul": frozenset({b"li"}), b"ol": frozenset({b"li"}), b"dl": frozenset({b"dt", b"dd"})}
+#: Attributes the walk reads (hidden, aria-hidden, style): a container with one is not reopened.
+_READ_ATTRS = re.compile(rb"hidden|style", re.I)
 #: The DOCTYPE of no-quirks mode, where `table` closes an open `p`.
 _NO_QUIRKS = re.compile(rb"<!doctype[" + _WS + rb"]+html[" + _WS + rb"]*>", re.I)
 #: A `frameset` start tag replaces the body where the parser has seen nothing that rules it out
@@ -133,7 +137,9 @@ class _Scan:
         self.doctype = b""
         self.seen_token = False  # a DOCTYPE counts only as the first token
         self.trusted = True
-        self.bottom = b""  # the start tag of the outermost open element, lower-cased
+        #: each open element's start tag where a piece may open it again (`_REOPENABLE`), else
+        #: None; only the first `len(stack)` are the open elements' (a push overwrites past them)
+        self.tags: list[bytes | None] = []
 
     def cuts(self, every: int) -> Iterator[tuple[int, bytes]]:
         """Offsets at which the document may be cut, each with the markup that reopens what is
@@ -168,12 +174,15 @@ class _Scan:
                     self._close_implied(name)
                     if not self.trusted:
                         return
-                if lt - last >= every and (reopen := self._reopen(name)) is not None:
+                if lt - last >= every and (reopen := self._reopen(name, token["attrs"])) is not None:
                     last = lt
                     yield lt, reopen
-                if not self.stack:
-                    self.bottom = token[0].lower()
+                depth = len(self.stack)
                 at = self._start(name, token["attrs"], token.end())
+                if len(self.stack) > depth:
+                    del self.tags[depth:]
+                    reopenable = name in _REOPENABLE and not _READ_ATTRS.search(token["attrs"])
+                    self.tags.append(token[0] if reopenable else None)
             elif token["end"] is not None:
                 self._end(token["end"].lower())
                 at = token.end()
@@ -190,16 +199,25 @@ class _Scan:
                 at = token.end()  # comments and the like
             self.seen_token = True
 
-    def _reopen(self, name: bytes) -> bytes | None:
+    def _reopen(self, name: bytes, attrs: bytes) -> bytes | None:
         """What a piece starting with the start tag `name` must begin with to be parsed as it is
-        in place: nothing, when only `html` and `body` are open; a list's own start tag, when
-        that list alone is open, was opened with no attributes (none the walk reads: hidden,
-        style) and `name` starts one of its items (the walk's blocks of a list are its items',
-        and a list closed at a piece's end and opened again adds none); `None` where no cut is."""
+        in place, `None` where no cut is: the start tags of the open elements, when each is a
+        container the walk reads only as a block of text (`_REOPENABLE`, with none of the
+        attributes it reads: `_READ_ATTRS`) and `name` starts a block (or an item of the list
+        open innermost) that the walk does not skip (none of those attributes in `attrs`). There
+        the walk ends a block anyway, so a container closed at a piece's end and opened again adds
+        none; nothing but them is open, so the parser's state is theirs."""
+        tags = self.tags[: len(self.stack)]
+        if None in tags:
+            return None
         if not self.stack:
             return b"" if name in _CUT_BEFORE else None
-        if len(self.stack) == 1 and name in _REOPENED.get(self.bottom, ()):
-            return self.bottom
+        # not before a table: what a table foster-parents goes before it, into text the
+        # container's close at a piece's end would have ended
+        if _READ_ATTRS.search(attrs):
+            return None
+        if (name in _CUT_BEFORE and name != b"table") or name in _ITEMS.get(self.stack[-1], ()):
+            return b"".join(tags)  # type: ignore[arg-type]  # no None, checked above
         return None
 
     def _pop_through(self, names: frozenset[bytes], stops: frozenset[bytes]) -> None:
@@ -309,7 +327,8 @@ class _Scan:
 def html_pieces(source: Source, every: int = PIECE_BYTES,
                 released: Callable[[int], None] | None = None) -> Iterator[bytes]:
     """`source` (an HTML document's UTF-8 bytes, or a map of them) as pieces to parse one by
-    one, each after the first behind the document's DOCTYPE; the whole document when it is no
+    one, each after the first behind the document's DOCTYPE and the list it reopens (see
+    `_Scan._reopen`); the whole document when it is no
     longer than `every`. `released(offset)` is told when the bytes before `offset` may leave memory
     (a map of them reads them again if they are read again)."""
     if len(source) <= every or _FRAMESET.search(source):
