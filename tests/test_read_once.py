@@ -90,3 +90,38 @@ def test_a_batch_holds_one_parsed_pdf_at_a_time(instance, settings: Settings, tm
 
     assert sum(1 for e in events if e.asset_key == CHUNK_MAP) == 4
     assert probe.read_text(encoding="utf-8").splitlines() == [f"{PDF} 1"] * 4
+
+
+#: Paths whose opens `_count_opens` records (an audit hook cannot be removed: it stays, idle).
+_WATCHED: dict[str, list[str]] = {}
+
+
+def _count_opens(event: str, args: tuple) -> None:
+    if event == "open" and args and isinstance(args[0], (str, Path)) and str(args[0]) in _WATCHED:
+        _WATCHED[str(args[0])].append(str(args[1]))
+
+
+def test_a_new_source_file_is_read_once_and_an_unchanged_one_not_copied_again(
+        instance, settings: Settings, tmp_path: Path) -> None:
+    """Its first ingest copies a new file (hashing it as it copies), without hashing it
+    beforehand to learn that it is new (twice: the run's judgement, then the op's); a re-run
+    with nothing changed reads it once, to hash it, and copies nothing."""
+    import sys
+
+    root = tmp_path / "texts"
+    root.mkdir()
+    path = root / "note.txt"
+    path.write_text("The harvest starts when the first leaves unfold.\n" * 20)
+    settings = replace(settings, corpus_roots=(str(root),))
+    _WATCHED[str(path)] = opened = []
+    sys.addaudithook(_count_opens)
+    try:
+        sync = sync_partitions(instance, settings)
+        first = materialize_partitions(instance, settings, sync.current)
+        assert [r.success for r in first] == [True] and first[0].materialized == 5
+        assert len(opened) == 1, opened
+        opened.clear()
+        again = materialize_partitions(instance, settings, sync.current)
+        assert again == [] and len(opened) == 1, (again, opened)  # hashed to judge it: no run
+    finally:
+        _WATCHED.clear()

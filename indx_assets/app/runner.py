@@ -14,9 +14,9 @@ import dagster as dg
 from indx_assets.app.abandoned_runs import launcher_tags, reclaim_abandoned_runs
 from indx_assets.app.home_lock import instance_lock
 from indx_assets.pipeline.roots import Root, parse_roots
-from indx_assets.wiring.assets.ingest import ASSET_KEYS, BATCH_SIZE, FAILED_SOURCES
+from indx_assets.wiring.assets.ingest import ASSET_KEYS, BATCH_SIZE, FAILED_SOURCES, SOURCE_DOCUMENTS
 from indx_assets.wiring.assets.partitions import RANGE_END, RANGE_START, SOURCES, ranges
-from indx_assets.wiring.assets.provenance import EVENT_BATCH_SIZE, EVENTS_PER_WRITE
+from indx_assets.wiring.assets.provenance import EVENT_BATCH_SIZE, EVENTS_PER_WRITE, latest_records
 from indx_assets.wiring.assets.removal import SourceStores, remove_sources
 from indx_assets.wiring.assets.status import code_versions, corpus_status
 from indx_assets.wiring.dagster_internals import uses_stock_sqlite_event_log
@@ -139,10 +139,15 @@ def needing_work(instance: dg.DagsterInstance, settings: Settings, defs: dg.Defi
     judged against the sha256 of its file now. A source that cannot be located or hashed, or
     that is refused (a link out of its root, too large: the op records that each time), needs
     its run too. With nothing changed no run is built at all: a run's set-up, launch and
-    events cost about a second even when every stage skips every partition."""
+    events cost about a second even when every stage skips every partition. A source never
+    stored needs its run whatever its bytes: it is not read here (the run hashes it as it
+    copies it)."""
     corpus = build_resources(settings)["corpus"]
     hashes, unhashed = {}, set()
+    stored = latest_records(instance, SOURCE_DOCUMENTS, keys)
     for pk in keys:
+        if pk not in stored:
+            continue  # missing: `corpus_status` says so without its hash
         try:
             path = corpus.locate(pk)  # type: ignore[attr-defined]
             if corpus.refusal(path):  # type: ignore[attr-defined]

@@ -274,7 +274,10 @@ def build_ingest_assets(
                 try:
                     path = corpus.locate(pk)
                     refused = corpus.refusal(path)  # a link out of its root, a file over the size bound
-                    version = None if refused else timed("read", sha256_file)(path)  # read in steps, never whole
+                    # Hashed only to tell whether a stored copy is still fresh: a source with none is
+                    # copied (and hashed while copied, `store_source`) without reading it twice.
+                    known = pk in own and not force
+                    version = timed("read", sha256_file)(path) if known and not refused else None  # in steps, never whole
                 except OSError as exc:
                     batch.fail(SOURCE_DOCUMENTS, [pk], exc)
                     continue
@@ -282,7 +285,7 @@ def build_ingest_assets(
                     out = stages.store_refusal(pk, readable_name(path.name), path.stat().st_size, *refused, storage)
                     sources.append(batch.event(SOURCE_DOCUMENTS, pk, out))
                     continue
-                if not force and judge(own.get(pk), SOURCE_CODE_VERSION, seen_data_version=version).fresh:
+                if known and judge(own[pk], SOURCE_CODE_VERSION, seen_data_version=version).fresh:
                     continue
                 try:
                     out = timed("read", stages.store_source)(pk, path, storage)  # its copy counts as writing
