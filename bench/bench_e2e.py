@@ -276,10 +276,11 @@ def stage_medians(runs: list[dict]) -> dict[str, float]:
 def embed_throughput(texts: list[str], rounds: int = 3) -> tuple[float, float]:
     """Seconds to embed `texts` with SentenceTransformer.encode directly (batch 32, its
     default) and with the project's embedder, medians of `rounds` alternating."""
-    from indx_assets.pipeline.embedder import MiniLMEmbedder
+    from indx_assets.pipeline.embedder import MiniLMEmbedder, load_sentence_transformer
+    from indx_assets.pipeline.tokenizer import minilm_path
 
     ours = MiniLMEmbedder()
-    model = ours.model
+    model = load_sentence_transformer(minilm_path(), "cpu")  # the library's own
     ours.embed_texts(["warm up"])
     direct, mine = [], []
     for _ in range(rounds):

@@ -74,15 +74,24 @@ def quiet_transformers() -> None:
     transformers_logging.disable_progress_bar()
 
 
-@lru_cache(maxsize=2)
-def _load_model(device: str) -> Any:
-    """Load the model once per process and device: it takes seconds, runs reuse it."""
-    return load_sentence_transformer(minilm_path(), device)
-
-
 #: One model load at a time: a caller that comes while another thread loads (`preload`'s)
 #: waits for that load instead of starting a second copy.
 _LOAD_LOCK = threading.Lock()
+
+
+def _load_model(device: str) -> Any:
+    """MiniLM, once per process and device, run by torch alone (`embedders.bert_torch`: the
+    same vectors as sentence-transformers', without importing it and `transformers`), timed
+    as the "model_load" stage like `load_sentence_transformer`."""
+    with CLOCK.stage("model_load"), _LOAD_LOCK:
+        return _loaded_minilm(device)
+
+
+@lru_cache(maxsize=2)
+def _loaded_minilm(device: str) -> Any:
+    from indx_assets.pipeline.embedders.bert_torch import BertSentenceModel
+
+    return BertSentenceModel(minilm_path(), device)
 
 
 def load_sentence_transformer(directory: Path, device: str) -> Any:
