@@ -32,7 +32,7 @@ def test_vectors_are_the_models_own_in_input_order() -> None:
 
 def test_embedding_with_minilm_loads_neither_sentence_transformers_nor_transformers() -> None:
     """Their imports cost an ingest about 200 MB and seconds before its first vector; the model
-    is run by torch alone (`embedders.bert_torch`)."""
+    is run by torch alone (`bert_torch`)."""
     import subprocess
     import sys
 

@@ -80,7 +80,7 @@ _LOAD_LOCK = threading.Lock()
 
 
 def _load_model(device: str) -> Any:
-    """MiniLM, once per process and device, run by torch alone (`embedders.bert_torch`: the
+    """MiniLM, once per process and device, run by torch alone (`bert_torch`: the
     same vectors as sentence-transformers', without importing it and `transformers`), timed
     as the "model_load" stage like `load_sentence_transformer`."""
     with CLOCK.stage("model_load"), _LOAD_LOCK:
@@ -89,7 +89,7 @@ def _load_model(device: str) -> Any:
 
 @lru_cache(maxsize=2)
 def _loaded_minilm(device: str) -> Any:
-    from indx_assets.pipeline.embedders.bert_torch import BertSentenceModel
+    from indx_assets.pipeline.bert_torch import BertSentenceModel
 
     return BertSentenceModel(minilm_path(), device)
 

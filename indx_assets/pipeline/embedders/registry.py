@@ -33,7 +33,8 @@ DEFAULT_EMBEDDER = "minilm"
 #: The distribution of the built-in embedders; their code digest stands for its version.
 BUILTIN_DISTRIBUTION = "indx-assets"
 #: The modules a built-in embedder's code digest follows.
-EMBEDDER_PACKAGES = ("indx_assets.pipeline.embedder", "indx_assets.pipeline.embedders", "indx_assets.pipeline.tokenizer")
+EMBEDDER_PACKAGES = ("indx_assets.pipeline.embedder", "indx_assets.pipeline.embedders", "indx_assets.pipeline.tokenizer",
+                     "indx_assets.pipeline.bert_torch")
 
 
 class EmbedderError(ValueError):
