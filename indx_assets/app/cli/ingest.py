@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from indx_assets.app.cli import app
+from indx_assets.app.cli import app, freeze_heap
 from indx_assets.app.cli.writer import holds_home
 from indx_assets.wiring.settings import Settings
 
@@ -53,6 +53,7 @@ def ingest(
                       + (f", {len(sync.kept)} kept (not found, not known gone)" if sync.kept else ""))
         progress.add_task("ingest", total=len(sync.current))
         progress.start()
+        freeze_heap()  # Dagster, the definitions and the instance are loaded, and live until exit
 
     try:  # a RootError is the user's: one line, exit 2 (`cli.errors`)
         summary = ingest_into(Settings.from_env(), paths or [], batch_size=batch_size, force=force, on_sync=found,
