@@ -135,9 +135,13 @@ def wait_for_port(port: int, what: str, log: Path, timeout: float = 60, pid: int
 
 def environment(folder: Path, state: dict) -> dict[str, str]:
     """What every process of the topology (and a user's shell, through cluster.env) shares."""
+    from indx_assets.wiring.assets.provenance import EVENT_BATCH_SIZE, EVENTS_PER_WRITE
+
     home = folder / "indx"
     redis = f"redis://127.0.0.1:{state['redis']['port']}"
     env = {
+        # a stage's materializations go to PostgreSQL in one statement, not one by one
+        EVENT_BATCH_SIZE: str(EVENTS_PER_WRITE),
         "INDX_HOME": str(home),
         "DAGSTER_HOME": str(home / "dagster"),
         "DAGSTER_PG_URL": f"postgresql+psycopg2://indx@127.0.0.1:{state['postgres']['port']}/dagster",
