@@ -112,3 +112,16 @@ def test_the_storage_goes_on_after_postgresql_restarts(postgres: dict) -> None:
     for event in events[1:]:
         storage.store_event(event)
     assert len(storage.get_records_for_run(run_id).records) == len(events)
+
+
+def test_a_step_waiting_for_the_embedder_slot_looks_again_within_a_second(postgres: dict) -> None:
+    from indx_assets.app.event_log_postgres import SLOT_RECHECK_S
+
+    storage = _pooled(_database(postgres))
+    storage.set_concurrency_slots("embedder", 1)
+    first, second = str(uuid.uuid4()), str(uuid.uuid4())
+    assert storage.claim_concurrency_slot("embedder", first, "ingest_documents").is_claimed
+    waiting = storage.claim_concurrency_slot("embedder", second, "ingest_documents")
+    assert not waiting.is_claimed and waiting.sleep_interval == SLOT_RECHECK_S <= 1
+    storage.free_concurrency_slot_for_step(first, "ingest_documents")
+    assert storage.claim_concurrency_slot("embedder", second, "ingest_documents").is_claimed

@@ -6,8 +6,9 @@ partition's latest records and write five materializations per document. Its tag
 only the data version, so `provenance.latest_records` has to read each record whole (about a
 millisecond to unpack, per partition and stage). This subclass keeps a small pool of
 connections per process, tested before each use (a pooled connection outlives a PostgreSQL
-restart only as a dead socket, and must not fail the statement), and indexes every
-provenance tag as indx's SQLite event log does (`event_log.ProvenanceIndex`). Tables and
+restart only as a dead socket, and must not fail the statement), indexes every
+provenance tag as indx's SQLite event log does (`event_log.ProvenanceIndex`), and has a step
+waiting for a pool slot look again every second. Tables and
 schema are dagster-postgres' own: an instance can switch between the two classes at any time.
 
 Configured in a `dagster.yaml` (`deploy/local-cluster/dagster.yaml`) beside dagster-postgres'
@@ -34,6 +35,11 @@ from indx_assets.app.event_log import ProvenanceIndex
 #: Connections a process keeps open; more are opened (and closed after use) under load.
 POOL_SIZE = 2
 POOL_OVERFLOW = 8
+#: Seconds between a blocked step's checks for a pool slot. Dagster backs off to 15 s (1.1^n
+#: after n checks), so a run launched ahead to wait for the `embedder` slot found it freed
+#: only seconds later (a median 8.8 s idle between steps on the local cluster): a check is one
+#: query on a pooled connection.
+SLOT_RECHECK_S = 1.0
 
 
 class PooledPostgresEventLogStorage(ProvenanceIndex, PostgresEventLogStorage):
@@ -71,6 +77,14 @@ class PooledPostgresEventLogStorage(ProvenanceIndex, PostgresEventLogStorage):
             self._engine_pid = os.getpid()
         with super()._connect() as conn:
             yield conn
+
+    def claim_concurrency_slot(self, concurrency_key: str, run_id: str, step_key: str,
+                               priority: int | None = None) -> Any:
+        """Dagster's claim; a blocked step is told to look again in `SLOT_RECHECK_S`."""
+        status = super().claim_concurrency_slot(concurrency_key, run_id, step_key, priority)
+        if status.is_claimed or status.sleep_interval is not None:
+            return status
+        return status.with_sleep_interval(SLOT_RECHECK_S)
 
     def dispose(self) -> None:
         super().dispose()
