@@ -65,19 +65,21 @@ def settle(instance: dg.DagsterInstance, settings: Settings, state: AutomationSt
            batch_size: int) -> dict:
     started = time.perf_counter()
     runs, failed, ticks = 0, 0, 0
+    run_ids: list[str] = []
     sweeps = state.sensor.sweeps
     requested: Counter[str] = Counter()
     while True:
         result = tick(instance, settings, state, page_size=page_size, batch_size=batch_size)
         ticks += 1
         runs += len(result.runs)
+        run_ids += [r.run_id for r in result.runs]
         failed += sum(not r.success for r in result.runs)
         requested.update({asset: len(keys) for asset, keys in result.requested.items()})
         swept = state.sensor.sweeps > sweeps  # every file and partition looked at since settling began
         if swept and not any(result.requested.values()):
             break
     return {"wall_s": round(time.perf_counter() - started, 1), "ticks": ticks, "runs": runs,
-            "failed_runs": failed, "requested": dict(requested)}
+            "step_s": round(step_seconds(instance, run_ids), 1), "failed_runs": failed, "requested": dict(requested)}
 
 
 def check_table(settings: Settings) -> dict:
@@ -104,6 +106,46 @@ def step_seconds(instance: dg.DagsterInstance, run_ids: list[str]) -> float:
             elif entry.step_key in started:
                 total += entry.timestamp - started.pop(entry.step_key)
     return total
+
+
+#: A run's milestones in order (the Celery worker's "Executing steps" engine event is `picked`);
+#: each phase is the time from one to the next.
+PHASES = ("queued", "dequeued", "starting", "started", "picked", "step_start", "step_end", "done")
+
+
+def run_phases(instance: dg.DagsterInstance, run_ids: list[str]) -> dict:
+    """Median seconds of each phase of these runs (queued → dequeued by the daemon → launched →
+    its process running → a worker picked the step → the step ran → the run ended) and of the
+    time between one step's end and the next one's start: where the time outside the steps goes."""
+    import statistics
+
+    kinds = {dg.DagsterEventType.RUN_ENQUEUED: "queued", dg.DagsterEventType.RUN_DEQUEUED: "dequeued",
+             dg.DagsterEventType.RUN_STARTING: "starting", dg.DagsterEventType.RUN_START: "started",
+             dg.DagsterEventType.STEP_START: "step_start", dg.DagsterEventType.STEP_SUCCESS: "step_end",
+             dg.DagsterEventType.STEP_FAILURE: "step_end", dg.DagsterEventType.RUN_SUCCESS: "done",
+             dg.DagsterEventType.RUN_FAILURE: "done"}
+    phases: dict[str, list[float]] = {}
+    spans = []
+    for run_id in run_ids:
+        at: dict[str, float] = {}
+        for entry in instance.all_logs(run_id):
+            kind = kinds.get(entry.dagster_event_type) if entry.dagster_event_type else None
+            if kind is None and entry.dagster_event_type == dg.DagsterEventType.ENGINE_EVENT and \
+                    "in celery worker" in (entry.message or ""):
+                kind = "picked"
+            if kind:
+                at.setdefault(kind, entry.timestamp)
+        present = [k for k in PHASES if k in at]
+        for a, b in zip(present, present[1:]):
+            phases.setdefault(f"{a}->{b}", []).append(at[b] - at[a])
+        if "step_start" in at and "step_end" in at:
+            spans.append((at["step_start"], at["step_end"]))
+    spans.sort()
+    gaps = [b[0] - a[1] for a, b in zip(spans, spans[1:])]
+    out = {k: round(statistics.median(v), 2) for k, v in phases.items()}
+    if gaps:
+        out["idle_between_steps"] = round(statistics.median(gaps), 2)  # one step's end to the next's start
+    return out
 
 
 def progress(label: str, result: dict) -> None:
@@ -136,7 +178,8 @@ def on_cluster(documents: int, workers: int, timeout: float) -> dict:
                 runs = [r.run_id for r in instance.get_runs() if r.run_id not in before]
                 inside = step_seconds(instance, runs)
                 report[phase] = {"wall_s": round(wall, 1), "runs": len(runs), "step_s": round(inside, 1),
-                                 "overhead_per_run_s": round((wall - inside) / max(len(runs), 1), 2)}
+                                 "overhead_per_run_s": round((wall - inside) / max(len(runs), 1), 2),
+                                 "median_phase_s": run_phases(instance, runs)}
                 progress(f"celery {phase}", report[phase])
             home = Path(env["INDX_HOME"])
             settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),

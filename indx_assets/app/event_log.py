@@ -47,13 +47,41 @@ from indx_assets.wiring.dagster_internals import CODE_VERSION_TAG, INPUT_DATA_VE
 OPEN_RUN_SHARDS = 8
 
 
-class PooledSqliteEventLogStorage(SqliteEventLogStorage):
+class ProvenanceIndex:
+    """What indx's event logs (SQLite and PostgreSQL) add to Dagster's SQL storage: every
+    provenance tag of an asset event in the tag index, so `provenance.latest_records` reads
+    staleness from one query, and the schema checks Dagster makes before every asset event
+    answered from memory once true. Mixed in before the Dagster storage class."""
+
+    def get_asset_tags_to_index(self, tag_keys: set[str]) -> set[str]:
+        """Dagster's indexed tags, and the code version and input data versions besides."""
+        return super().get_asset_tags_to_index(tag_keys) | {  # type: ignore[misc]
+            key for key in tag_keys if key == CODE_VERSION_TAG or key.startswith(INPUT_DATA_VERSION_TAG_PREFIX)
+        }
+
+    # Dagster checks the schema before every asset event (whether the tags table exists, which
+    # columns the asset-key table has), opening a connection for it. Tables and columns are
+    # only ever added (by `dagster instance migrate`), so a "yes" stays true.
+
+    def has_table(self, table_name: str) -> bool:
+        seen = self.__dict__.setdefault("_schema_seen", set())
+        if table_name not in seen and super().has_table(table_name):  # type: ignore[misc]
+            seen.add(table_name)
+        return table_name in seen
+
+    def _has_asset_key_col_on_connection(self, conn: sa.Connection, column_name: str) -> bool:
+        seen, key = self.__dict__.setdefault("_schema_seen", set()), f"asset_keys.{column_name}"
+        if key not in seen and super()._has_asset_key_col_on_connection(conn, column_name):  # type: ignore[misc]
+            seen.add(key)
+        return key in seen
+
+
+class PooledSqliteEventLogStorage(ProvenanceIndex, SqliteEventLogStorage):
     """`SqliteEventLogStorage` with one connection pool per shard file, reused across events."""
 
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None) -> None:
         self._engines: OrderedDict[str, sa.Engine] = OrderedDict()
         self._engines_pid = os.getpid()
-        self._schema_seen: set[str] = set()
         super().__init__(base_dir, inst_data)
 
     @classmethod
@@ -128,27 +156,6 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
             latest = {(e.dagster_event.asset_key, e.dagster_event_type): n for n, e in enumerate(events)}  # type: ignore[union-attr]
             for n in sorted(latest.values()):
                 self._store_asset_event(conn, events[n], ids[n])
-
-    def get_asset_tags_to_index(self, tag_keys: set[str]) -> set[str]:
-        """Dagster's indexed tags, and the code version and input data versions besides."""
-        return super().get_asset_tags_to_index(tag_keys) | {
-            key for key in tag_keys if key == CODE_VERSION_TAG or key.startswith(INPUT_DATA_VERSION_TAG_PREFIX)
-        }
-
-    # Dagster checks the schema before every asset event (whether the tags table exists, which
-    # columns the asset-key table has), opening an engine of its own for the first. Tables and
-    # columns are only ever added (by `dagster instance migrate`), so a "yes" stays true.
-
-    def has_table(self, table_name: str) -> bool:
-        if table_name not in self._schema_seen and super().has_table(table_name):
-            self._schema_seen.add(table_name)
-        return table_name in self._schema_seen
-
-    def _has_asset_key_col_on_connection(self, conn: sa.Connection, column_name: str) -> bool:
-        seen = f"asset_keys.{column_name}"
-        if seen not in self._schema_seen and super()._has_asset_key_col_on_connection(conn, column_name):
-            self._schema_seen.add(seen)
-        return seen in self._schema_seen
 
     def _close_engines(self) -> None:
         with self._db_lock:

@@ -1,0 +1,91 @@
+"""Dagster's PostgreSQL event log, keeping its connections open and indexing provenance.
+
+`dagster-postgres` opens a new connection for every statement (`NullPool`: PostgreSQL forks
+a backend for each), and an ingest run makes thousands of them: its steps read every
+partition's latest records and write five materializations per document. Its tag index keeps
+only the data version, so `provenance.latest_records` has to read each record whole (about a
+millisecond to unpack, per partition and stage). This subclass keeps a small pool of
+connections per process, tested before each use (a pooled connection outlives a PostgreSQL
+restart only as a dead socket, and must not fail the statement), indexes every
+provenance tag as indx's SQLite event log does (`event_log.ProvenanceIndex`), and has a step
+waiting for a pool slot look again every second. Tables and
+schema are dagster-postgres' own: an instance can switch between the two classes at any time.
+
+Configured in a `dagster.yaml` (`deploy/local-cluster/dagster.yaml`) beside dagster-postgres'
+run and schedule storage::
+
+    event_log_storage:
+      module: indx_assets.event_log
+      class: PooledPostgresEventLogStorage
+      config:
+        postgres_url: { env: DAGSTER_PG_URL }
+"""
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import sqlalchemy as sa
+from dagster_postgres import PostgresEventLogStorage
+from dagster_postgres.utils import create_pg_engine, get_token_provider_from_config, pg_url_from_config
+
+from indx_assets.app.event_log import ProvenanceIndex
+
+#: Connections a process keeps open; more are opened (and closed after use) under load.
+POOL_SIZE = 2
+POOL_OVERFLOW = 8
+#: Seconds between a blocked step's checks for a pool slot. Dagster backs off to 15 s (1.1^n
+#: after n checks), so a run launched ahead to wait for the `embedder` slot found it freed
+#: only seconds later (a median 8.8 s idle between steps on the local cluster): a check is one
+#: query on a pooled connection.
+SLOT_RECHECK_S = 1.0
+
+
+class PooledPostgresEventLogStorage(ProvenanceIndex, PostgresEventLogStorage):
+    """`PostgresEventLogStorage` with a pool of connections per process, checked before use."""
+
+    def __init__(self, postgres_url: str, should_autocreate_tables: bool = True, inst_data: Any = None,
+                 token_provider: Any = None) -> None:
+        super().__init__(postgres_url, should_autocreate_tables, inst_data, token_provider)
+        self._pool_engine(token_provider)
+
+    def _pool_engine(self, token_provider: Any) -> None:
+        self._engine.dispose()
+        self._engine = create_pg_engine(
+            self.postgres_url, token_provider, isolation_level="AUTOCOMMIT",
+            pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW, pool_pre_ping=True,
+        )
+        self._engine_pid = os.getpid()
+
+    @classmethod
+    def from_config_value(  # type: ignore[override]
+        cls, inst_data: Any, config_value: Mapping[str, Any]
+    ) -> "PooledPostgresEventLogStorage":
+        return cls(
+            inst_data=inst_data,
+            postgres_url=pg_url_from_config(config_value),
+            should_autocreate_tables=config_value.get("should_autocreate_tables", True),
+            token_provider=get_token_provider_from_config(config_value),
+        )
+
+    @contextmanager
+    def _connect(self) -> Iterator[sa.Connection]:  # type: ignore[override]
+        if self.__dict__.setdefault("_engine_pid", os.getpid()) != os.getpid():  # (set before the pool: at creation)
+            # A forked child (a Celery worker's) must not use its parent's sockets: forget them unclosed.
+            self._engine.dispose(close=False)
+            self._engine_pid = os.getpid()
+        with super()._connect() as conn:
+            yield conn
+
+    def claim_concurrency_slot(self, concurrency_key: str, run_id: str, step_key: str,
+                               priority: int | None = None) -> Any:
+        """Dagster's claim; a blocked step is told to look again in `SLOT_RECHECK_S`."""
+        status = super().claim_concurrency_slot(concurrency_key, run_id, step_key, priority)
+        if status.is_claimed or status.sleep_interval is not None:
+            return status
+        return status.with_sleep_interval(SLOT_RECHECK_S)
+
+    def dispose(self) -> None:
+        super().dispose()
+        self._engine.dispose()

@@ -1,0 +1,127 @@
+"""indx's PostgreSQL event log (`indx_assets.app.event_log_postgres`), on a real PostgreSQL.
+
+A Celery worker's step writes five materializations per document and reads every partition's
+latest records per stage: over dagster-postgres' stock storage each statement opened a
+connection of its own (a PostgreSQL backend forked per statement) and each latest record was
+read whole. The pooled storage must reuse its connections, keep working across a PostgreSQL
+restart, index the provenance tags (`latest_records` reads them in one query), and show
+readers exactly what the stock storage shows.
+
+Needs Debian's `postgresql` and the `scale` extra (`.ci/run` installs both); started the way
+the local cluster starts it (`deploy/local-cluster/cluster.py`).
+"""
+
+import importlib.util
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import sqlalchemy as sa
+
+pytest.importorskip("dagster_postgres")
+from dagster_postgres import PostgresEventLogStorage  # noqa: E402
+
+from indx_assets.wiring.dagster_internals import CODE_VERSION_TAG, indexed_event_tags  # noqa: E402
+from test_event_log import KEYS, run_batch, seen  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.skipif(not sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb")),
+                                reason="needs Debian's postgresql (.ci/run installs it)")
+
+
+def _cluster_module():
+    spec = importlib.util.spec_from_file_location("local_cluster_pg", ROOT / "deploy" / "local-cluster" / "cluster.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+cluster = _cluster_module()
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[dict]:
+    state: dict = {}
+    try:
+        cluster.start_postgres(state)
+        yield state
+    finally:
+        cluster.stop_postgres(state, "immediate")
+        if state.get("postgres"):
+            import shutil
+
+            shutil.rmtree(state["postgres"]["base"], ignore_errors=True)
+
+
+def _database(state: dict) -> str:
+    """A fresh database of its own for one test."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    port = state["postgres"]["port"]
+    engine = sa.create_engine(f"postgresql+psycopg2://indx@127.0.0.1:{port}/dagster", isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(sa.text(f"CREATE DATABASE {name}"))
+    engine.dispose()
+    return f"postgresql+psycopg2://indx@127.0.0.1:{port}/{name}"
+
+
+def _pooled(url: str):
+    from indx_assets.event_log import PooledPostgresEventLogStorage  # its stable address
+
+    return PooledPostgresEventLogStorage(url)
+
+
+def test_a_worker_writes_its_events_over_a_few_connections_not_one_each(postgres: dict) -> None:
+    storage = _pooled(_database(postgres))
+    opened = []
+    sa.event.listen(storage._engine, "connect", lambda *_: opened.append(1))  # noqa: SLF001
+    run_id = str(uuid.uuid4())
+    for event in run_batch(run_id, n=20):  # 40 asset events, one at a time as Dagster stores them
+        storage.store_event(event)
+    assert len(storage.get_records_for_run(run_id).records) == 40
+    assert len(opened) <= 2, f"{len(opened)} connections opened for 40 events"
+
+
+def test_readers_see_what_the_stock_storage_shows_and_provenance_is_indexed(postgres: dict) -> None:
+    pooled, stock = _pooled(_database(postgres)), PostgresEventLogStorage(_database(postgres))
+    runs = [str(uuid.uuid4()), str(uuid.uuid4())]
+    for storage in (pooled, stock):
+        storage.store_event_batch(run_batch(runs[0]))
+        for event in run_batch(runs[1], version="b"):
+            storage.store_event(event)
+    assert seen(pooled, runs) == seen(stock, runs)
+
+    class Instance:  # what `indexed_event_tags` reads: the instance's event log
+        def __init__(self, storage):
+            self.event_log_storage = storage
+
+    for storage, indexed in ((pooled, True), (stock, False)):
+        ids = storage.get_latest_storage_id_by_partition(KEYS[0], dg.DagsterEventType.ASSET_MATERIALIZATION)
+        tags = indexed_event_tags(Instance(storage), ids.values())  # type: ignore[arg-type]
+        assert all((CODE_VERSION_TAG in tags.get(i, {})) is indexed for i in ids.values())
+
+
+def test_the_storage_goes_on_after_postgresql_restarts(postgres: dict) -> None:
+    storage = _pooled(_database(postgres))
+    run_id = str(uuid.uuid4())
+    events = run_batch(run_id)
+    storage.store_event(events[0])
+    cluster.restart_postgres(postgres)  # the pooled connections are now dead sockets
+    for event in events[1:]:
+        storage.store_event(event)
+    assert len(storage.get_records_for_run(run_id).records) == len(events)
+
+
+def test_a_step_waiting_for_the_embedder_slot_looks_again_within_a_second(postgres: dict) -> None:
+    from indx_assets.app.event_log_postgres import SLOT_RECHECK_S
+
+    storage = _pooled(_database(postgres))
+    storage.set_concurrency_slots("embedder", 1)
+    first, second = str(uuid.uuid4()), str(uuid.uuid4())
+    assert storage.claim_concurrency_slot("embedder", first, "ingest_documents").is_claimed
+    waiting = storage.claim_concurrency_slot("embedder", second, "ingest_documents")
+    assert not waiting.is_claimed and waiting.sleep_interval == SLOT_RECHECK_S <= 1
+    storage.free_concurrency_slot_for_step(first, "ingest_documents")
+    assert storage.claim_concurrency_slot("embedder", second, "ingest_documents").is_claimed
