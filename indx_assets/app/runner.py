@@ -6,7 +6,7 @@ in-process against `INDX_HOME`.
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import dagster as dg
@@ -194,7 +194,8 @@ def materialize_partitions(
     force: bool = False,
 ) -> list[BatchResult]:
     """Materialize `keys` in batched runs (each stage skips partitions that are fresh, unless
-    `force`: then every selected stage redoes every partition)."""
+    `force`: then every selected stage redoes every partition). The runs span the fresh ones
+    among `keys` between those that need work, rather than stopping at each."""
     # A batched run announces each asset once with its partition range instead of once per
     # partition: half of all event writes otherwise. The op reports every partition's
     # materialization (or records its failure) itself, so nothing is lost; it logs each
@@ -202,14 +203,16 @@ def materialize_partitions(
     os.environ.setdefault(PLANNED_EVENTS_AS_SUBSETS, "true")
     os.environ.setdefault(EVENT_BATCH_SIZE, str(EVENTS_PER_WRITE))
     defs = build_definitions(settings)
+    fresh: Collection[str] = ()
     if not force:
-        keys = needing_work(instance, settings, defs, keys, selection)
+        needed = needing_work(instance, settings, defs, keys, selection)
+        fresh, keys = set(keys).difference(needed), needed
     job = defs.resolve_implicit_global_asset_job_def().get_subset(
         asset_selection={dg.AssetKey(s) for s in selection} if selection else set(ASSET_KEYS)
     )
     order = instance.get_dynamic_partitions(SOURCES.name)
     results = []
-    for run in ranges(keys, order, batch_size):
+    for run in ranges(keys, order, batch_size, between=fresh):
         result = job.execute_in_process(
             instance=instance,
             tags={RANGE_START: run[0], RANGE_END: run[-1], **launcher_tags()},
