@@ -140,14 +140,18 @@ class StorageResource(dg.ConfigurableResource):
         as whole). `dictionary`: the columns worth a dictionary (`_dictionary_columns`; all
         when None), decided before the first row. Not kept for the run (see the class)."""
         def write(f: BinaryIO) -> None:
-            with pq.ParquetWriter(f, schema, **_PARQUET_OPTIONS,
-                                  use_dictionary=list(dictionary) if dictionary is not None else True) as writer:
+            # only the writing counts as "write": the work making each batch (an embedding) is its own stage's
+            with CLOCK.stage("write"):
+                writer = pq.ParquetWriter(f, schema, **_PARQUET_OPTIONS,
+                                          use_dictionary=list(dictionary) if dictionary is not None else True)
+            with writer:
                 for batch in batches:
-                    writer.write_batch(batch)
+                    with CLOCK.stage("write"):
+                        writer.write_batch(batch)
 
+        self._forget(asset, source_id)
+        path = self._replace(asset, source_id, write)
         with CLOCK.stage("write"):
-            self._forget(asset, source_id)
-            path = self._replace(asset, source_id, write)
             self._remove_texts(path.parent)
         return str(path)
 
