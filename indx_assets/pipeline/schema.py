@@ -10,7 +10,7 @@ import base64
 import codecs
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -176,27 +176,34 @@ def read_from_pages(table: pa.Table, read_text: Callable[[str], str] | None = No
 
 def chunks_table(document: Document) -> pa.Table:
     """One row per chunk of `document`, in chunk order."""
-    rows = [
-        {
-            "id": c.id,
-            "document_id": document.id,
-            "source_id": c.source_id,
-            "locator": c.locator,
-            "chunk_type": c.chunk_type,
-            "parent_ref": c.parent_ref,
-            "page": c.page,
-            "bbox": list(c.bbox) if c.bbox is not None else None,
-            "bbox_reason": c.bbox_reason,
-            "chunker": c.chunker,
-            "text": c.content or None,
-            "image": c.image,
-            "start_offset": c.start_offset,
-            "end_offset": c.end_offset,
-            "metadata": _json(dict(c.metadata)),
-        }
-        for c in document.chunks
-    ]
-    return pa.Table.from_pylist(rows, schema=CHUNKS)
+    return pa.Table.from_batches(list(chunk_batches(document)), schema=CHUNKS)
+
+
+def chunk_batches(document: Document, step: int = 1024) -> Iterator[pa.RecordBatch]:
+    """The rows of `chunks_table`, `step` chunks a batch: a long document's rows are never all
+    Python dicts at once (a table chunk's metadata carries its HTML)."""
+    for at in range(0, len(document.chunks), step):
+        rows = [
+            {
+                "id": c.id,
+                "document_id": document.id,
+                "source_id": c.source_id,
+                "locator": c.locator,
+                "chunk_type": c.chunk_type,
+                "parent_ref": c.parent_ref,
+                "page": c.page,
+                "bbox": list(c.bbox) if c.bbox is not None else None,
+                "bbox_reason": c.bbox_reason,
+                "chunker": c.chunker,
+                "text": c.content or None,
+                "image": c.image,
+                "start_offset": c.start_offset,
+                "end_offset": c.end_offset,
+                "metadata": _json(dict(c.metadata)),
+            }
+            for c in document.chunks[at:at + step]
+        ]
+        yield pa.RecordBatch.from_pylist(rows, schema=CHUNKS)
 
 
 #: The chunk map's schema metadata key for its document's word fidelity (`fidelity.summary`).
@@ -207,7 +214,12 @@ def with_fidelity(table: pa.Table, record: dict[str, Any]) -> pa.Table:
     """`table` (a chunk map) with its document's fidelity record in its schema metadata, where a
     reader of the file's footer finds it without reading a row (`digest` leaves it out: the
     record follows from the rows)."""
-    return table.replace_schema_metadata({**(table.schema.metadata or {}), FIDELITY_KEY: _json(record)})
+    return table.replace_schema_metadata(fidelity_schema(table.schema, record).metadata)
+
+
+def fidelity_schema(schema: pa.Schema, record: dict[str, Any]) -> pa.Schema:
+    """`schema` with the fidelity record in its metadata (see `with_fidelity`)."""
+    return schema.with_metadata({**(schema.metadata or {}), FIDELITY_KEY: _json(record)})
 
 
 def chunks_from_table(table: pa.Table) -> tuple[DocumentChunk, ...]:
@@ -229,6 +241,53 @@ def chunks_from_table(table: pa.Table) -> tuple[DocumentChunk, ...]:
 _PIECE = 1 << 20
 
 
+class RowDigest:
+    """The content hash `digest` computes, fed batch by batch: rows hashed as they are written
+    (in the order they are written) give the same hash as the whole table at once, so a stage
+    that writes its output in steps never holds it whole to version it.
+
+    `document`: the document record of the table's schema metadata (`indx.document`), hashed
+    first. `beside`: as for `digest`.
+    """
+
+    def __init__(self, document: bytes = b"", beside: Mapping[int, str] | None = None) -> None:
+        self._h = hashlib.sha256()
+        self._h.update(document)
+        self._beside = beside
+        self._names: list[str] | None = None
+        self._keys: list[bytes] = []
+
+    def update(self, rows: pa.Table | pa.RecordBatch) -> None:
+        """Hash `rows`, after the rows hashed so far."""
+        h, beside = self._h, self._beside
+        if self._names is None:
+            self._names = sorted(rows.schema.names)  # the order `_json`'s sort_keys gives a row's keys
+            self._keys = [_json(name).encode() + b": " for name in self._names]
+        names, keys = self._names, self._keys
+        batches = rows.to_batches(max_chunksize=256) if isinstance(rows, pa.Table) else [
+            rows.slice(at, 256) for at in range(0, rows.num_rows, 256)]
+        for batch in batches:
+            columns = [batch.column(name) for name in names]
+            small = [None if _long_text(c) else c.to_pylist() for c in columns]
+            pages = batch.column("page").to_pylist() if beside else []
+            for i in range(batch.num_rows):
+                kept = beside.get(pages[i]) if beside else None
+                h.update(b"{")
+                for j, (name, key, column, values) in enumerate(zip(names, keys, columns, small, strict=True)):
+                    h.update(b", " + key if j else key)
+                    if kept is not None and name == "text":
+                        _hash_str(h, kept)
+                    elif values is None:
+                        _hash_text(h, column, i)
+                    else:
+                        value = values[i]
+                        h.update(_json(base64.b64encode(value).decode() if isinstance(value, bytes) else value).encode())
+                h.update(b"}\n")
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
+
+
 def digest(table: pa.Table, beside: Mapping[int, str] | None = None) -> str:
     """A content hash of a table's rows (and the document record in its schema metadata).
 
@@ -238,30 +297,11 @@ def digest(table: pa.Table, beside: Mapping[int, str] | None = None) -> str:
     costs no copy of itself (JSON escapes character by character: the pieces hash as the whole).
     `beside`: page number -> text of the pages whose text is stored beside the row
     (`pages_table`'s `text_files`), hashed as the row's `text`, so where a text is kept does
-    not move the hash.
+    not move the hash. `RowDigest` computes it batch by batch.
     """
-    h = hashlib.sha256()
-    h.update((table.schema.metadata or {}).get(b"indx.document", b""))
-    names = sorted(table.column_names)  # the order `_json`'s sort_keys gives a row's keys
-    keys = [_json(name).encode() + b": " for name in names]
-    for batch in table.to_batches(max_chunksize=256):
-        columns = [batch.column(name) for name in names]
-        small = [None if _long_text(c) else c.to_pylist() for c in columns]
-        pages = batch.column("page").to_pylist() if beside else []
-        for i in range(batch.num_rows):
-            kept = beside.get(pages[i]) if beside else None
-            h.update(b"{")
-            for j, (name, key, column, values) in enumerate(zip(names, keys, columns, small, strict=True)):
-                h.update(b", " + key if j else key)
-                if kept is not None and name == "text":
-                    _hash_str(h, kept)
-                elif values is None:
-                    _hash_text(h, column, i)
-                else:
-                    value = values[i]
-                    h.update(_json(base64.b64encode(value).decode() if isinstance(value, bytes) else value).encode())
-            h.update(b"}\n")
-    return h.hexdigest()
+    rows = RowDigest((table.schema.metadata or {}).get(b"indx.document", b""), beside)
+    rows.update(table)
+    return rows.hexdigest()
 
 
 def _hash_str(h: "hashlib._Hash", text: str) -> None:

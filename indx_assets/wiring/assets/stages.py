@@ -8,7 +8,7 @@ import base64
 import io
 import json
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +34,11 @@ from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, read_docume
 from indx_assets.pipeline.readers.ooxml_guard import OLE_MAGIC
 from indx_assets.pipeline.readers.pdf import PREVIEW_DPI, PREVIEW_MAX_PAGES, PdfParse
 from indx_assets.pipeline.schema import (
+    CHUNK_ROWS,
+    CHUNKS,
+    RowDigest,
+    chunk_batches,
     chunk_rows,
-    chunks_table,
     combine_digests,
     digest,
     embeddings_schema,
@@ -44,7 +47,7 @@ from indx_assets.pipeline.schema import (
     read_from_pages,
     space_of,
     vector_dimension,
-    with_fidelity,
+    fidelity_schema,
 )
 from indx_assets.wiring.resources.lancedb import LanceDBResource
 from indx_assets.wiring.resources.source_index import readable_name
@@ -201,10 +204,11 @@ def cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: o
     content, encoded = encode_stored(source_id, storage, chain, parsed)
     document = to_document(encoded)
     fidelity = fidelity_summary(measure(source_id, encoded.read.pages, document.chunks))
-    table = with_fidelity(chunks_table(document), fidelity)
-    storage.write(CHUNK_MAP, source_id, table)
+    version = RowDigest()  # the chunk map's schema records no document: its rows alone are hashed
+    store_in_steps(storage, CHUNK_MAP, source_id, fidelity_schema(CHUNKS, fidelity), chunk_batches(document), version,
+                   _chunk_dictionary(document))
     metadata: dict[str, Any] = {
-        "chunks": table.num_rows,
+        "chunks": len(document.chunks),
         "chunks_by_chunker": dict(Counter(c.chunker for c in document.chunks)),
         "chunks_by_type": dict(Counter(c.chunk_type for c in document.chunks)),
         "pages_without_chunks": list(encoded.chunk_map.unclaimed_pages),
@@ -221,7 +225,28 @@ def cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: o
     picture = first_page_picture(content, encoded, document, parsed)
     if picture is not None:
         metadata["chunk_picture"] = picture
-    return StageOutput(digest(table), metadata)
+    return StageOutput(version.hexdigest(), metadata)
+
+
+def store_in_steps(storage: StorageResource, asset: str, source_id: str, schema: pa.Schema,
+                   batches: Iterable[pa.RecordBatch], version: RowDigest, dictionary: list[str] | None = None) -> None:
+    """Write `batches` as the stored output of (asset, source), each hashed into `version` as it
+    is written (in the order written: the version `digest` gives the whole table)."""
+    def hashed() -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            version.update(batch)
+            yield batch
+
+    storage.write_batches(asset, source_id, schema, hashed(), dictionary)
+
+
+def _chunk_dictionary(document: Document) -> list[str]:
+    """The chunk map's columns worth a Parquet dictionary (the rule of `storage._dictionary_columns`,
+    decided before the first row is written: a text or image that may pass 1 MiB leaves its column out)."""
+    limit = 1 << 20
+    long_text = any(len(c.content) * 4 > limit for c in document.chunks)  # UTF-8 takes at most 4 bytes a character
+    long_image = any(c.image is not None and len(c.image) > limit for c in document.chunks)
+    return [name for name in CHUNKS.names if not (name == "text" and long_text or name == "image" and long_image)]
 
 
 def _rows(table: pa.Table, step: int = 4096) -> Iterator[dict[str, Any]]:
@@ -231,11 +256,119 @@ def _rows(table: pa.Table, step: int = 4096) -> Iterator[dict[str, Any]]:
         yield from batch.to_pylist()
 
 
+#: About how many chunks are embedded in one pass (sorted by length within it) and stored in one
+#: step: a document with more is embedded and stored a window at a time, cut between pages (a
+#: sentence's chunk is on its page), so its texts and vectors are never all in memory at once;
+#: smaller documents share a pass.
+EMBED_WINDOW = 8192
+
+_EMBED_COLUMNS = ["id", "text", "chunk_type", "page", "image", "metadata"]
+
+
+@dataclass
+class _Pass:
+    """What one embedding pass embeds: texts (a sentence's with the chunk id it belongs to) and
+    pictures, each with its source and chunk id."""
+
+    texts: list[str] = field(default_factory=list)
+    owners: list[tuple[str, str]] = field(default_factory=list)
+    holders: list[str | None] = field(default_factory=list)
+    pictures: list[tuple[str, str, bytes]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.texts) + len(self.pictures)
+
+    def embed(self, loaded: LoadedEmbedder) -> tuple[list[tuple[str, str]], "np.ndarray"]:
+        """The (source, chunk id) of each vector and the vectors: texts first, then pictures."""
+        embedder = loaded.embedder
+        position = {chunk_id: i for i, (_, chunk_id) in enumerate(self.owners)}
+        vectors = piece_vectors(embedder.embed_texts, self.texts, [position.get(h) if h else None for h in self.holders])
+        owners = list(self.owners)
+        if self.pictures:
+            import numpy as np
+
+            vectors = np.concatenate([vectors, embedder.embed_images([p[2] for p in self.pictures])])
+            owners += [(sid, chunk_id) for sid, chunk_id, _ in self.pictures]
+        return owners, vectors
+
+
+@dataclass
+class _Account:
+    """What embedding one source found besides its vectors, for its metadata and data version."""
+
+    vectors: int = 0
+    sources: dict[str, str] = field(default_factory=dict)  # image chunk id -> its vector source
+    skipped: int = 0
+    ocr: "PictureOcr | None" = None
+
+
+def _page_runs(sid: str, storage: StorageResource, account: _Account, pixels: bool) -> Iterator[_Pass]:
+    """The source's chunks to embed, one `_Pass` per page (in chunk order), read from its chunk map in steps."""
+    titles: dict[int | None, str] | None = None  # found when a picture needs them: few documents have any
+    run, page = _Pass(), None
+    for batch in storage.read_batches(CHUNK_MAP, sid, _EMBED_COLUMNS):
+        for row in batch.to_pylist():
+            if row["page"] != page and len(run):
+                yield run
+                run = _Pass()
+            page = row["page"]
+            if row["text"]:
+                run.texts.append(row["text"])
+                run.owners.append((sid, row["id"]))
+                link = json.loads(row["metadata"] or "{}").get("chunk_id") if row["chunk_type"] == "sentence" else None
+                run.holders.append(link)
+                continue
+            if titles is None:
+                titles = page_titles(r for b in storage.read_batches(CHUNK_MAP, sid, _EMBED_COLUMNS) for r in b.to_pylist())
+            described = picture_input(row, titles, pixels, account.ocr)
+            if described is None:
+                account.skipped += 1
+                continue
+            account.sources[row["id"]] = described.source
+            if described.image:
+                run.pictures.append((sid, row["id"], described.image))
+            else:
+                run.texts.append(described.text)
+                run.owners.append((sid, row["id"]))
+                run.holders.append(None)
+    if len(run):
+        yield run
+
+
+def _join(passes: Iterable[_Pass]) -> _Pass:
+    whole = _Pass()
+    for part in passes:
+        whole.texts += part.texts
+        whole.owners += part.owners
+        whole.holders += part.holders
+        whole.pictures += part.pictures
+    return whole
+
+
+def _windows(runs: Iterable[_Pass], window: int) -> Iterator[_Pass]:
+    """`runs` (pages) joined into passes of at least `window` chunks (the last, what is left)."""
+    held: list[_Pass] = []
+    for run in runs:
+        held.append(run)
+        if sum(map(len, held)) >= window:
+            yield _join(held)
+            held = []
+    if held:
+        yield _join(held)
+
+
+def _vector_batch(ids: list[str], vectors: "np.ndarray", account: _Account, schema: pa.Schema) -> pa.RecordBatch:
+    account.vectors += len(ids)
+    return pa.RecordBatch.from_arrays(
+        [pa.array(ids, pa.string()), vector_column(vectors, schema.field("vector").type),
+         pa.array([account.sources.get(cid) for cid in ids], pa.string())], schema=schema)
+
+
 def embed_chunks(
     source_ids: Sequence[str], storage: StorageResource, loaded: LoadedEmbedder, chunk_versions: dict[str, str],
-    version: str, reader_config: ReaderConfig,
+    version: str, reader_config: ReaderConfig, window: int = EMBED_WINDOW,
 ) -> dict[str, StageOutput]:
-    """Embed the chunks of several sources in one batched pass.
+    """Embed the chunks of several sources in batched passes of about `window` chunks (`EMBED_WINDOW`).
 
     A chunk cut into sentences gets the centroid of its sentences' vectors (`piece_vectors`).
     An image chunk gets a vector from its pixels or from the text describing it, recorded as
@@ -244,82 +377,64 @@ def embed_chunks(
     The data version is derived from the chunk map's version, `version` (the embedder's
     identity) and, for a document whose pictures reached OCR, what read them
     (`PictureOcr.fingerprint`): together they decide the vectors (hashing floats would make
-    version noise of batch composition).
+    version noise of batch composition, which the windows decide).
     The stored vectors record their space (`EmbedderIdentity.space`), which the table takes on.
     """
-    embedder, identity = loaded.embedder, loaded.identity
+    embedder = loaded.embedder
     pixels = "image" in embedder.modalities
-    texts: list[str] = []
-    owners: list[tuple[str, str]] = []
-    holders: list[str | None] = []  # the chunk id a sentence belongs to
-    pictures: list[tuple[str, str, bytes]] = []  # (source, chunk id, image bytes)
-    sources: dict[str, str] = {}  # image chunk id -> its vector source
-    skipped: Counter[str] = Counter()
-    ocr_problems: dict[str, str] = {}
-    ocr_versions: dict[str, str] = {}
-    for sid in source_ids:
-        table = storage.read(CHUNK_MAP, sid).select(["id", "text", "chunk_type", "page", "image", "metadata"])
-        titles: dict[int | None, str] | None = None  # found when a picture needs them: few documents have any
-        ocr = None if pixels else PictureOcr(reader_config)
-        for row in _rows(table):
-            if row["text"]:
-                texts.append(row["text"])
-                owners.append((sid, row["id"]))
-                link = json.loads(row["metadata"] or "{}").get("chunk_id") if row["chunk_type"] == "sentence" else None
-                holders.append(link)
-                continue
-            if titles is None:
-                titles = page_titles(_rows(table))
-            described = picture_input(row, titles, pixels, ocr)
-            if described is None:
-                skipped[sid] += 1
-                continue
-            sources[row["id"]] = described.source
-            if described.image:
-                pictures.append((sid, row["id"], described.image))
-            else:
-                texts.append(described.text)
-                owners.append((sid, row["id"]))
-                holders.append(None)
-        if ocr is not None and ocr.problem:
-            ocr_problems[sid] = ocr.problem
-        if ocr is not None and (read_by := ocr.fingerprint()) is not None:
-            ocr_versions[sid] = read_by
-    position = {chunk_id: i for i, (_, chunk_id) in enumerate(owners)}
-    vectors = piece_vectors(embedder.embed_texts, texts, [position.get(h) if h else None for h in holders])
-    del texts, position, holders
-    ids: dict[str, list[str]] = {sid: [] for sid in source_ids}
-    rows_of: dict[str, list[int]] = {sid: [] for sid in source_ids}  # rows of `vectors`, then of the pictures'
-    for i, (sid, chunk_id) in enumerate(owners):
-        ids[sid].append(chunk_id)
-        rows_of[sid].append(i)
-    if pictures:
-        import numpy as np
+    schema = embeddings_schema(embedder.dimension, loaded.identity.space)
+    accounts = {sid: _Account(ocr=None if pixels else PictureOcr(reader_config)) for sid in source_ids}
 
-        drawn = embedder.embed_images([p[2] for p in pictures])
-        for i, (sid, chunk_id, _) in enumerate(pictures, start=len(vectors)):
-            ids[sid].append(chunk_id)
+    def stream(sid: str) -> Iterator[pa.RecordBatch]:  # a long document: a window embedded and stored at a time
+        for part in _windows(_page_runs(sid, storage, accounts[sid], pixels), window):
+            owners, vectors = part.embed(loaded)
+            yield _vector_batch([cid for _, cid in owners], vectors, accounts[sid], schema)
+
+    def store(shared: list[_Pass], sids: list[str]) -> None:  # small documents: one pass for them all
+        owners, vectors = _join(shared).embed(loaded)
+        rows_of: dict[str, list[int]] = {sid: [] for sid in sids}
+        for i, (sid, _) in enumerate(owners):
             rows_of[sid].append(i)
-        vectors = np.concatenate([vectors, drawn])
-    outputs = {}
-    schema = embeddings_schema(embedder.dimension, identity.space)
+        for sid in sids:
+            ids = [owners[i][1] for i in rows_of[sid]]
+            batch = _vector_batch(ids, vectors[rows_of[sid]], accounts[sid], schema)
+            storage.write(CHUNK_EMBEDDINGS, sid, pa.Table.from_batches([batch], schema=schema))
+
+    shared: list[_Pass] = []
+    sids: list[str] = []
     for sid in source_ids:
-        table = pa.table([pa.array(ids[sid], pa.string()), vector_column(vectors[rows_of[sid]], schema.field("vector").type),
-                          pa.array([sources.get(cid) for cid in ids[sid]], pa.string())], schema=schema)
-        storage.write(CHUNK_EMBEDDINGS, sid, table)
-        metadata: dict[str, Any] = {"vectors": len(ids[sid]), "model": embedder.model_version, "embedder": identity.name}
-        by_source = Counter(sources[cid] for cid in ids[sid] if cid in sources)
-        if by_source:
-            metadata["image_vectors_by_source"] = dict(sorted(by_source.items()))
-        if skipped[sid]:
-            metadata["unembedded_image_chunks"] = skipped[sid]
-            metadata["unembedded_reason"] = ("nothing describes these pictures (no alt text, no caption or page title,"
-                                             " no text OCR could read) and the embedder does not embed pixels")
-            if sid in ocr_problems:
-                metadata["unembedded_ocr"] = ocr_problems[sid]
-        read_by = [ocr_versions[sid]] if sid in ocr_versions else []
-        outputs[sid] = StageOutput(combine_digests([chunk_versions[sid], version, *read_by]), metadata)
-    return outputs
+        if storage.rows(CHUNK_MAP, sid) > window:
+            storage.write_batches(CHUNK_EMBEDDINGS, sid, schema, stream(sid))
+            continue
+        shared += _page_runs(sid, storage, accounts[sid], pixels)
+        sids.append(sid)
+        if sum(map(len, shared)) >= window:
+            store(shared, sids)
+            shared, sids = [], []
+    if sids:
+        store(shared, sids)
+    return {sid: StageOutput(combine_digests([chunk_versions[sid], version, *_ocr_version(accounts[sid])]),
+                             _embed_metadata(accounts[sid], loaded)) for sid in source_ids}
+
+
+def _ocr_version(account: _Account) -> list[str]:
+    read_by = account.ocr.fingerprint() if account.ocr is not None else None
+    return [read_by] if read_by is not None else []
+
+
+def _embed_metadata(account: _Account, loaded: LoadedEmbedder) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"vectors": account.vectors, "model": loaded.embedder.model_version,
+                                "embedder": loaded.identity.name}
+    by_source = Counter(account.sources.values())
+    if by_source:
+        metadata["image_vectors_by_source"] = dict(sorted(by_source.items()))
+    if account.skipped:
+        metadata["unembedded_image_chunks"] = account.skipped
+        metadata["unembedded_reason"] = ("nothing describes these pictures (no alt text, no caption or page title,"
+                                         " no text OCR could read) and the embedder does not embed pixels")
+        if account.ocr is not None and account.ocr.problem:
+            metadata["unembedded_ocr"] = account.ocr.problem
+    return metadata
 
 
 def vector_column(vectors: "np.ndarray", kind: pa.DataType) -> pa.Array:
@@ -345,30 +460,53 @@ def with_vector_sources(chunks: pa.Table, vectors: pa.Table) -> pa.Table:
     return chunks.set_column(index, chunks.schema.field("metadata"), pa.array(metadata, pa.string()))
 
 
+def _joined(chunks: pa.Table | pa.RecordBatch, vectors: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`chunks` (chunk map rows) with each one's vector (and image chunks' vector source), as rows of `schema`."""
+    chunks = pa.Table.from_batches([chunks]) if isinstance(chunks, pa.RecordBatch) else chunks
+    # each chunk's vector by its id, taken in Arrow: a vector as a Python list costs 32 bytes a float
+    at = pc.index_in(chunks.column("id"), value_set=vectors.column("id").combine_chunks())
+    column = vectors.column("vector").take(at).cast(schema.field("vector").type)
+    chunks = with_vector_sources(chunks, vectors)
+    return chunks.append_column(schema.field("vector"), column).cast(schema)
+
+
 def write_rows(
-    source_ids: Sequence[str], storage: StorageResource, lancedb: LanceDBResource, versions: dict[str, list[str]]
+    source_ids: Sequence[str], storage: StorageResource, lancedb: LanceDBResource, versions: dict[str, list[str]],
+    window: int = EMBED_WINDOW,
 ) -> dict[str, StageOutput]:
     """Join each source's chunks and vectors, store them as Parquet, and upsert the batch into
-    LanceDB in one commit (each source's vanished chunks deleted in the same commit)."""
-    batch: dict[str, pa.Table] = {}
+    LanceDB in one commit (each source's vanished chunks deleted in the same commit). A document
+    of more than `window` chunks is joined, stored and handed to LanceDB in steps read
+    from its chunk map (only its vectors are held whole), never all its rows at once."""
+    rows: dict[str, int] = {}
+    schema = CHUNK_ROWS
     for sid in source_ids:
-        chunks = storage.read(CHUNK_MAP, sid)
         vectors = storage.read(CHUNK_EMBEDDINGS, sid)
         schema = chunk_rows(vector_dimension(vectors.schema), space_of(vectors.schema))
-        # each chunk's vector by its id, taken in Arrow: a vector as a Python list costs 32 bytes a float
-        at = pc.index_in(chunks.column("id"), value_set=vectors.column("id").combine_chunks())
-        column = vectors.column("vector").take(at).cast(schema.field("vector").type)
-        chunks = with_vector_sources(chunks, vectors)
-        batch[sid] = chunks.append_column(schema.field("vector"), column).cast(schema)
-        storage.write(CHUNKS_TABLE, sid, batch[sid])
-    result = lancedb.upsert_sources(batch)
+        if storage.rows(CHUNK_MAP, sid) <= window:
+            joined = _joined(storage.read(CHUNK_MAP, sid), vectors, schema)
+            rows[sid] = joined.num_rows
+            storage.write(CHUNKS_TABLE, sid, joined)
+            continue
+        rows[sid] = 0
+
+        def steps(sid: str = sid, vectors: pa.Table = vectors) -> Iterator[pa.RecordBatch]:
+            for chunks in storage.read_batches(CHUNK_MAP, sid):
+                for batch in _joined(chunks, vectors, schema).to_batches():
+                    rows[sid] += batch.num_rows
+                    yield batch
+
+        # no dictionary for the texts and pictures of a long document: not repeated, never worth one
+        storage.write_batches(CHUNKS_TABLE, sid, schema, steps(), [n for n in schema.names if n not in ("text", "image")])
+        del vectors
+    stored = (batch for sid in source_ids for batch in storage.read_batches(CHUNKS_TABLE, sid, schema.names))
+    result = lancedb.upsert_stream(list(source_ids), schema, pa.RecordBatchReader.from_batches(schema, stored))
     lancedb.ensure_indexes()
     batch_metadata = {f"lancedb_batch_{k}": v for k, v in result.items() if k != "version"}
     return {
         sid: StageOutput(
             combine_digests(versions[sid]),
-            {"rows": rows.num_rows, "lancedb_table_version": result["version"], "batch_sources": len(batch),
-             **batch_metadata},
+            {"rows": count, "lancedb_table_version": result["version"], "batch_sources": len(rows), **batch_metadata},
         )
-        for sid, rows in batch.items()
+        for sid, count in rows.items()
     }

@@ -10,8 +10,8 @@ builds a whole value in memory two to three times over while writing it, so a 25
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Collection, Iterable
-from typing import BinaryIO
+from collections.abc import Callable, Collection, Iterable, Iterator
+from typing import Any, BinaryIO
 from urllib.parse import quote
 from uuid import uuid4
 
@@ -59,6 +59,14 @@ def _write_steps(partial: UPath, blocks: Iterable[bytes]) -> tuple[str, int]:
 
 #: A column holding a value longer than this is written without a dictionary (see `_dictionary_columns`).
 _DICTIONARY_MAX_VALUE = 1 << 20
+
+
+#: How every stored file is written. Snappy and no column statistics: a file holds one source,
+#: which its hive path already selects, and the min/max of a text or bytes column copies whole
+#: values into the footer. Half the size and under half the time of zstd with statistics. Data
+#: pages of format 2.0: a long value is compressed without the extra whole copy format 1.0
+#: makes of it (a 128 MiB page: 2.2x its size to write -> 1.2x).
+_PARQUET_OPTIONS: dict[str, Any] = {"compression": "snappy", "write_statistics": False, "data_page_version": "2.0"}
 
 
 def _dictionary_columns(table: pa.Table) -> list[str]:
@@ -116,25 +124,52 @@ class StorageResource(dg.ConfigurableResource):
             return self._write(asset, source_id, table, beside)
 
     def _write(self, asset: str, source_id: str, table: pa.Table, beside: Collection[str]) -> str:
+        def write(f: BinaryIO) -> None:
+            pq.write_table(table, f, **_PARQUET_OPTIONS, use_dictionary=_dictionary_columns(table))
+
+        path = self._replace(asset, source_id, write)
+        self._remove_texts(path.parent, keep=beside)
+        self._remember(asset, source_id, table)
+        return str(path)
+
+    def write_batches(self, asset: str, source_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch],
+                      dictionary: Collection[str] | None = None) -> str:
+        """Write the rows of `batches` (of `schema`) as one file through one Parquet writer, a
+        batch at a time, so a long document's output is never whole in memory; atomically, as
+        `write` (a write killed half way leaves only its temporary file, never a half file read
+        as whole). `dictionary`: the columns worth a dictionary (`_dictionary_columns`; all
+        when None), decided before the first row. Not kept for the run (see the class)."""
+        def write(f: BinaryIO) -> None:
+            # only the writing counts as "write": the work making each batch (an embedding) is its own stage's
+            with CLOCK.stage("write"):
+                writer = pq.ParquetWriter(f, schema, **_PARQUET_OPTIONS,
+                                          use_dictionary=list(dictionary) if dictionary is not None else True)
+            with writer:
+                for batch in batches:
+                    with CLOCK.stage("write"):
+                        writer.write_batch(batch)
+
+        self._forget(asset, source_id)
+        path = self._replace(asset, source_id, write)
+        with CLOCK.stage("write"):
+            self._remove_texts(path.parent)
+        return str(path)
+
+    def _replace(self, asset: str, source_id: str, write: Callable[[BinaryIO], None]) -> UPath:
+        """Put what `write` writes in place of the stored file of (asset, source): written to a
+        temporary name unique to this write (two writers of one source, two processes or a
+        retried run beside its predecessor, never rename each other's file) and renamed once whole."""
         path = self.path(asset, source_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f"{FILE_NAME}.{uuid4().hex}.partial")
         try:
             with partial.open("wb") as f:
-                # Snappy and no column statistics: a file holds one source, which its hive path
-                # already selects, and the min/max of a text or bytes column copies whole values
-                # into the footer. Half the size and under half the time of zstd with statistics.
-                # Data pages of format 2.0: a long value is compressed without the extra whole
-                # copy format 1.0 makes of it (a 128 MiB page: 2.2x its size to write -> 1.2x).
-                pq.write_table(table, f, compression="snappy", write_statistics=False,
-                               use_dictionary=_dictionary_columns(table), data_page_version="2.0")
+                write(f)
             partial.rename(path)
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
-        self._remove_texts(path.parent, keep=beside)
-        self._remember(asset, source_id, table)
-        return str(path)
+        return path
 
     @staticmethod
     def _remove_texts(folder: UPath, keep: Collection[str] = ()) -> None:
@@ -146,8 +181,7 @@ class StorageResource(dg.ConfigurableResource):
         if self._written is None:
             return
         key = (asset, source_id)
-        if key in self._written:
-            self._written_bytes -= self._written.pop(key).nbytes
+        self._forget(asset, source_id)
         budget = self.run_cache_mb * 2**20
         if table.nbytes > min(budget, self.run_cache_item_mb * 2**20):
             return
@@ -206,11 +240,35 @@ class StorageResource(dg.ConfigurableResource):
         with path.open("rb") as f:
             return pq.ParquetFile(f).read()  # a small file reads twice as fast as via read_table
 
-    def delete(self, asset: str, source_id: str) -> bool:
-        """Remove a source's stored output; True if there was one."""
+    def _forget(self, asset: str, source_id: str) -> None:
         if self._written is not None:
             dropped = self._written.pop((asset, source_id), None)
             self._written_bytes -= dropped.nbytes if dropped is not None else 0
+
+    def read_batches(self, asset: str, source_id: str, columns: list[str] | None = None, step: int = 4096) -> Iterator[pa.RecordBatch]:
+        """The `columns` of the stored output of (asset, source), `step` rows a batch, read from
+        its file as they are wanted (from memory when the run holds it): a long document's
+        output is never whole in memory. `columns`: all when None."""
+        if self._written is not None and (asset, source_id) in self._written:
+            table = self._written[(asset, source_id)]
+            yield from (table if columns is None else table.select(columns)).to_batches(max_chunksize=step)
+            return
+        path = self.path(asset, source_id)
+        if not path.exists():
+            raise FileNotFoundError(f"{asset} has no stored output for source {source_id!r} (looked in {path})")
+        with path.open("rb") as f:
+            yield from pq.ParquetFile(f).iter_batches(batch_size=step, columns=columns)
+
+    def rows(self, asset: str, source_id: str) -> int:
+        """How many rows the stored output of (asset, source) has (from its footer)."""
+        if self._written is not None and (asset, source_id) in self._written:
+            return self._written[(asset, source_id)].num_rows
+        with self.path(asset, source_id).open("rb") as f:
+            return pq.ParquetFile(f).metadata.num_rows
+
+    def delete(self, asset: str, source_id: str) -> bool:
+        """Remove a source's stored output; True if there was one."""
+        self._forget(asset, source_id)
         path = self.path(asset, source_id)
         blob = path.with_name(BLOB_NAME)
         if blob.exists():

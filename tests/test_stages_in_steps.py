@@ -1,0 +1,87 @@
+"""A long document through the ingest stages in steps (`stages.EMBED_WINDOW`): its chunk map,
+vectors and rows are written a batch at a time, never whole, and what a user sees is what the
+whole-at-once path gives: the same chunks, each once in the search table with its own vector,
+and the same data versions (so no data dir re-embeds on upgrade).
+
+The stages run for real: a real ledger, the real chain, a real (tiny) sentence-transformers
+model, real Parquet files and a real LanceDB directory; a small window makes a 6,000-row sheet
+(about 600 chunks over two pages) "long".
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from embedder_models import save_tiny_sentence_transformer
+from fixtures import make_sheets as fx
+from upath import UPath
+
+from indx_assets.pipeline.chain import load_chain
+from indx_assets.pipeline.embedders.registry import load_embedder
+from indx_assets.pipeline.readers import ReaderConfig
+from indx_assets.pipeline.schema import digest
+from indx_assets.wiring.assets import stages
+from indx_assets.wiring.resources.lancedb import LanceDBResource
+from indx_assets.wiring.resources.storage import StorageResource
+
+SOURCE = "corpus/ledger.xlsx"
+
+
+def _ingest(root: Path, ledger: Path, spec: str, window: int) -> tuple[StorageResource, LanceDBResource, dict[str, str]]:
+    storage, lancedb = StorageResource(root=str(root / "assets")), LanceDBResource(uri=str(root / "lancedb"))
+    stages.store_source(SOURCE, UPath(ledger), storage)
+    read, parsed = stages.read_pages(SOURCE, storage, ReaderConfig())
+    cut = stages.cut_chunks(SOURCE, storage, load_chain(), parsed)
+    embedded = stages.embed_chunks([SOURCE], storage, load_embedder(spec), {SOURCE: cut.data_version}, "v1",
+                                   ReaderConfig(), window=window)
+    written = stages.write_rows([SOURCE], storage, lancedb, {SOURCE: [embedded[SOURCE].data_version, "t1"]}, window=window)
+    versions = {"pages": read.data_version, "chunks": cut.data_version, "vectors": embedded[SOURCE].data_version,
+                "rows": written[SOURCE].data_version, "count": str(written[SOURCE].metadata["rows"])}
+    return storage, lancedb, versions
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[StorageResource, LanceDBResource, dict[str, str], str]]:
+    tmp = tmp_path_factory.mktemp("steps")
+    ledger = tmp / "ledger.xlsx"
+    ledger.write_bytes(fx.ledger(6_000))
+    spec = f"sentence-transformers:{save_tiny_sentence_transformer(tmp / 'tiny-st')}"
+    return {name: (*_ingest(tmp / name, ledger, spec, window), spec)
+            for name, window in (("in_steps", 100), ("whole", stages.EMBED_WINDOW))}
+
+
+def test_a_long_sheet_in_steps_has_each_chunk_once_in_the_table_with_its_own_vector(runs: dict) -> None:
+    storage, lancedb, versions, spec = runs["in_steps"]
+    chunk_map = storage.read("chunk_map", SOURCE).to_pylist()
+    assert len({c["page"] for c in chunk_map}) >= 2 and len(chunk_map) > 100, "the sheet must be longer than a window"
+    rows = lancedb.table().to_arrow().select(["id", "text", "page", "vector"]).to_pylist()
+    assert len(rows) == len({r["id"] for r in rows}) == len(chunk_map) == int(versions["count"])
+    assert {r["id"]: (r["text"], r["page"]) for r in rows} == {c["id"]: (c["text"], c["page"]) for c in chunk_map}
+    picked = [rows[0], rows[len(rows) // 2], rows[-1]]
+    again = load_embedder(spec).embedder.embed_texts([r["text"] for r in picked])
+    assert np.allclose(np.asarray([r["vector"] for r in picked]), again, atol=1e-5)
+    assert storage.read("chunks_table", SOURCE).num_rows == len(chunk_map)
+
+
+def test_stages_in_steps_give_the_whole_paths_chunks_and_data_versions(runs: dict) -> None:
+    steps, whole = runs["in_steps"], runs["whole"]
+    assert steps[2] == whole[2]
+    assert steps[0].read("chunk_map", SOURCE).equals(whole[0].read("chunk_map", SOURCE))
+    # the version hashed batch by batch is the whole table's digest: existing data dirs keep theirs
+    assert steps[2]["chunks"] == digest(steps[0].read("chunk_map", SOURCE))
+
+
+def test_a_write_in_steps_killed_half_way_leaves_the_stored_file_as_it_was(tmp_path: Path) -> None:
+    storage = StorageResource(root=str(tmp_path))
+    before = pa.table({"id": ["a"], "text": ["old"]})
+    storage.write("chunk_map", SOURCE, before)
+
+    def batches():
+        yield pa.record_batch({"id": ["b"], "text": ["new"]})
+        raise KeyboardInterrupt  # the process stopped mid-stage
+
+    with pytest.raises(KeyboardInterrupt):
+        storage.write_batches("chunk_map", SOURCE, before.schema, batches())
+    assert storage.read("chunk_map", SOURCE).equals(before)
+    assert [p.name for p in storage.path("chunk_map", SOURCE).parent.iterdir()] == ["part-0.parquet"]
