@@ -246,3 +246,27 @@ def test_scripts_and_navigation_noise_stay_out_of_a_real_page(corpus: Path) -> N
     assert text.strip()
     for leak in ("function(", "window.", "var ", "{display:"):
         assert leak not in text, leak
+
+
+def test_a_large_minified_page_in_a_legacy_encoding_is_detected_from_its_start() -> None:
+    # issue 17: no line break in the first 256 KiB, and a two-byte character across that mark;
+    # the sample is cut after a tag's end, so the detector never reads the page whole
+    import io
+
+    from indx_assets.pipeline.readers.text import _detect_codec
+
+    class Reads(io.BytesIO):
+        sizes: list[int] = []
+
+        def read(self, size: int | None = -1) -> bytes:
+            self.sizes.append(-1 if size is None else size)
+            return super().read(size)
+
+    text = ("<p>" + "日本語のテキストです。" * 10 + "</p>") * 4_000
+    content = b"<html>" + text.encode("shift_jis")
+    with pytest.raises(UnicodeDecodeError):  # the mark falls inside a character
+        content[: 1 << 18].decode("shift_jis")
+    file = Reads(content)
+    codec = _detect_codec(file)
+    assert isinstance(codec, str) and content.decode(codec) == "<html>" + text
+    assert -1 not in file.sizes  # read in steps, never whole

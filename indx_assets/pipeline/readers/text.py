@@ -67,9 +67,11 @@ def _detect_codec(file: BinaryIO) -> "str | CharsetMatch":
     start = file.tell()
     head = file.read(_DETECT_SAMPLE + 1)
     if len(head) > _DETECT_SAMPLE:
-        line_end = head.rfind(b"\n", 0, _DETECT_SAMPLE)  # a byte no multi-byte code page uses inside a character
+        # cut after a byte no multi-byte code page uses inside a character (their trail bytes
+        # are 0x40 and up): a line break, or in minified HTML the end of a tag or a space
+        cut = max(head.rfind(byte, 0, _DETECT_SAMPLE) for byte in (b"\n", b">", b" "))
         try:
-            codec = _detect_codec_of(head[: line_end + 1 if line_end > 0 else _DETECT_SAMPLE])
+            codec = _detect_codec_of(head[: cut + 1 if cut > 0 else _DETECT_SAMPLE])
         except NotText:
             codec = None
         del head

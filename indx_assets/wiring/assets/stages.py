@@ -348,11 +348,13 @@ def _join(passes: Iterable[_Pass]) -> _Pass:
 def _windows(runs: Iterable[_Pass], window: int) -> Iterator[_Pass]:
     """`runs` (pages) joined into passes of at least `window` chunks (the last, what is left)."""
     held: list[_Pass] = []
+    count = 0
     for run in runs:
         held.append(run)
-        if sum(map(len, held)) >= window:
+        count += len(run)
+        if count >= window:
             yield _join(held)
-            held = []
+            held, count = [], 0
     if held:
         yield _join(held)
 
