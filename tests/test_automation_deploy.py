@@ -12,7 +12,7 @@ from dagster._core.instance.config import dagster_instance_config
 
 from indx_assets.wiring.assets.ingest import INGEST_POOL
 from indx_assets.wiring.definitions import build_definitions
-from indx_assets.wiring.settings import ExecutorError
+from indx_assets.wiring.settings import ExecutorError, SensorIntervalError
 from indx_assets.wiring.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,3 +73,25 @@ def test_indx_names_an_unknown_executor_in_one_line(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().endswith("INDX_EXECUTOR='spark' is not an executor; use one of: default, in_process, celery, dask")
+
+
+def test_indx_sensor_interval_s_sets_how_often_the_sensor_and_automation_tick(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert {s.minimum_interval_seconds for s in build_definitions(Settings.from_env()).sensors} == {30}
+    monkeypatch.setenv("INDX_SENSOR_INTERVAL_S", "5")
+    intervals = {s.name: s.minimum_interval_seconds for s in build_definitions(Settings.from_env()).sensors}
+    assert intervals == {"corpus_sensor": 5, "ingest_automation": 5}
+
+
+@pytest.mark.parametrize("value", ["0", "2.5", "soon"])
+def test_a_sensor_interval_that_is_no_whole_second_is_refused_by_name(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INDX_SENSOR_INTERVAL_S", value)
+    with pytest.raises(SensorIntervalError, match=f"INDX_SENSOR_INTERVAL_S must be a whole number of seconds, at least 1; got '{value}'"):
+        Settings.from_env()
+
+
+def test_indx_names_a_bad_sensor_interval_in_one_line(tmp_path: Path) -> None:
+    env = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path), "INDX_SENSOR_INTERVAL_S": "-1"}
+    done = subprocess.run([str(Path(sys.executable).parent / "indx"), "status"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith("INDX_SENSOR_INTERVAL_S must be a whole number of seconds, at least 1; got '-1'")

@@ -52,7 +52,8 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         assets=[ingest, chunks_table_maintenance],
         jobs=[maintenance_job],
         schedules=[maintenance_schedule],
-        sensors=[corpus_sensor(settings), automation_sensor()],
+        sensors=[corpus_sensor(settings, minimum_interval_seconds=settings.sensor_interval_s),
+                 automation_sensor(minimum_interval_seconds=settings.sensor_interval_s)],
         resources=resources,
         executor=build_executor(settings.executor),
     )

@@ -64,6 +64,30 @@ def executor_from_env() -> str:
     return name
 
 
+#: `INDX_SENSOR_INTERVAL_S`: seconds between two ticks of the corpus sensor, and between two
+#: evaluations of automation (`wiring.automation`), when the Dagster daemon runs them.
+SENSOR_INTERVAL_ENV = "INDX_SENSOR_INTERVAL_S"
+#: Dagster's own default: a tick over a large corpus is not free, and nobody waits on it.
+DEFAULT_SENSOR_INTERVAL_S = 30
+
+
+class SensorIntervalError(ValueError):
+    """`INDX_SENSOR_INTERVAL_S` is not a whole number of seconds of at least 1."""
+
+
+def sensor_interval_from_env() -> int:
+    raw = os.environ.get(SENSOR_INTERVAL_ENV, "").strip()
+    if not raw:
+        return DEFAULT_SENSOR_INTERVAL_S
+    try:
+        seconds = int(raw)
+    except ValueError:
+        seconds = 0
+    if seconds < 1:
+        raise SensorIntervalError(f"{SENSOR_INTERVAL_ENV} must be a whole number of seconds, at least 1; got {raw!r}")
+    return seconds
+
+
 @dataclass(frozen=True)
 class Settings:
     home: Path
@@ -75,6 +99,8 @@ class Settings:
     bounds: Bounds = field(default_factory=Bounds)
     #: the executor of launched runs (`wiring.executors`)
     executor: str = "default"
+    #: seconds between sensor ticks and automation evaluations (`INDX_SENSOR_INTERVAL_S`)
+    sensor_interval_s: int = DEFAULT_SENSOR_INTERVAL_S
 
     @property
     def dagster_home(self) -> Path:
@@ -97,7 +123,7 @@ class Settings:
         INDX_STORAGE_URI, INDX_LANCEDB_URI, INDX_CORPUS (`[LABEL=]PATH` roots; `roots.RootError` if
         two share a label), INDX_CHAIN (`chain.ChainConfigError` if it is no chain config),
         INDX_PDF_PASSWORDS (a JSON list or one a line; `passwords.PasswordsError` if malformed),
-        INDX_EXECUTOR (`wiring.executors`) and the bounds (`indx_assets.pipeline.bounds`). A
+        INDX_EXECUTOR (`wiring.executors`), INDX_SENSOR_INTERVAL_S and the bounds (`indx_assets.pipeline.bounds`). A
         mistake in any of them is found here, before a command does anything."""
         home = Path(home).expanduser().resolve() if home is not None else home_from_env()
         roots = os.environ.get("INDX_CORPUS")
@@ -116,6 +142,7 @@ class Settings:
             pdf_passwords=parse_passwords(os.environ.get(PASSWORDS_ENV, "")),
             bounds=Bounds.from_env(),
             executor=executor_from_env(),
+            sensor_interval_s=sensor_interval_from_env(),
         )
 
 

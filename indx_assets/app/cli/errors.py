@@ -22,7 +22,7 @@ from indx_assets.pipeline.chain import CHAIN_ENV, ChainConfigError
 from indx_assets.pipeline.embedders.registry import EmbedderError
 from indx_assets.pipeline.readers.passwords import PasswordsError
 from indx_assets.pipeline.roots import RootError
-from indx_assets.wiring.settings import ExecutorError, NoDataDirectory
+from indx_assets.wiring.settings import ExecutorError, NoDataDirectory, SensorIntervalError
 
 DEBUG_ENV = "INDX_DEBUG"
 #: Exit code of a usage error or a mistake in the settings (Click's own for usage errors).
@@ -52,6 +52,7 @@ def user_errors() -> tuple[tuple[type[BaseException], int, str], ...]:
         (PasswordsError, EXIT_USAGE, "{}"),  # INDX_PDF_PASSWORDS
         (RootError, EXIT_USAGE, "{}"),  # corpus roots: missing, overlapping, two with one label
         (ExecutorError, EXIT_USAGE, "{}"),  # INDX_EXECUTOR: unknown, or its package missing
+        (SensorIntervalError, EXIT_USAGE, "{}"),  # INDX_SENSOR_INTERVAL_S: not a whole number >= 1
         (ChainConfigError, EXIT_USAGE, f"the chunker chain cannot be built: {{}}; fix {CHAIN_ENV} or unset it"),
         (NoDataDirectory, EXIT_USAGE, "{}"),  # a command that only reads, run where no data directory is
         (InvalidSearch, EXIT_USAGE, "{}"),  # a blank query

@@ -25,6 +25,7 @@ from indx_assets.wiring.assets.ingest import BATCH_SIZE, CHUNK_MAP, CHUNKS_TABLE
 from indx_assets.wiring.assets.partitions import RANGE_END, RANGE_START, SOURCES, ranges, spans
 from indx_assets.wiring.dagster_internals import AssetKeyPartitionKey, with_run_requests
 from indx_assets.wiring.resources.source_index import SourceIndex
+from indx_assets.wiring.settings import DEFAULT_SENSOR_INTERVAL_S
 
 #: Assets requested in the same tick as their parent.
 CHAINED = {PAGE_OUTPUTS, CHUNK_MAP, CHUNKS_TABLE}
@@ -145,7 +146,7 @@ def _add_requested(run_request: dg.RunRequest, requested: dict[str, set[str]], i
     return True
 
 
-def automation_sensor(minimum_interval_seconds: int = 30) -> dg.AutomationConditionSensorDefinition:
+def automation_sensor(minimum_interval_seconds: int = DEFAULT_SENSOR_INTERVAL_S) -> dg.AutomationConditionSensorDefinition:
     """Evaluates the ingestion conditions (their custom part runs in the code server) and runs
     what they request over spans."""
     with warnings.catch_warnings():  # use_user_code_server is beta; our conditions need it

@@ -33,7 +33,7 @@ from indx_assets.wiring.assets.stages import refusal_version
 from indx_assets.wiring.resources import CorpusResource, LanceDBResource, StorageResource
 from indx_assets.wiring.resources.source_index import SeenSource, SourceIndex
 from indx_assets.wiring.resources.storage import sha256_file
-from indx_assets.wiring.settings import Settings
+from indx_assets.wiring.settings import DEFAULT_SENSOR_INTERVAL_S, Settings
 
 PAGE_SIZE = 500
 
@@ -138,7 +138,8 @@ def scan(instance: dg.DagsterInstance, stores: SourceStores, cursor: Cursor, pag
     return tick
 
 
-def corpus_sensor(settings: Settings, page_size: int = PAGE_SIZE, minimum_interval_seconds: int = 30) -> dg.SensorDefinition:
+def corpus_sensor(settings: Settings, page_size: int = PAGE_SIZE,
+                  minimum_interval_seconds: int = DEFAULT_SENSOR_INTERVAL_S) -> dg.SensorDefinition:
     """The sensor over `settings`' corpus roots; Dagster hands it the definitions' `corpus`,
     `storage` and `lancedb` resources (the ones the assets use)."""
 
