@@ -27,6 +27,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from indx_assets.app.celery_worker import WARMED
 from indx_assets.app.table_check import expected_chunk_ids, table_discrepancies
 from indx_assets.wiring.settings import Settings
 
@@ -90,6 +91,12 @@ class Cluster:
             time.sleep(0.5)
         pytest.fail(f"no new run started its step in {timeout:.0f} s")
 
+    def warmed_processes(self) -> dict[str, set[str]]:
+        """Per worker, the pids of its processes that logged having loaded the definitions and
+        the embedding model as they started (`indx_assets.app.celery_worker`)."""
+        return {log.stem: {line.rsplit("(pid ", 1)[1].rstrip(")") for line in log.read_text().splitlines() if WARMED in line}
+                for log in sorted(self.folder.glob("worker-*.log"))}
+
     def check_table(self) -> None:
         settings = self.settings()
         assert table_discrepancies(settings) == []
@@ -148,6 +155,9 @@ def test_documents_reach_the_table_through_the_sensor_automation_and_celery_work
     workers = {str(e.dagster_event.engine_event_data.metadata["Celery worker"].value).split("@")[0] for e in engine
                if "Celery worker" in e.dagster_event.engine_event_data.metadata}
     assert workers and workers <= {"indx-0", "indx-1"}, f"steps ran on the Celery workers, not {workers}"
+    warmed = cluster.warmed_processes()
+    assert len(warmed) == 2 and all(len(pids) == 1 for pids in warmed.values()), \
+        f"each worker's process loaded the model once, as it started: {warmed}"
     cluster.check_table()
     # the daemon and the webserver are separate processes on the same Postgres storage
     port = cluster.state["port"]
@@ -173,6 +183,8 @@ def test_a_worker_killed_mid_run_is_retried_and_nothing_is_lost_or_doubled(clust
     assert cluster.instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.FAILURE
     retried = [r for r in cluster.runs() if r.tags.get("dagster/root_run_id") == run.run_id]
     assert [r.status for r in retried] == [dg.DagsterRunStatus.SUCCESS], "the run's automatic retry finished the work"
+    assert sum(len(pids) for pids in cluster.warmed_processes().values()) >= 3, \
+        "the worker process that replaced the killed one warmed itself too"
 
 
 def test_postgres_restarted_mid_run_and_a_rerun_completes(cluster: Cluster) -> None:
