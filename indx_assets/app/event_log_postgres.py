@@ -38,8 +38,9 @@ POOL_OVERFLOW = 8
 #: Seconds between a blocked step's checks for a pool slot. Dagster backs off to 15 s (1.1^n
 #: after n checks), so a run launched ahead to wait for the `embedder` slot found it freed
 #: only seconds later (a median 8.8 s idle between steps on the local cluster): a check is one
-#: query on a pooled connection.
-SLOT_RECHECK_S = 1.0
+#: query on a pooled connection. Half a second, with the Celery loop looking every quarter
+#: second (`executors.CELERY_POLL_S`).
+SLOT_RECHECK_S = 0.5
 
 
 class PooledPostgresEventLogStorage(ProvenanceIndex, PostgresEventLogStorage):

@@ -4,7 +4,8 @@
 - `in_process`: every step in the run's process;
 - `celery`: steps go to Celery workers (`pip install 'indx-assets[scale]'`), over the broker
   in `CELERY_BROKER_URL` with results in `CELERY_BACKEND_URL` (default `rpc://`); the workers
-  are `dagster-celery worker start -A dagster_celery.app` processes (deploy/local-cluster);
+  are `dagster-celery worker start -A indx_assets.app.celery_worker` processes (deploy/local-cluster;
+  `-A dagster_celery.app` works too, with cold workers);
 - `dask`: steps go to the Dask scheduler at `DASK_SCHEDULER_ADDRESS` (`indx-assets[dask]`).
 
 It applies to runs launched by the daemon, the webserver or `dagster job launch`; `indx ingest`
@@ -17,6 +18,13 @@ import dagster as dg
 
 from indx_assets.wiring.settings import EXECUTOR_ENV, EXECUTORS, ExecutorError
 
+#: Seconds between two looks of a run's Celery loop at its steps' results and at the pool
+#: (dagster-celery's own is 1 s). The `embedder` slot is freed only when the loop has seen its
+#: step's result, and the next run's step is handed to a worker only when its loop has claimed
+#: the slot: each second here was up to a second of idle slot between two steps. A look is a
+#: Redis read per step in flight.
+CELERY_POLL_S = 0.25
+
 
 def build_executor(name: str) -> dg.ExecutorDefinition | None:
     """The executor `INDX_EXECUTOR` names (`settings.executor_from_env` checked the name); None
@@ -27,9 +35,10 @@ def build_executor(name: str) -> dg.ExecutorDefinition | None:
         return dg.in_process_executor
     if name == "celery":
         try:
-            from dagster_celery import celery_executor
+            from dagster_celery import celery_executor, core_execution_loop
         except ImportError as exc:
             raise ExecutorError(f"{EXECUTOR_ENV}=celery needs dagster-celery: pip install 'indx-assets[scale]'") from exc
+        core_execution_loop.TICK_SECONDS = CELERY_POLL_S  # read by the loop at each turn
         return celery_executor.configured(
             {"broker": {"env": "CELERY_BROKER_URL"}, "backend": {"env": "CELERY_BACKEND_URL"}}, name="celery"
         )
