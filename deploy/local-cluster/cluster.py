@@ -11,9 +11,11 @@
 - PostgreSQL (Debian's `postgresql` package) holding Dagster's run, event-log and schedule
   storage (`dagster-postgres`), on a loopback port;
 - Redis (Debian's `redis-server`) as the Celery broker and result backend;
-- `--workers` Celery workers (`dagster-celery worker start`), one task at a time each, so a
-  worker loads the embedding model once and keeps it;
-- the Dagster daemon (sensors, automation, the run queue, run monitoring and retries);
+- `--workers` Celery workers (`dagster-celery worker start -A indx_assets.app.celery_worker`),
+  one task at a time each; a worker's process loads the definitions and the embedding model as
+  it starts, once, and keeps them;
+- the Dagster daemon (sensors and automation every `SENSOR_INTERVAL_S`, the run queue, run
+  monitoring and retries);
 - the Dagster webserver on `--port`.
 
 The instance (`DIR/indx/dagster/dagster.yaml`) queues runs, keeps the `embedder` pool at one slot
@@ -40,6 +42,10 @@ BIN = Path(sys.executable).parent
 STATE = "cluster.json"
 
 INSTANCE_YAML = Path(__file__).with_name("dagster.yaml")  # copied to $DAGSTER_HOME
+WORKER_APP = "indx_assets.app.celery_worker"
+#: Seconds between sensor ticks (`INDX_SENSOR_INTERVAL_S`; Dagster's default is 30): on one
+#: machine a tick is cheap next to the minute two 30-second ticks add before the first run.
+SENSOR_INTERVAL_S = 5
 
 
 class ClusterError(RuntimeError):
@@ -137,6 +143,7 @@ def environment(folder: Path, state: dict) -> dict[str, str]:
     """What every process of the topology (and a user's shell, through cluster.env) shares."""
     from indx_assets.app.runner import PLANNED_EVENTS_AS_SUBSETS
     from indx_assets.wiring.assets.provenance import EVENT_BATCH_SIZE, EVENTS_PER_WRITE
+    from indx_assets.wiring.settings import SENSOR_INTERVAL_ENV
 
     home = folder / "indx"
     redis = f"redis://127.0.0.1:{state['redis']['port']}"
@@ -151,6 +158,7 @@ def environment(folder: Path, state: dict) -> dict[str, str]:
         "CELERY_BROKER_URL": f"{redis}/0",
         "CELERY_BACKEND_URL": f"{redis}/1",
         "INDX_EXECUTOR": "celery",
+        SENSOR_INTERVAL_ENV: str(SENSOR_INTERVAL_S),
     }
     if state.get("corpus"):
         env["INDX_CORPUS"] = os.pathsep.join(state["corpus"])
@@ -182,19 +190,23 @@ def alive(pid: int) -> bool:
         return False
 
 
-def stop_group(pid: int, timeout: float = 30) -> None:
-    """Stop a process and everything it started (each was started in its own session)."""
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
+def stop_groups(pids: list[int], timeout: float = 30) -> None:
+    """Stop processes and everything they started (each was started in its own session): all
+    are asked at once, then waited for together (one by one, a chain change's restart waited
+    for each process's shutdown in turn)."""
+    for pid in pids:
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
     end = time.monotonic() + timeout
-    while time.monotonic() < end and alive(pid):
+    while time.monotonic() < end and any(alive(pid) for pid in pids):
         time.sleep(0.2)
-    try:
-        os.killpg(pid, signal.SIGKILL)  # what outlived the request (a code server, a worker child)
-    except ProcessLookupError:
-        pass
+    for pid in pids:
+        try:
+            os.killpg(pid, signal.SIGKILL)  # what outlived the request (a code server, a worker child)
+        except ProcessLookupError:
+            pass
 
 
 def up(folder: Path, workers: int, corpus: list[str], port: int) -> dict:
@@ -235,7 +247,8 @@ def start_dagster(folder: Path, state: dict, env: dict[str, str]) -> None:
     as INDX_CHAIN take effect when they start)."""
     for i in range(state["workers"]):
         # one task at a time: the worker's one child keeps the embedding model loaded
-        spawn(f"worker-{i}", [str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app", "-y",
+        # indx's app: dagster-celery's tasks, each worker process warmed as it starts
+        spawn(f"worker-{i}", [str(BIN / "dagster-celery"), "worker", "start", "-A", WORKER_APP, "-y",
                               str(folder / "celery.yaml"), "-n", f"indx-{i}", "--", "--concurrency=1"], folder, env, state)
     spawn("daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(REPO / "workspace.yaml")], folder, env, state)
     spawn("webserver", [str(BIN / "dagster-webserver"), "-w", str(REPO / "workspace.yaml"), "-h", "127.0.0.1",
@@ -247,8 +260,7 @@ def start_dagster(folder: Path, state: dict, env: dict[str, str]) -> None:
 def restart(folder: Path, settings: dict[str, str]) -> None:
     """Restart the Dagster processes with `settings` added to the environment (cluster.env)."""
     state = json.loads((folder / STATE).read_text())
-    for pid in reversed(list(state["processes"].values())):
-        stop_group(pid)
+    stop_groups(list(state["processes"].values()))
     state["processes"] = {}
     env = {**read_env(folder), **settings}
     write_env(folder, env)
@@ -303,8 +315,7 @@ def down(folder: Path) -> None:
     if not path.exists():
         return
     state = json.loads(path.read_text())
-    for pid in reversed(list(state["processes"].values())):
-        stop_group(pid)
+    stop_groups(list(state["processes"].values()))
     stop_redis(state)
     stop_postgres(state)
     if state.get("postgres"):
