@@ -8,7 +8,8 @@ text reader refuses it: the case of issue 17, where 1 GiB cost 5.5 GB) and a fil
 the same size as plain text, Markdown and HTML (one page whose text is stored; `--formats`
 picks them), and pages of HTML's other shapes (`_BLOCKS`): short paragraphs (an element every 80
 bytes, where the parser's tree and the walk over it dominate), paragraphs and list items closed
-only implicitly, paragraphs inside wrapping containers, one large table, and a page in
+only implicitly, paragraphs inside wrapping containers, one large table (and one as a page
+writes it: `html-table-page`), and a page in
 Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
 INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
@@ -72,6 +73,11 @@ _BLOCKS = {
     "html-wrapped": (b"<div id=page><main class=content>", _PARAGRAPH * 12945),
     # one table of short rows
     "html-table": (b"<table>", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 17246),
+    # one table as a page writes it: in a wrapping div, a header row group, cells closed only
+    # implicitly or holding inline markup, rows and columns spanned
+    "html-table-page": (b"<div id=page><table class=data><thead><tr><th>Place<th>What<th>Year</thead><tbody>\n",
+                        (b"<tr class=odd><td rowspan=2><a href='/harbour'>harbour wall</a><td colspan=2>held the"
+                         b" <b>tide</b> back\n<tr><td>1887<td><i>stone</i>\n") * 9362),
     # a page in Windows-1252, not UTF-8
     "html-cp1252": (b"", "<p>The harbour wall held the tide, café crème à la française.</p>\n".encode("cp1252") * 15420),
 }

@@ -8,7 +8,8 @@ document nested too deep to parse in reasonable time (`MAX_BLOCK_DEPTH`) is refu
 is `failed`, with the reason.
 
 A large page is parsed a piece at a time (`html_cuts`), each piece's tree let go once walked, and
-its text written to a temporary file read back once whole (see `_Walker`); a file on disk is
+its text written to a temporary file read back once whole (see `_Walker`); a table cut between
+pieces is one block, its rows written as they are read (`_Walker._table`); a file on disk is
 mapped (in UTF-8 as it is, in another encoding once decoded into a temporary file), its pages
 dropped once parsed (`read_html_file`).
 """
@@ -225,8 +226,9 @@ def _rows(table: LexborNode) -> Iterator[LexborNode]:
             yield from (row for row in _children(child) if row.tag == "tr" and not _hidden(row))
 
 
-def _table_block(table: LexborNode) -> HtmlBlock | None:
-    rows: list[str] = []
+def _row_texts(table: LexborNode) -> Iterator[str]:
+    """The text of each visible row of `table` that has any: its cells' text, collapsed, joined
+    by " | " (a table block's text is these rows, a line each)."""
     for tr in _rows(table):
         cells = [
             _SPACE.sub(" ", _visible_text(td)).strip()
@@ -234,10 +236,29 @@ def _table_block(table: LexborNode) -> HtmlBlock | None:
             if td.tag in ("td", "th") and not _hidden(td)
         ]
         if any(cells):
-            rows.append(" | ".join(cells))
-    if not rows:
-        return None
-    return HtmlBlock("table", "\n".join(rows), html=table.html)
+            yield " | ".join(cells)
+
+
+def _open_table(root: LexborNode) -> LexborNode:
+    """The table a piece ends inside (see `html_cuts.Piece`): what stays open at a piece's end is
+    the last child of what holds it, from the body down, and nothing follows the table."""
+    node: LexborNode | None = root
+    while node is not None and node.tag != "table":
+        node = node.last_child
+    assert node is not None, "a piece cut inside a table holds one"
+    return node
+
+
+def _reopened_tags(table: bytes) -> tuple[str, str]:
+    """What a table's markup starts and ends with in a piece that opens it again with `table`
+    (its start tag and its row group's): the parser's serialization of those tags, parsed alone."""
+    tree = parse_html(table, checked=True)
+    reopened = tree.body.child if tree.body is not None else None
+    assert reopened is not None and reopened.tag == "table" and reopened.child is not None
+    html = reopened.html or ""
+    end = f"</{reopened.child.tag}></table>"
+    assert html.endswith(end)
+    return html[: -len(end)], end
 
 
 #: What a walk leaves on its stack after an element's children: the kind of block it closes.
@@ -266,6 +287,11 @@ class _Walker:
         self.count = 0
         self.last_ends_page = False
         self.any_ends_page = False
+        #: a table cut between pieces (see `_table`): where its text starts (None: no row yet),
+        #: its markup so far when blocks are kept, and what the next piece reopens it with
+        self.table_start: int | None = None
+        self.table_html: list[str] = []
+        self.table_reopened = b""
 
     def _write(self, text: str) -> None:
         self.sink.write(text.encode("utf-8"))
@@ -314,8 +340,45 @@ class _Walker:
             if self.blocks is not None:
                 self.blocks[-1] = (*self.blocks[-1][:5], True)
 
-    def walk(self, root: LexborNode) -> None:
-        """Visit the tree under `root` in document order, with an explicit stack (no recursion)."""
+    def _table(self, table: LexborNode, continues: bool, ends_in_table: bytes) -> None:
+        """A table's block: its rows' text, a line each, written as they are read. A table cut
+        between pieces is one block: the part in a piece that `continues` the one before adds its
+        rows to it, and the part a piece `ends_in_table` leaves it open; its markup is the parts'
+        joined where the pieces reopened it (`_reopened_tags`), as the whole page's parse has it."""
+        if not continues:
+            self.table_start, self.table_html = None, []
+        for row in _row_texts(table):
+            if self.table_start is None:
+                if self.count:
+                    self._write(BLOCK_SEPARATOR)
+                self.table_start = self.length
+            else:
+                self._write("\n")
+            self._write(row)
+        if self.blocks is not None:  # the markup, only where blocks are kept: as large as the table
+            html = table.html or ""
+            if continues:
+                start, _ = _reopened_tags(self.table_reopened)
+                assert html.startswith(start)
+                html = html[len(start):]
+            if ends_in_table:
+                _, end = _reopened_tags(ends_in_table)
+                assert html.endswith(end)
+                html = html[: -len(end)]
+            self.table_html.append(html)
+        self.table_reopened = ends_in_table
+        if not ends_in_table and self.table_start is not None:
+            html = "".join(self.table_html) if self.blocks is not None else None
+            self.table_html = []
+            self.start, self.table_start = self.table_start, None
+            self.flush("table", html=html)
+
+    def walk(self, root: LexborNode, ends_in_table: bytes = b"") -> None:
+        """Visit the tree under `root` in document order, with an explicit stack (no recursion).
+        A piece that ends inside a table (`ends_in_table`: its tags, see `html_cuts.Piece`)
+        leaves that table open, and the next piece's first table continues it."""
+        open_table = _open_table(root).mem_id if ends_in_table else None
+        continues = bool(self.table_reopened)
         stack: list[LexborNode | _Close | str] = list(reversed(list(_children(root))))
         while stack:
             item = stack.pop()
@@ -341,9 +404,8 @@ class _Walker:
                 stack.append(_END_PAGE)  # popped after the element's children and its close
             if tag == "table":
                 self.flush()
-                block = _table_block(item)
-                if block:
-                    self.block("table", block.text, block.html)
+                self._table(item, continues, ends_in_table if item.mem_id == open_table else b"")
+                continues = False
             elif tag == "pre":
                 self.flush()
                 code = _visible_text(item).strip("\n")
@@ -381,13 +443,14 @@ def _walk(source: Source, piece_bytes: int, keep_blocks: bool, released: Callabl
     check_depth(source)  # its reading of the whole is let go by `html_pieces`
     with tempfile.TemporaryFile() as sink:
         walker = _Walker(sink, keep_blocks)
-        for piece in html_pieces(source, piece_bytes, released):
+        for piece, ends_in_table in html_pieces(source, piece_bytes, released):
             tree = parse_html(piece, checked=True)
             del piece
             root = tree.body or tree.root
             if root is not None:
-                walker.walk(root)
+                walker.walk(root, ends_in_table)
             del tree, root
+        assert not walker.table_reopened, "the last piece ends no table"
         if walker.any_ends_page:
             walker.end_page()  # a document set in printed pages ends one where it ends
         walker.flush()

@@ -26,13 +26,26 @@ tag anywhere is not cut at all (see `_FRAMESET`).
 Where only containers the walk reads as blocks of text are open (`div`, `section`, lists and
 the like, with no `hidden` or `style` attribute), a cut may fall before a block start tag, or
 before an item of the list open innermost: the next piece starts by opening them again, which the
-walk of blocks does not see (see `_reopen`). Tables are not cut: their rows make one block. Nothing here decides what text a page has; a wrong cut could only move a block
-boundary, and `tests/test_html_pieces.py` compares every piece-wise parse against the whole.
+walk of blocks does not see (see `_reopen`).
+
+A table is followed through its own insertion modes (`_table_start`, `_table_end`: row groups,
+rows and cells closed implicitly, a caption, a column group), and cut before a row where nothing
+but a row group stands above the table and nothing but those containers below it: the next
+piece opens the containers, the table and its row group again, and the reader joins the table's
+parts into one block (`Piece.table`). What a table foster-parents (text, or a tag it does not
+hold) goes before the whole table, so a table's cuts are told only once it has closed with
+nothing foster-parented (or the document ended inside it); a table inside a cell, with a
+`hidden` or `style` attribute, or inside a formatting element is not cut.
+
+Nothing here decides what text a page has; a wrong cut could only move a block boundary, and
+`tests/test_html_pieces.py` compares every piece-wise parse against the whole
+(`scripts/fuzz_html_pieces.py` on random pages too).
 """
 
 import mmap
 import re
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 #: A document's bytes: read, or mapped from its file.
 Source = bytes | mmap.mmap
@@ -115,6 +128,22 @@ _RUBY = frozenset(b"rb rp rt rtc".split())
 _REOPENABLE = frozenset(b"div section article header footer main aside nav blockquote center figure address ul ol dl".split())
 #: What a list's items start with: a cut may fall before one.
 _ITEMS = {b"ul": frozenset({b"li"}), b"ol": frozenset({b"li"}), b"dl": frozenset({b"dt", b"dd"})}
+#: A table's row groups, and the elements of a table's insertion modes (the HTML standard's "in
+#: table", "in table body", "in row", "in cell", "in caption", "in column group").
+_SECTIONS = frozenset(b"tbody thead tfoot".split())
+_TABLE_CONTEXT = _SECTIONS | frozenset(b"table caption colgroup tr td th".split())
+#: Start tags a table's modes act on; in the body, with no table open, the parser ignores them.
+_TABLE_STRUCTURE = _SECTIONS | frozenset(b"caption col colgroup tr td th".split())
+_TABLE_ANY = _TABLE_STRUCTURE | {b"table"}
+#: End tags a table's modes ignore (the cell's and caption's modes ignore fewer: see `_table_end`).
+_TABLE_IGNORED_ENDS = _TABLE_STRUCTURE | frozenset(b"body html".split())
+#: Where the current node is one of these, text other than whitespace and any tag a table's
+#: modes do not place in the table go before the table (foster parenting).
+_FOSTERING = _SECTIONS | frozenset(b"table tr colgroup".split())
+#: Start tags placed in the table itself from those modes (raw text, so nothing stays open).
+_IN_TABLE_RAW = frozenset(b"script style".split())
+#: Elements a cell's or caption's close must not pop: the parser keeps a form's pointer after it.
+_UNCLOSABLE_IN_CELL = frozenset(b"form select template".split())
 #: Attributes the walk reads (hidden, aria-hidden, style): a container with one is not reopened.
 _READ_ATTRS = re.compile(rb"hidden|style", re.I)
 #: The DOCTYPE of no-quirks mode, where `table` closes an open `p`.
@@ -130,61 +159,97 @@ _SELF_CLOSING = re.compile(rb"(?:^|[" + _WS + rb"\"'])/+$")
 class _Scan:
     """The tokenizer's view of a document, token by token, and the stack of open elements."""
 
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, released: Callable[[int], None] | None = None) -> None:
         self.source = source
+        self.released = released
         self.stack: list[bytes] = []
         self.foreign = 0  # how many of the open elements are SVG/MathML
         self.doctype = b""
         self.seen_token = False  # a DOCTYPE counts only as the first token
         self.trusted = True
-        #: each open element's start tag where a piece may open it again (`_REOPENABLE`), else
-        #: None; only the first `len(stack)` are the open elements' (a push overwrites past them)
+        #: each open element's start tag where a piece may open it again (`_REOPENABLE`, a table
+        #: and its row group), else None; only the first `len(stack)` are the open elements' (a
+        #: push overwrites past them)
         self.tags: list[bytes | None] = []
+        #: a row's start that a piece may begin with: what reopens the open elements and the
+        #: table's own tags (see `_row_cut`), set by `_table_start`
+        self.row_cut: tuple[bytes, bytes] | None = None
+        #: cuts inside the open table, held until it closes (see `cuts`), and where it is on the stack
+        self.pending: list[tuple[int, bytes, bytes]] = []
+        self.pending_table = 0
+        #: the scan stopped at a token that runs to the document's end, which the parser drops
+        #: (a tag) or puts where it stands (a comment, raw text): nothing is foster-parented
+        self.to_end = False
 
-    def cuts(self, every: int) -> Iterator[tuple[int, bytes]]:
+    def cuts(self, every: int) -> Iterator[tuple[int, bytes, bytes]]:
         """Offsets at which the document may be cut, each with the markup that reopens what is
-        open there (see `_reopen`), the first at least `every` bytes in and each next at least
-        `every` bytes after the one before; none once the scan cannot vouch."""
+        open there (see `_reopen`, `_row_cut`) and, for a cut between a table's rows, the start
+        tags of that table and its row group (else b""); the first at least `every` bytes in and
+        each next at least `every` bytes after the one before; none once the scan cannot vouch.
+
+        A cut between a table's rows is told only once the table has closed (or the document
+        ended) with nothing foster-parented: what a table foster-parents goes before the whole
+        table, which a piece parsed alone would put before its own part of it."""
         source, at, last = self.source, 0, 0
         while self.trusted:
+            if self.pending and len(self.stack) <= self.pending_table:
+                yield from self.pending  # the table closed: its cuts hold
+                self.pending = []
             lt = source.find(b"<", at)
             text_end = len(source) if lt < 0 else lt
             if not self.seen_token and _NOT_WS.search(source, at, text_end):
                 self.seen_token = True  # text: a DOCTYPE after it is ignored
+            if at < text_end and self._fostering() and _NOT_WS.search(source, at, text_end):
+                self.trusted = False  # text foster-parented before the table
+                break
             if not self.stack and text_end - last >= every:
                 # a word after whitespace in text directly in the body
                 start = max(at, last + every - 1)
                 while (word := _WORD_AFTER_SPACE.search(source, start, text_end)) is not None:
                     last = word.start() + 1
-                    yield last, b""
+                    yield last, b"", b""
                     start = last + every - 1
             if lt < 0:
-                return
+                break
             token = _TOKEN.match(source, lt)
             if token is None:
-                if _TAG_START.match(source, lt):  # a tag, comment or the like that never ends
+                # a tag, comment or the like that never ends; or a lone `<`, text, which a
+                # table foster-parents
+                self.to_end = _TAG_START.match(source, lt) is not None
+                if self.to_end or self._fostering():
                     self.trusted = False
-                    return
-                at = lt + 1  # a lone `<` is text
+                    break
+                at = lt + 1
                 self.seen_token = True
                 continue
             if token["start"] is not None:
                 name = token["start"].lower()
-                if not self.foreign:
-                    self._close_implied(name)
-                    if not self.trusted:
-                        return
-                if lt - last >= every and (reopen := self._reopen(name, token["attrs"])) is not None:
-                    last = lt
-                    yield lt, reopen
-                depth = len(self.stack)
-                at = self._start(name, token["attrs"], token.end())
-                if len(self.stack) > depth:
-                    del self.tags[depth:]
-                    reopenable = name in _REOPENABLE and not _READ_ATTRS.search(token["attrs"])
-                    self.tags.append(token[0] if reopenable else None)
+                if not self.foreign and self._table_start(name, token[0]):
+                    at = token.end()
+                    if self.row_cut is not None and lt - last >= every and self.trusted:
+                        last = lt
+                        self.pending.append((lt, *self.row_cut))
+                        self.pending_table = len(self.stack) - 3  # below its row group and the row
+                        if self.released is not None:
+                            self.released(lt)  # read ahead to the table's end: read again when cut
+                else:
+                    if not self.foreign:
+                        self._close_implied(name)
+                        if not self.trusted:
+                            break
+                    if lt - last >= every and (reopen := self._reopen(name, token["attrs"])) is not None:
+                        last = lt
+                        yield lt, reopen, b""
+                    depth = len(self.stack)
+                    at = self._start(name, token["attrs"], token.end())
+                    if len(self.stack) > depth:
+                        del self.tags[depth:]
+                        reopenable = (name in _REOPENABLE or name == b"table") and not _READ_ATTRS.search(token["attrs"])
+                        self.tags.append(token[0] if reopenable else None)
             elif token["end"] is not None:
-                self._end(token["end"].lower())
+                name = token["end"].lower()
+                if self.foreign or not self._table_end(name):
+                    self._end(name)
                 at = token.end()
             elif token["bang"] is not None and token["bang"][:8].lower() == b"!doctype" and not self.seen_token:
                 self.doctype = token[0]
@@ -193,11 +258,168 @@ class _Scan:
                 close = source.find(b"]]>", lt)
                 if close < 0:
                     self.trusted = False
-                    return
+                    break
                 at = close + 3
             else:
                 at = token.end()  # comments and the like
             self.seen_token = True
+        if self.trusted or self.to_end:
+            yield from self.pending  # the document ends inside the table: so does the parse
+
+    def _fostering(self) -> bool:
+        """Whether the parser would foster-parent text or a tag it does not place in a table:
+        the current node is a table, its row group, a row or a column group."""
+        return bool(self.stack) and not self.foreign and self.stack[-1] in _FOSTERING
+
+    def _push(self, name: bytes, tag: bytes | None) -> None:
+        del self.tags[len(self.stack):]
+        self.tags.append(tag)
+        self.stack.append(name)
+
+    def _table_context(self) -> int:
+        """Where the innermost open element of a table's modes is on the stack, -1 if none."""
+        for i in range(len(self.stack) - 1, -1, -1):
+            if self.stack[i] in _TABLE_CONTEXT:
+                return i
+        return -1
+
+    def _close_to(self, at: int) -> None:
+        """Close the cell or caption at `at` of the stack and all above it, as the parser does
+        (it also clears the formatting elements opened in it); not followed where that would
+        pop a form (its pointer stays set) or a select or template."""
+        if any(name in _UNCLOSABLE_IN_CELL for name in self.stack[at + 1 :]):
+            self.trusted = False
+        else:
+            del self.stack[at:]
+
+    def _table_start(self, name: bytes, tag: bytes) -> bool:
+        """Follow a start tag as a table's insertion modes do (the HTML standard's "in table",
+        "in table body", "in row", "in column group", and a table's tags in a cell or caption,
+        which close it first); False where the body's rules read the tag (no table open, or in
+        a cell or caption a tag that is not a table's; `script` and `style`, which a table
+        holds as the head would). Where the parser would foster-parent (any other tag) or
+        close a table (a `table` in it), the scan stops vouching. A row starting where nothing
+        but a row group is open above the table sets `row_cut`."""
+        self.row_cut = None
+        if name not in _TABLE_ANY and not self._fostering():
+            return False  # the body's rules, in a cell or caption too (the common case: first)
+        if b"select" in self.stack or b"template" in self.stack:
+            if name in _TABLE_ANY:
+                self.trusted = False  # "in select in table", a template's modes: not followed
+                return True
+            return False
+        context = self._table_context()
+        if context < 0 or self.stack[context] in (b"td", b"th", b"caption"):
+            if name not in _TABLE_STRUCTURE:
+                return False
+            if context < 0:
+                return True  # ignored in the body
+            self._close_to(context)
+            if not self.trusted:
+                return True
+        implied = False  # a row group this tag opened: a piece cut before the tag would not hold it
+        while True:  # each step reprocesses the tag in the mode the one before left
+            top = self.stack[-1] if self.stack else b""
+            if top == b"colgroup":
+                if name == b"col":
+                    return True  # void
+                self.stack.pop()
+            elif top == b"table":
+                if name in _IN_TABLE_RAW:
+                    return False
+                if name in (b"tr", b"td", b"th"):
+                    self._push(b"tbody", b"<tbody>")  # implied
+                    implied = True
+                    continue
+                if name in _SECTIONS:
+                    self._push(name, None if _READ_ATTRS.search(tag) else tag)
+                elif name in (b"caption", b"colgroup"):
+                    self._push(name, None)
+                elif name == b"col":
+                    self._push(b"colgroup", None)  # implied; `col` is void
+                else:
+                    self.trusted = False  # foster-parented, or a table closing this one
+                return True
+            elif top in _SECTIONS:
+                if name in _IN_TABLE_RAW:
+                    return False
+                if name == b"tr":
+                    self.row_cut = None if implied else self._row_cut()
+                    self._push(b"tr", None)
+                    return True
+                if name in (b"td", b"th"):
+                    self._push(b"tr", None)  # implied
+                elif name in _TABLE_STRUCTURE:
+                    self.stack.pop()  # closes the row group
+                else:
+                    self.trusted = False
+                    return True
+            elif top == b"tr":
+                if name in _IN_TABLE_RAW:
+                    return False
+                if name in (b"td", b"th"):
+                    self._push(name, None)
+                    return True
+                if name not in _TABLE_STRUCTURE:
+                    self.trusted = False
+                    return True
+                self.stack.pop()  # closes the row
+            else:
+                self.trusted = False  # a table's mode with something else on top: not followed
+                return True
+
+    def _table_end(self, name: bytes) -> bool:
+        """Follow an end tag as a table's insertion modes do (see `_table_start`); False where
+        the body's rules read it."""
+        if (name not in _TABLE_ANY and not self._fostering()) or b"select" in self.stack or b"template" in self.stack:
+            return False  # in a cell or caption, the body's rules (which ignore `</body>`, `</html>`)
+        context = self._table_context()
+        if context < 0:
+            return False
+        current = self.stack[context]
+        if current in (b"td", b"th"):
+            if name in (b"td", b"th"):
+                if name == current:
+                    self._close_to(context)
+                return True  # the other: not in table scope, ignored
+            if name == b"table" or name == b"tr" or name in _SECTIONS:
+                table = len(self.stack) - 1 - self.stack[::-1].index(b"table")
+                if name in self.stack[table:context]:  # in table scope: closes the cell first
+                    self._close_to(context)
+                    return not self.trusted or self._table_end(name)
+                return True
+            return name in (b"body", b"caption", b"col", b"colgroup", b"html")  # ignored
+        if current == b"caption":
+            if name in (b"caption", b"table"):
+                self._close_to(context)
+                return name == b"caption" or not self.trusted or self._table_end(name)
+            return name in _TABLE_IGNORED_ENDS
+        if context != len(self.stack) - 1:
+            self.trusted = False
+            return True
+        if current == b"colgroup":
+            if name != b"col":
+                self.stack.pop()
+                return name == b"colgroup" or self._table_end(name)
+        elif name == current:
+            self.stack.pop()
+        elif name == b"table" or (current == b"tr" and name in _SECTIONS and self.stack[-2] == name):
+            self.stack.pop()  # closes the row or row group, then the tag again
+            return self._table_end(name)
+        elif name not in _TABLE_IGNORED_ENDS:
+            self.trusted = False  # foster-parented: the body's rules with the table's parent
+        return True
+
+    def _row_cut(self) -> tuple[bytes, bytes] | None:
+        """With a row group on top of the stack, the markup that opens again all that is open
+        (the containers, the table, the row group: see `_reopen`) and the table's own tags, when
+        each has one to open it with (none of the attributes the walk reads); else None. A row
+        parses alone as in place behind them: the cell and row before it closed (at a piece's
+        end as by the row's start), nothing above the table is a formatting element."""
+        tags = self.tags[: len(self.stack)]
+        if None in tags or len(tags) < 2:
+            return None
+        return b"".join(tags), tags[-2] + tags[-1]  # type: ignore[operator, arg-type]  # no None
 
     def _reopen(self, name: bytes, attrs: bytes) -> bytes | None:
         """What a piece starting with the start tag `name` must begin with to be parsed as it is
@@ -208,8 +430,8 @@ class _Scan:
         the walk ends a block anyway, so a container closed at a piece's end and opened again adds
         none; nothing but them is open, so the parser's state is theirs."""
         tags = self.tags[: len(self.stack)]
-        if None in tags:
-            return None
+        if None in tags or (self.stack and self.stack[-1] in _TABLE_CONTEXT):
+            return None  # between a table's rows: `_row_cut`
         if not self.stack:
             return b"" if name in _CUT_BEFORE else None
         # not before a table: what a table foster-parents goes before it, into text the
@@ -291,6 +513,7 @@ class _Scan:
         close = re.compile(rb"</" + re.escape(name) + rb"[" + _WS + rb"/>]", re.I).search(self.source, at)
         if close is None:
             self.trusted = False
+            self.to_end = True
             return len(self.source)
         if name == b"script":
             # `<!--` then `<script` puts the tokenizer in the double-escaped state, where the
@@ -324,23 +547,40 @@ class _Scan:
             self.trusted = False  # the adoption agency, or an end tag that closes what is not implied
 
 
+class Piece(NamedTuple):
+    """A piece of a document to parse alone (behind its DOCTYPE and the markup that reopens what
+    is open where it starts), and, when it ends between the rows of a table that the next piece
+    opens again, that table's start tag and its row group's (else b"")."""
+
+    markup: bytes
+    table: bytes = b""
+
+
 def html_pieces(source: Source, every: int = PIECE_BYTES,
-                released: Callable[[int], None] | None = None) -> Iterator[bytes]:
+                released: Callable[[int], None] | None = None) -> Iterator[Piece]:
     """`source` (an HTML document's UTF-8 bytes, or a map of them) as pieces to parse one by
-    one, each after the first behind the document's DOCTYPE and the list it reopens (see
-    `_Scan._reopen`); the whole document when it is no
-    longer than `every`. `released(offset)` is told when the bytes before `offset` may leave memory
-    (a map of them reads them again if they are read again)."""
+    one, each after the first behind the document's DOCTYPE and what it reopens (see
+    `_Scan._reopen`, `_Scan._row_cut`); the whole document when it is no longer than `every`.
+    `released(offset)` is told when the bytes before `offset` may leave memory (a map of them
+    reads them again if they are read again): each piece's bytes are let go once copied, before
+    it is parsed, and the scan's reading ahead through a table as it goes."""
+    scan = _Scan(source, released)
+
+    def piece(start: int, end: int, reopen: bytes, table: bytes) -> Piece:
+        # copied (bytes whole are not), then let go from the map before it is parsed; no name
+        # here holds it once yielded
+        markup = source[start:end] if start == 0 else scan.doctype + reopen + source[start:end]
+        if released is not None:
+            released(end)
+        return Piece(markup, table)
+
     if len(source) <= every or _FRAMESET.search(source):
-        yield source if isinstance(source, bytes) else source[:]
+        yield piece(0, len(source), b"", b"")
         return
     if released is not None:
         released(len(source))  # the search (and the caller's depth check) read it all; the pieces read it again
-    scan = _Scan(source)
     start, reopen = 0, b""
-    for cut, reopen_next in scan.cuts(every):
-        yield source[start:cut] if start == 0 else scan.doctype + reopen + source[start:cut]
+    for cut, reopen_next, table in scan.cuts(every):
+        yield piece(start, cut, reopen, table)
         start, reopen = cut, reopen_next
-        if released is not None:
-            released(start)
-    yield source[:] if start == 0 else scan.doctype + reopen + source[start:]
+    yield piece(start, len(source), reopen, b"")

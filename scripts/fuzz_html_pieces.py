@@ -1,0 +1,73 @@
+"""Fuzz the piece-wise HTML parse: random pages of table, list and container markup, well and
+badly formed, each parsed whole and a piece at a time at many piece sizes, must give the same
+blocks (`html_blocks`: kind, text, level, table markup, page ends).
+
+    python scripts/fuzz_html_pieces.py [--pages 300] [--seed 1]
+
+Prints each page that differs (with the piece size) and exits non-zero if any did.
+"""
+
+import argparse
+import random
+import sys
+
+from indx_assets.pipeline.readers.html import html_blocks
+from indx_assets.pipeline.readers.html_cuts import html_pieces
+
+#: Fragments a page is drawn from: a table's structure closed or not, cells with inline markup,
+#: and what a table foster-parents or closes implicitly.
+FRAGMENTS = [
+    "<table>", "<table class=t border=1>", "<table style='display:none'>", "<table hidden>", "</table>",
+    "<thead>", "</thead>", "<tbody>", "<tbody class=b>", "</tbody>", "<tfoot>", "</tfoot>",
+    "<tr>", "<tr class=r>", "<tr hidden>", "</tr>", "<td>", "<td rowspan=2>", "<td colspan=3>", "</td>",
+    "<th>", "</th>", "<caption>cap", "</caption>", "<colgroup><col><col>", "<col span=2>", "</colgroup>",
+    "cell text ", " ", "\n", "&nbsp;", "stray", "<b>bold", "</b>", "<i>it</i>", "<a href=x>link</a>",
+    "<p>para", "</p>", "<div>", "</div>", "<div id=w>", "<section>", "</section>", "<ul><li>a<li>b</ul>",
+    "<br>", "<span>s</span>", "<form>", "</form>", "<input type=hidden>", "<select><option>o</select>",
+    "<script>x<y</script>", "<style>p{}</style>", "<!-- c -->", "<pre>code\n</pre>", "<h2>head</h2>",
+    "<template><tr><td>t</template>", "<svg><tr>svg</tr></svg>", "<table><tr><td>nested</td></tr></table>",
+    "<p style='page-break-after: always'>brk</p>", "<tr><td>a</td><td>b</td></tr>\n", "<tr><td>x<td>y\n",
+]
+ROW = ["<tr><td>r {i}</td><td><b>x</b> {i}</td></tr>\n", "<tr><td>r {i}<td>y {i}\n", "<tr><th>h {i}</th></tr>"]
+
+
+def page(rng: random.Random) -> bytes:
+    doctype = rng.choice(["<!DOCTYPE html>", ""])
+    parts = [doctype, "<html><body>", rng.choice(["", "<div id=page>", "<main><div>"])]
+    for _ in range(rng.randint(1, 6)):
+        if rng.random() < 0.5:  # a long regular table, with a few fragments mixed in
+            parts.append(rng.choice(["<table>", "<table class=t>", "<div><table>"]))
+            parts.append(rng.choice(["", "<thead><tr><th>A<th>B</thead>", "<caption>c</caption>", "<tbody>"]))
+            for i in range(rng.randint(5, 60)):
+                parts.append(rng.choice(ROW).format(i=i))
+                if rng.random() < 0.08:
+                    parts.append(rng.choice(FRAGMENTS))
+            parts.append(rng.choice(["</table>", "</tbody></table>", "", "</table></div>"]))
+        else:
+            parts.extend(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 25)))
+        parts.append(rng.choice(["<p>between</p>\n", " words ", ""]))
+    return "".join(parts).encode()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    failed = cut = 0
+    for n in range(args.pages):
+        html = page(rng)
+        whole = html_blocks(html, 1 << 40)
+        for every in range(24, min(len(html), 1200), 37):
+            cut += len(list(html_pieces(html, every))) > 1
+            if html_blocks(html, every) != whole:
+                failed += 1
+                print(f"page {n} differs at pieces of {every} bytes:\n{html.decode()}\n", flush=True)
+                break
+    print(f"{args.pages} pages, {cut} cut parses, {failed} differ")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
