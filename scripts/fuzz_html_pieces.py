@@ -26,7 +26,8 @@ FRAGMENTS = [
     "<br>", "<span>s</span>", "<form>", "</form>", "<input type=hidden>", "<select><option>o</select>",
     "<script>x<y</script>", "<style>p{}</style>", "<!-- c -->", "<pre>code\n</pre>", "<h2>head</h2>",
     "<template><tr><td>t</template>", "<svg><tr>svg</tr></svg>", "<table><tr><td>nested</td></tr></table>",
-    "<p style='page-break-after: always'>brk</p>", "<tr><td>a</td><td>b</td></tr>\n", "<tr><td>x<td>y\n",
+    "<p style='page-break-after: always'>brk</p>", "<div style='color: red'>", "<div style='display:none'>",
+    "<p style='dis&#112;lay:none'>ref</p>", "<div style='break-before: page'>", "<table style='width: 100%'>", "<tr><td>a</td><td>b</td></tr>\n", "<tr><td>x<td>y\n",
 ]
 ROW = ["<tr><td>r {i}</td><td><b>x</b> {i}</td></tr>\n", "<tr><td>r {i}<td>y {i}\n", "<tr><th>h {i}</th></tr>"]
 
@@ -36,7 +37,8 @@ def page(rng: random.Random) -> bytes:
     parts = [doctype, "<html><body>", rng.choice(["", "<div id=page>", "<main><div>"])]
     for _ in range(rng.randint(1, 6)):
         if rng.random() < 0.5:  # a long regular table, with a few fragments mixed in
-            parts.append(rng.choice(["<table>", "<table class=t>", "<div><table>"]))
+            parts.append(rng.choice(["<table>", "<table class=t>", "<div><table>", "<table style='margin: 0'>",
+                                     "<div style='color: red'><table>"]))
             parts.append(rng.choice(["", "<thead><tr><th>A<th>B</thead>", "<caption>c</caption>", "<tbody>"]))
             for i in range(rng.randint(5, 60)):
                 parts.append(rng.choice(ROW).format(i=i))

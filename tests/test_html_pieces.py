@@ -155,6 +155,16 @@ HOSTILE = [
     "<table><tr><td>a</td></tr><tr><td>b</td></tr>< lone<tr><td>c</td></tr></table>",
     "<td>stray cell<tr>stray row<p>para",  # ignored in the body
     "<table><tr><td>a</td></tr><tr><td>b</td></tr><style>never closed",
+    # a style the walk does not read (no hiding, no page break) leaves a container reopenable
+    "<div style='margin: 0 auto'><p>a</p><p>b</p><ul style='color: red'><li>c<li>d</ul></div>",
+    "<div style='color: red'>before<div style='DISPLAY : none'>hidden</div>after<p>c</p></div>",
+    "<div style='color: red'>before<p style='dis&#112;lay: none'>hidden</p>after<p>c</p></div>",
+    "<div style='dis&#112;lay: none'><p>a</p><p>b</p></div>after",
+    "<section style='page-Break-After: always'><p>a</p><p>b</p></section>after",
+    "<div style='color: red' aria-hidden=true><p>a</p><p>b</p></div>after",
+    "<div><p>a</p><div style='visibility:hidden'>v</div>b<p>c</p></div>",
+    "<table style='border-collapse: collapse'><tbody style='color: red'><tr><td>a</td></tr><tr><td>b</td></tr>"
+    "<tr><td>c</td></tr></tbody></table>",
 ]
 
 
@@ -309,6 +319,8 @@ TABLES = {
     "foster-parented late": "<table>" + _rows(60, _ROW) + "stray text<tr><td>last</td></tr></table>",
     "nested in a cell": "<table><tr><td><table>" + _rows(60, _ROW) + "</table></td></tr></table>",
     "closed by a table": "<table>" + _rows(60, _ROW) + "<table><tr><td>second</td></tr></table>",
+    "styled": "<div style='margin: 0 auto'><table style='border-collapse: collapse' width=100%><tbody "
+    "style='font-size: small'>" + _rows(60, _ROW) + "</tbody></table></div>",
 }
 
 

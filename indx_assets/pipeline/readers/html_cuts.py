@@ -24,7 +24,7 @@ stops proposing cuts: the rest is one piece, parsed whole, as before. A page wit
 tag anywhere is not cut at all (see `_FRAMESET`).
 
 Where only containers the walk reads as blocks of text are open (`div`, `section`, lists and
-the like, with no `hidden` or `style` attribute), a cut may fall before a block start tag, or
+the like, with no attribute the walk reads: `_READ_ATTRS`), a cut may fall before a block start tag, or
 before an item of the list open innermost: the next piece starts by opening them again, which the
 walk of blocks does not see (see `_reopen`).
 
@@ -34,8 +34,8 @@ but a row group stands above the table and nothing but those containers below it
 piece opens the containers, the table and its row group again, and the reader joins the table's
 parts into one block (`Piece.table`). What a table foster-parents (text, or a tag it does not
 hold) goes before the whole table, so a table's cuts are told only once it has closed with
-nothing foster-parented (or the document ended inside it); a table inside a cell, with a
-`hidden` or `style` attribute, or inside a formatting element is not cut.
+nothing foster-parented (or the document ended inside it); a table inside a cell, with an
+attribute the walk reads, or inside a formatting element is not cut.
 
 Nothing here decides what text a page has; a wrong cut could only move a block boundary, and
 `tests/test_html_pieces.py` compares every piece-wise parse against the whole
@@ -144,8 +144,11 @@ _FOSTERING = _SECTIONS | frozenset(b"table tr colgroup".split())
 _IN_TABLE_RAW = frozenset(b"script style".split())
 #: Elements a cell's or caption's close must not pop: the parser keeps a form's pointer after it.
 _UNCLOSABLE_IN_CELL = frozenset(b"form select template".split())
-#: Attributes the walk reads (hidden, aria-hidden, style): a container with one is not reopened.
-_READ_ATTRS = re.compile(rb"hidden|style", re.I)
+#: What the walk reads in a tag's attributes (`hidden`, `aria-hidden`, a style that hides or
+#: breaks a printed page: `display`, `visibility`, `break-*`), matched in the markup: a container
+#: with any is not reopened, nor a cut put before a block with any. A character reference may
+#: spell those in a value, so a tag with one (`&`) counts as reading too.
+_READ_ATTRS = re.compile(rb"hidden|display|visibility|break|&", re.I)
 #: The DOCTYPE of no-quirks mode, where `table` closes an open `p`.
 _NO_QUIRKS = re.compile(rb"<!doctype[" + _WS + rb"]+html[" + _WS + rb"]*>", re.I)
 #: A `frameset` start tag replaces the body where the parser has seen nothing that rules it out
