@@ -28,8 +28,13 @@ FRAGMENTS = [
     "<template><tr><td>t</template>", "<svg><tr>svg</tr></svg>", "<table><tr><td>nested</td></tr></table>",
     "<p style='page-break-after: always'>brk</p>", "<div style='color: red'>", "<div style='display:none'>",
     "<p style='dis&#112;lay:none'>ref</p>", "<div style='break-before: page'>", "<table style='width: 100%'>", "<tr><td>a</td><td>b</td></tr>\n", "<tr><td>x<td>y\n",
+    "<tr><td>x</td> fostered <td>z</td></tr>",
 ]
-ROW = ["<tr><td>r {i}</td><td><b>x</b> {i}</td></tr>\n", "<tr><td>r {i}<td>y {i}\n", "<tr><th>h {i}</th></tr>"]
+ROW = ["<tr><td>r {i}</td><td><b>x</b> {i}</td></tr>\n", "<tr><td>r {i}<td>y {i}\n", "<tr><th>h {i}</th></tr>",
+       # cells whose markup stays in them, closed out of order or not at all (read a row at once)
+       "<TR><TD>a {i}</th><td><p>p<li>l<h1>h<h2>i</h1></TD>\n", "<tr class=x><td><a>x<a>y<nobr>n<nobr>m</b></br></td>",
+       "<tr><th title='a>b'>t {i}<td><div>d<p>q</div>e</p><td><b><i>bi</b>i</i></tr>  ",
+       "<tr><td><!-- <tr> --> c {i}</td></tr>", "<tr><td>a < b {i}</td></tr>"]
 
 
 def page(rng: random.Random) -> bytes:

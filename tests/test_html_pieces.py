@@ -154,6 +154,7 @@ HOSTILE = [
     "<table><tr><td>a</td></tr><tr><td>b</td></tr><!-- comment --><tr><td>c</td></tr></table>",
     "<table><tr><td>a</td></tr><tr><td>b</td></tr>< lone<tr><td>c</td></tr></table>",
     "<td>stray cell<tr>stray row<p>para",  # ignored in the body
+    "<tr><td><li>item<tr> after a row ignored in the body<td>x",
     "<table><tr><td>a</td></tr><tr><td>b</td></tr><style>never closed",
     # a style the walk does not read (no hiding, no page break) leaves a container reopenable
     "<div style='margin: 0 auto'><p>a</p><p>b</p><ul style='color: red'><li>c<li>d</ul></div>",

@@ -368,10 +368,10 @@ class _Walker:
             self.table_html.append(html)
         self.table_reopened = ends_in_table
         if not ends_in_table and self.table_start is not None:
-            html = "".join(self.table_html) if self.blocks is not None else None
+            joined = "".join(self.table_html) if self.blocks is not None else None
             self.table_html = []
             self.start, self.table_start = self.table_start, None
-            self.flush("table", html=html)
+            self.flush("table", html=joined)
 
     def walk(self, root: LexborNode, ends_in_table: bytes = b"") -> None:
         """Visit the tree under `root` in document order, with an explicit stack (no recursion).

@@ -144,6 +144,23 @@ _FOSTERING = _SECTIONS | frozenset(b"table tr colgroup".split())
 _IN_TABLE_RAW = frozenset(b"script style".split())
 #: Elements a cell's or caption's close must not pop: the parser keeps a form's pointer after it.
 _UNCLOSABLE_IN_CELL = frozenset(b"form select template".split())
+#: The rest of a table's row, from after its start tag to the next row's (a lookahead), when it
+#: holds nothing but whitespace and cells of text and of tags whose effect stays in the cell (the
+#: cell's close, which the next row's start makes, pops them and clears their formatting): read
+#: at once, in place of a token at a time (`_Scan.cuts`). Anything else (a comment, raw text,
+#: another table, a form, SVG, a lone `<`, text between cells) fails the match: the scan reads
+#: the row token by token.
+_IN_CELL = (
+    rb"(?:a|abbr|b|bdi|bdo|big|br|cite|code|data|del|dfn|em|font|i|img|ins|kbd|mark|nobr|q|s|samp|small|span"
+    rb"|strike|strong|sub|sup|time|tt|u|var|wbr|p|div|center|ul|ol|li|dl|dt|dd|hr|h[1-6]|blockquote|address)"
+)
+_ROW_REST = re.compile(
+    rb"[" + _WS + rb"]*+(?:<t[dh](?=[" + _WS + rb"/>])" + _ATTRS + rb">"
+    rb"(?>[^<]++|<" + _IN_CELL + rb"(?=[" + _WS + rb"/>])" + _ATTRS + rb">|</" + _IN_CELL + rb"[" + _WS + rb"]*>)*+"
+    rb"(?:</t[dh][" + _WS + rb"]*>[" + _WS + rb"]*+)?)*+"
+    rb"(?:</tr[" + _WS + rb"]*>[" + _WS + rb"]*+)?(?=<tr[" + _WS + rb"/>])",
+    re.I,
+)
 #: What the walk reads in a tag's attributes (`hidden`, `aria-hidden`, a style that hides or
 #: breaks a printed page: `display`, `visibility`, `break-*`), matched in the markup: a container
 #: with any is not reopened, nor a cut put before a block with any. A character reference may
@@ -229,6 +246,9 @@ class _Scan:
                 name = token["start"].lower()
                 if not self.foreign and self._table_start(name, token[0]):
                     at = token.end()
+                    if name == b"tr" and self.trusted and self.stack[-1:] == [b"tr"] and \
+                            (row := _ROW_REST.match(source, at)) is not None:  # a row opened in a table
+                        at = row.end()  # to the next row's start, which closes this one
                     if self.row_cut is not None and lt - last >= every and self.trusted:
                         last = lt
                         self.pending.append((lt, *self.row_cut))
