@@ -166,6 +166,12 @@ HOSTILE = [
     "<div><p>a</p><div style='visibility:hidden'>v</div>b<p>c</p></div>",
     "<table style='border-collapse: collapse'><tbody style='color: red'><tr><td>a</td></tr><tr><td>b</td></tr>"
     "<tr><td>c</td></tr></tbody></table>",
+    # a marker (object, marquee, applet) keeps formatting opened before it in a cell, hidden
+    # here, for after the table: the parser wraps what follows the table in it
+    "<table><tr><td><b hidden>h<object>o</td></tr></table>",
+    "<table><tr><td>a<td><i style='display:none'>h<marquee>o<td>x</td></tr></table>",
+    "<table><caption><b hidden>h<object>o</caption><tr><td>a</td></tr><tr><td>b</td></tr></table>",
+    "<table><tr><td><b hidden>h<applet>o</td></tr>" + "<tr><td>row</td></tr>" * 20 + "</table>",
 ]
 
 
@@ -216,6 +222,16 @@ def test_a_reopened_container_is_not_cut_where_the_walk_would_not_end_a_block(mi
     page = _page(middle).encode()
     for every in range(16, 400, 4):
         assert html_blocks(page, every) == html_blocks(page, WHOLE), every
+
+
+@pytest.mark.parametrize("before", ["<!-- a comment -->", "<?xml version='1.0' encoding='utf-8'?>\n"])
+def test_a_doctype_after_a_comment_still_sets_every_piece_s_mode(before: str) -> None:
+    # the DOCTYPE sets no-quirks mode, where `table` closes the hidden `p`: in quirks mode the
+    # table would be inside it, and its text lost
+    page = _page("<p hidden>a<table><tr><td>the table's words</td></tr></table>after", before + "<!DOCTYPE html>")
+    blocks = html_blocks(page.encode(), SMALL)
+    assert blocks == html_blocks(page.encode(), WHOLE)
+    assert any("the table's words" in str(block) for block in blocks)
 
 
 def test_a_page_with_a_frameset_is_not_cut() -> None:

@@ -142,8 +142,12 @@ _TABLE_IGNORED_ENDS = _TABLE_STRUCTURE | frozenset(b"body html".split())
 _FOSTERING = _SECTIONS | frozenset(b"table tr colgroup".split())
 #: Start tags placed in the table itself from those modes (raw text, so nothing stays open).
 _IN_TABLE_RAW = frozenset(b"script style".split())
-#: Elements a cell's or caption's close must not pop: the parser keeps a form's pointer after it.
-_UNCLOSABLE_IN_CELL = frozenset(b"form select template".split())
+#: Elements a cell's or caption's close must not pop: the parser keeps a form's pointer after it;
+#: `applet`, `marquee` and `object` push a marker on the list of active formatting elements, and
+#: the close clears that list only back to their marker, so a formatting element opened before
+#: them in the cell is reconstructed after the table (the HTML standard's "clear the list of
+#: active formatting elements up to the last marker"). `_IN_CELL` leaves them out for the same reason.
+_UNCLOSABLE_IN_CELL = frozenset(b"form select template applet marquee object".split())
 #: The rest of a table's row, from after its start tag to the next row's (a lookahead), when it
 #: holds nothing but whitespace and cells of text and of tags whose effect stays in the cell (the
 #: cell's close, which the next row's start makes, pops them and clears their formatting): read
@@ -284,7 +288,10 @@ class _Scan:
                     break
                 at = close + 3
             else:
-                at = token.end()  # comments and the like
+                # comments, processing instructions and the like: the initial mode inserts them
+                # and still reads a DOCTYPE after them (`<?xml ...?><!DOCTYPE ...>`)
+                at = token.end()
+                continue
             self.seen_token = True
         if self.trusted or self.to_end:
             yield from self.pending  # the document ends inside the table: so does the parse
@@ -309,7 +316,8 @@ class _Scan:
     def _close_to(self, at: int) -> None:
         """Close the cell or caption at `at` of the stack and all above it, as the parser does
         (it also clears the formatting elements opened in it); not followed where that would
-        pop a form (its pointer stays set) or a select or template."""
+        pop a form (its pointer stays set), a select or template, or an element whose marker
+        keeps formatting opened in the cell for after the table (`_UNCLOSABLE_IN_CELL`)."""
         if any(name in _UNCLOSABLE_IN_CELL for name in self.stack[at + 1 :]):
             self.trusted = False
         else:
