@@ -51,18 +51,11 @@ class DocumentRead:
 
     @classmethod
     def from_pages(cls, media_type: str, pages: tuple[PageOutput, ...], **metadata: object) -> "DocumentRead":
-        """Derive the document status from its pages."""
-        statuses = {p.status for p in pages}
-        if "ok" in statuses:
-            status = "ok"
-        elif not pages or statuses == {"empty"}:
-            status = "empty"
-        elif "unreadable" in statuses:
-            status = "unreadable"
-        else:
-            status = "failed"
-        reasons = sorted({p.reason for p in pages if p.reason and p.status != "ok"})
-        return cls(media_type, tuple(pages), status, "; ".join(reasons) or None, dict(metadata))
+        """Derive the document status from its pages (`PageTally`)."""
+        tally = PageTally()
+        for page in pages:
+            tally.add(page)
+        return replace(tally.read(media_type, **metadata), pages=tuple(pages))
 
     @classmethod
     def failure(cls, media_type: str, status: str, reason: str) -> "DocumentRead":
@@ -77,6 +70,37 @@ class DocumentRead:
     def content(self) -> str:
         """The document's full text: page texts joined by form feeds."""
         return "\f".join(p.text for p in self.pages)
+
+
+class PageTally:
+    """A document's status and reason derived from its pages, counted as they are read (a
+    long document read in steps is never all its pages at once). The rule: `ok` when any
+    page is; `empty` when there is no page or all are; else `unreadable` when any page is,
+    else `failed`; the reason, the non-ok pages' reasons, sorted, joined by `; `."""
+
+    def __init__(self) -> None:
+        self.statuses: set[str] = set()
+        self.reasons: set[str] = set()
+        self.pages = 0
+
+    def add(self, page: PageOutput) -> None:
+        self.pages += 1
+        self.statuses.add(page.status)
+        if page.reason and page.status != "ok":
+            self.reasons.add(page.reason)
+
+    def read(self, media_type: str, **metadata: object) -> DocumentRead:
+        """The document's read, without its pages."""
+        statuses = self.statuses
+        if "ok" in statuses:
+            status = "ok"
+        elif not self.pages or statuses == {"empty"}:
+            status = "empty"
+        elif "unreadable" in statuses:
+            status = "unreadable"
+        else:
+            status = "failed"
+        return DocumentRead(media_type, (), status, "; ".join(sorted(self.reasons)) or None, dict(metadata))
 
 
 Reader = Callable[[bytes, ReaderConfig], DocumentRead]
@@ -158,5 +182,20 @@ def _guarded(reader: Callable[..., DocumentRead], source: object, media_type: st
     try:
         return reader(source, config)
     except Exception as exc:  # a reader defect must not take the run down
-        log.exception("reader for %s raised", media_type)
-        return DocumentRead.failure(media_type, "failed", f"reader error: {type(exc).__name__}: {exc}")
+        return reader_error(media_type, exc)
+
+
+def reader_error(media_type: str, exc: Exception) -> DocumentRead:
+    """The read of a document whose reader raised `exc` (a reader defect): `failed`, logged."""
+    log.exception("reader for %s raised", media_type, exc_info=exc)
+    return DocumentRead.failure(media_type, "failed", f"reader error: {type(exc).__name__}: {exc}")
+
+
+class ReadFailed(Exception):
+    """Raised by a document read in steps that turns out unreadable part way: `read` is what
+    the document reads as (a document status and reason, no pages), as its reader would have
+    returned it read whole."""
+
+    def __init__(self, read: DocumentRead) -> None:
+        super().__init__(read.reason)
+        self.read = read

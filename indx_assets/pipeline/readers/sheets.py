@@ -26,13 +26,15 @@ import csv
 import datetime as dt
 import io
 import math
+import pickle
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from html import escape
 from typing import IO, Any
 
 from indx_assets.pipeline.chunker_port import PageOutput
-from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
+from indx_assets.pipeline.readers import DocumentRead, PageTally, ReaderConfig, ReadFailed, reader_error
 from indx_assets.pipeline.readers.ooxml_guard import PackageRefused
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -240,10 +242,15 @@ def _sheet_rows(source: IO[bytes], worksheet: Any, hidden_columns: list[int]) ->
     its sheet parser's row reading (`WorkSheetParser.parse_row`, what `ReadOnlyWorksheet`
     itself iterates) over its own `iterparse`, which also drops each row's element once it is
     read: openpyxl keeps every row's (cleared) element and every formatted row's attributes,
-    memory that grows with the rows.
+    memory that grows with the rows. The parser is the standard library's C one, not
+    openpyxl's (defusedxml's pure-Python parser when defusedxml is installed, which took
+    half of a long sheet's reading): the OOXML guard has refused any part declaring a DTD or
+    an entity before it is parsed (`ooxml_guard.xml_refusal`, `_verify_streamed`), which is
+    what defusedxml would refuse.
     """
+    from xml.etree.ElementTree import iterparse
+
     from openpyxl.worksheet._reader import COL_TAG, ROW_TAG, WorkSheetParser
-    from openpyxl.xml.functions import iterparse
 
     workbook = worksheet.parent
     parser = WorkSheetParser(source, worksheet._shared_strings, data_only=True, epoch=workbook.epoch,
@@ -397,26 +404,104 @@ def sheet_pages(sheets: tuple[Sheet, ...]) -> tuple[PageOutput, ...]:
     return tuple(page_output(sheet) for sheet in sheets)
 
 
-def read_xlsx(content: bytes, config: ReaderConfig) -> DocumentRead:
-    """One page per sheet, or per part of a long one (`PAGE_CHARS`); refused packages become a document status."""
+def _refused(media_type: str, exc: Exception) -> DocumentRead | None:
+    """What a spreadsheet reads as when reading it raised `exc`: a refused package, bytes that
+    are not text, a malformed CSV; None for anything else (a reader defect)."""
+    from indx_assets.pipeline.readers.text import NotText
+
+    if isinstance(exc, PackageRefused):
+        return DocumentRead.failure(media_type, exc.status, exc.reason)
+    if isinstance(exc, NotText):
+        return DocumentRead.failure(media_type, "failed", str(exc))
+    if isinstance(exc, csv.Error):
+        return DocumentRead.failure(media_type, "failed", f"not readable as {media_type}: {exc}")
+    return None
+
+
+def _metadata(media_type: str, hidden_sheets: list[int]) -> dict[str, object]:
+    return {"hidden_sheets": hidden_sheets} if media_type == XLSX else {}
+
+
+def _read_sheets(media_type: str, content: bytes) -> DocumentRead:
+    """One page per sheet, or per part of a long one (`PAGE_CHARS`); what cannot be read becomes a document status."""
     try:
-        sheets = load_workbook(content)
-    except PackageRefused as exc:
-        return DocumentRead.failure(XLSX, exc.status, exc.reason)
-    read = DocumentRead.from_pages(XLSX, sheet_pages(sheets), hidden_sheets=[s.number for s in sheets if s.hidden])
+        sheets = sheets_of(content, media_type)
+    except Exception as exc:
+        refused = _refused(media_type, exc)
+        if refused is None:
+            raise
+        return refused
+    read = DocumentRead.from_pages(media_type, sheet_pages(sheets), **_metadata(media_type, [s.number for s in sheets if s.hidden]))
     return read.with_parsed(Workbook(sheets))
 
 
-def _read_delimited(media_type: str, content: bytes) -> DocumentRead:
-    from indx_assets.pipeline.readers.text import NotText
+def read_xlsx(content: bytes, config: ReaderConfig) -> DocumentRead:
+    return _read_sheets(XLSX, content)
 
+
+def _read_delimited(media_type: str, content: bytes) -> DocumentRead:
+    return _read_sheets(media_type, content)
+
+
+class SheetSpool:
+    """The sheets (pages) a read in steps read (`SheetStream`), each pickled to a temporary file
+    as it is read and read back one at a time, in page order: the read's parsed form, handed to
+    the `sheets` chunker page by page, so a long sheet's regions are never all in memory."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()
+        self.count = 0
+
+    def add(self, sheet: Sheet) -> None:
+        self._file.seek(0, io.SEEK_END)
+        pickle.dump(sheet, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.count += 1
+
+    def __iter__(self) -> Iterator[Sheet]:
+        self._file.seek(0)
+        for _ in range(self.count):
+            yield pickle.load(self._file)
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class SheetStream:
+    """A spreadsheet read page by page (`stream_sheets`): `pages()` yields each page's output as
+    its sheet part is read, spooling the part for the chunker (`SheetSpool`); once they are all
+    read, `read()` is the document's read without its pages (status, reason, metadata), its
+    parsed form the spool. A file found unreadable part way raises `ReadFailed` from `pages()`."""
+
+    def __init__(self, media_type: str, sheets: Iterator[Sheet]) -> None:
+        self.media_type = media_type
+        self._sheets = sheets
+        self._tally = PageTally()
+        self._hidden: list[int] = []
+        self.spool = SheetSpool()
+
+    def pages(self) -> Iterator[PageOutput]:
+        try:
+            for sheet in self._sheets:
+                if sheet.hidden:
+                    self._hidden.append(sheet.number)
+                page = page_output(sheet)
+                self._tally.add(page)
+                self.spool.add(sheet)
+                yield page
+        except Exception as exc:
+            raise ReadFailed(_refused(self.media_type, exc) or reader_error(self.media_type, exc)) from exc
+
+    def read(self) -> DocumentRead:
+        return self._tally.read(self.media_type, **_metadata(self.media_type, self._hidden)).with_parsed(self.spool)
+
+
+def stream_sheets(content: bytes, media_type: str) -> SheetStream | DocumentRead:
+    """The spreadsheet in `content` read page by page (`SheetStream`), or, when it cannot be
+    opened, what it reads as (as `read_xlsx`, `read_csv`, `read_tsv` would return it)."""
     try:
-        sheets = sheets_of(content, media_type)
-    except NotText as exc:
-        return DocumentRead.failure(media_type, "failed", str(exc))
-    except csv.Error as exc:
-        return DocumentRead.failure(media_type, "failed", f"not readable as {media_type}: {exc}")
-    return DocumentRead.from_pages(media_type, sheet_pages(sheets)).with_parsed(Workbook(sheets))
+        return SheetStream(media_type, iter_sheets(content, media_type))
+    except Exception as exc:
+        return _refused(media_type, exc) or reader_error(media_type, exc)
 
 
 def read_csv(content: bytes, config: ReaderConfig) -> DocumentRead:
