@@ -30,7 +30,7 @@ from typing import Any
 
 from indx_assets.pipeline.chain import Chain
 from indx_assets.pipeline.chunker_port import Chunker, ChunkPiece, PageChunks, PageOutput
-from indx_assets.pipeline.readers.parts import PART_KEY, PART_NAME_KEY, PART_PAGE_KEY, Parts, parts_of
+from indx_assets.pipeline.readers.parts import CONTAINER_TYPES, PART_KEY, PART_NAME_KEY, PART_PAGE_KEY, Parts, parts_of
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +128,25 @@ def run_chain(
     )
     unclaimed = tuple(p for p in sorted(by_page) if p not in claimed)
     return ChunkMap(chunks, unclaimed, tuple(failed))
+
+
+def cuts_page_by_page(chain: Chain, media_type: str) -> bool:
+    """Whether `chain` cuts a document of `media_type` page by page: `run_chain` over each page
+    alone then gives what it gives over the whole document, so a long document can be cut a
+    page at a time. The rule: every link's chunker either declares `page_local = True` (its
+    answer for a page depends on that page alone) or takes no document of this type (its
+    `media_types` leave it out). A chunker that declares neither may look across pages (a
+    PDF's running headers), so its documents are cut whole. A container of parts is never."""
+    if media_type in CONTAINER_TYPES:
+        return False
+    for link in chain.links:
+        chunker = link.chunker
+        if getattr(chunker, "page_local", False):
+            continue
+        types = getattr(chunker, "media_types", None)
+        if types is None or media_type in types:
+            return False
+    return True
 
 
 _PART_KEYS = (PART_KEY, PART_NAME_KEY, PART_PAGE_KEY)

@@ -59,9 +59,10 @@ def encode_file(path: Path, *, source_id: str | None = None, **kwargs: object) -
     return encode_bytes(path.read_bytes(), source_id=source_id or path.name, name=path.name, **kwargs)  # type: ignore[arg-type]
 
 
-def _page_starts(read: DocumentRead) -> dict[int, int]:
-    """Where each page's text starts in `read.content` (pages joined by one form feed)."""
-    starts, offset = {}, 0
+def _page_starts(read: DocumentRead, offset: int = 0) -> dict[int, int]:
+    """Where each page's text starts in `read.content` (pages joined by one form feed), its
+    first page's at `offset`."""
+    starts = {}
     for page in read.pages:
         starts[page.page] = offset
         offset += len(page.text) + 1
@@ -96,19 +97,24 @@ def _sentence_links(chunks: Sequence[MappedChunk]) -> list[int | None]:
     return links
 
 
-def to_document(encoded: Encoded) -> Document:
+def to_document(encoded: Encoded, offset: int = 0, seen: set[str] | None = None) -> Document:
     """The `Document` for an encoded source: content, chunks with derived ids, read status.
 
     A `sentence` piece's metadata names the chunk it is a sentence of (the port's rule,
     `sentence_holders`) as `chunk_id`, the link by which search and embedding go from a
     sentence to its chunk.
+
+    A long document cut a few pages at a time (`chain_runner.cuts_page_by_page`) is made one
+    `Document` per step, each of its pages only: `offset`, where its first page starts in the
+    whole document's text, and `seen`, the locators of the steps before (filled here), make its
+    chunks those of the whole document's `Document`.
     """
     read = encoded.read
     paged = not is_text_type(read.media_type)
-    starts = _page_starts(read)
+    starts = _page_starts(read, offset)
     parts = _part_pages(read)
     chunks: list[DocumentChunk] = []
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
     links = _sentence_links(encoded.chunk_map.chunks)
     for mapped, link in zip(encoded.chunk_map.chunks, links, strict=True):
         piece = mapped.piece

@@ -121,6 +121,22 @@ def pages_table(source_id: str, read: DocumentRead, text_files: Mapping[int, str
     `text_files`: page number -> the name of the file its text is stored in beside the row
     (see `LONG_TEXT`); such a page's row has null text, and the names ride in the schema
     metadata under `TEXT_FILES_KEY`."""
+    schema = PAGES.with_metadata(document_metadata(read, text_files))
+    return pa.Table.from_batches([page_batch(source_id, read.pages, text_files)], schema=schema)
+
+
+def document_metadata(read: DocumentRead, text_files: Mapping[int, str] | None = None) -> dict[str, str]:
+    """The schema metadata of a document's page outputs (`pages_table`): its record (media type,
+    status, reason, metadata) and the names of the files holding long pages' texts."""
+    document = {"media_type": read.media_type, "status": read.status, "reason": read.reason, "metadata": read.metadata}
+    metadata = {"indx.document": _json(document)}
+    if text_files:
+        metadata[TEXT_FILES_KEY.decode()] = _json({str(page): name for page, name in text_files.items()})
+    return metadata
+
+
+def page_batch(source_id: str, pages: Iterable[PageOutput], text_files: Mapping[int, str] | None = None) -> pa.RecordBatch:
+    """The `PAGES` rows of `pages` (a page in `text_files` with null text, see `pages_table`)."""
     text_files = text_files or {}
     rows = [
         {
@@ -135,13 +151,9 @@ def pages_table(source_id: str, read: DocumentRead, text_files: Mapping[int, str
             else [{"text": l.text, "bbox": list(l.bbox), "metadata": _json(dict(l.metadata))} for l in p.lines],
             "metadata": _json(dict(p.metadata)),
         }
-        for p in read.pages
+        for p in pages
     ]
-    document = {"media_type": read.media_type, "status": read.status, "reason": read.reason, "metadata": read.metadata}
-    metadata = {"indx.document": _json(document)}
-    if text_files:
-        metadata[TEXT_FILES_KEY.decode()] = _json({str(page): name for page, name in text_files.items()})
-    return pa.Table.from_pylist(rows, schema=PAGES.with_metadata(metadata))
+    return pa.RecordBatch.from_pylist(rows, schema=PAGES)
 
 
 def text_files(schema: pa.Schema) -> dict[int, str]:

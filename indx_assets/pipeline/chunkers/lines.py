@@ -80,6 +80,7 @@ class LinesChunker:
 
     max_characters: int | None = None
     builtin = True
+    page_local = True  # each page's answer is cut from its own lines (`chain_runner.cuts_page_by_page`)
 
     def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
         claims: list[PageChunks] = []

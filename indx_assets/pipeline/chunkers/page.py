@@ -9,6 +9,7 @@ from indx_interfaces import ChunkPiece, PageChunks, PageOutput
 
 class PageChunker:
     fallback = True
+    page_local = True  # each page's answer is its own text (`chain_runner.cuts_page_by_page`)
 
     def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
         return tuple(

@@ -145,6 +145,7 @@ class PdfChunker:
 
     builtin = True
     reads_parsed = True
+    media_types = frozenset({MEDIA_TYPE})
 
     def __init__(self, settings: ChunkerSettings | None = None, *, dpi: int | None = None, **options: Any):
         if settings is not None and options:
@@ -215,7 +216,7 @@ class PdfChunker:
     def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...],
               parsed: object = None) -> tuple[PageChunks, ...]:
         """The port's `chunk`; `parsed` is the PDF reader's `PdfParse` of these bytes, if at hand."""
-        if media_type != MEDIA_TYPE:
+        if media_type not in self.media_types:
             return ()
         return tuple(self._pages(content, outputs, parsed))
 

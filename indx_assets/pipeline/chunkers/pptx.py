@@ -161,6 +161,7 @@ def split_shape_text(text: str, max_characters: int) -> list[tuple[str, int | No
 class PptxChunker:
     builtin = True
     reads_parsed = True
+    media_types = frozenset({PPTX})
 
     def __init__(self, include_notes: bool = False, max_characters: int = DEFAULT_MAX_CHARACTERS) -> None:
         self.include_notes = include_notes
@@ -169,7 +170,7 @@ class PptxChunker:
     def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...],
               parsed: object = None) -> tuple[PageChunks, ...]:
         """The port's `chunk`; `parsed` is the PPTX reader's `Deck` of these bytes, if at hand."""
-        if media_type != PPTX:
+        if media_type not in self.media_types:
             return ()
         from indx_assets.pipeline.readers.ooxml_guard import PackageRefused
         from indx_assets.pipeline.readers.pptx import Deck, load_deck

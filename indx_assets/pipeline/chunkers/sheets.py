@@ -25,6 +25,7 @@ from indx_assets.pipeline.readers.sheets import CSV, TSV, XLSX, Sheet
 
 class SheetsChunker(ReaderModelChunker[Sheet]):
     media_types = frozenset({XLSX, CSV, TSV})
+    page_local = True  # a page's chunks are its own sheet part's regions (`chain_runner.cuts_page_by_page`)
 
     def model_pages(self, content: bytes, media_type: str, parsed: object) -> dict[int, Sheet] | None:
         """The sheets by page (`parsed`, the spreadsheet reader's `Workbook` of these bytes, if at hand)."""

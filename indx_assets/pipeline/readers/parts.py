@@ -46,6 +46,8 @@ def part_locator(number: int, locator: str) -> str:
 #: Container media type -> "module:function" that takes its bytes apart into `Parts`, unread
 #: (for chunking pages rebuilt from storage, when no reader just parsed the container).
 _SPLITTERS = {"message/rfc822": "indx_assets.pipeline.readers.mail:mail_parts"}
+#: The media types of containers of parts (whose pages are cut part by part).
+CONTAINER_TYPES = frozenset(_SPLITTERS)
 
 
 def parts_of(content: bytes, media_type: str, parsed: object) -> Parts | None:

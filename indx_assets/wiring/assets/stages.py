@@ -8,8 +8,9 @@ import base64
 import io
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import dagster as dg
@@ -21,28 +22,36 @@ if TYPE_CHECKING:
     import numpy as np
 
 from indx_assets.pipeline.chain import Chain
-from indx_assets.pipeline.chain_runner import ChunkMap, run_chain
+from indx_assets.pipeline.chain_runner import ChunkMap, cuts_page_by_page, run_chain
+from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.document import Document
 from indx_assets.pipeline.embedder import piece_vectors
 from indx_assets.pipeline.embedders.pictures import VECTOR_SOURCE_KEY, PictureOcr, page_titles, picture_input
 from indx_assets.pipeline.embedders.registry import LoadedEmbedder
-from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY, measure
+from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY, DocumentFidelity, PageFidelity, measure
 from indx_assets.pipeline.fidelity import summary as fidelity_summary
 from indx_assets.pipeline.media import detect_media_type
 from indx_assets.pipeline.read_and_chunk import Encoded, to_document
-from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, read_document_file
+from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, ReadFailed, read_document_file
 from indx_assets.pipeline.readers.ooxml_guard import OLE_MAGIC
 from indx_assets.pipeline.readers.pdf import PREVIEW_DPI, PREVIEW_MAX_PAGES, PdfParse
+from indx_assets.pipeline.readers.sheets import (
+    CSV, PAGE_CHARS, TSV, XLSX, Sheet, SheetSpool, SheetStream, Workbook, iter_sheets, stream_sheets,
+)
 from indx_assets.pipeline.schema import (
     CHUNK_ROWS,
     CHUNKS,
+    LONG_TEXT,
+    PAGES,
     RowDigest,
     chunk_batches,
     chunk_rows,
     combine_digests,
     digest,
+    document_metadata,
     embeddings_schema,
     long_texts,
+    page_batch,
     pages_table,
     read_from_pages,
     space_of,
@@ -52,6 +61,9 @@ from indx_assets.pipeline.schema import (
 from indx_assets.wiring.resources.lancedb import LanceDBResource
 from indx_assets.wiring.resources.source_index import readable_name
 from indx_assets.wiring.resources.storage import StorageResource
+
+#: The media types read and cut in steps (`read_pages`, `cut_chunks`): spreadsheets, whose long sheets are many pages.
+SHEET_TYPES = frozenset({XLSX, CSV, TSV})
 
 SOURCE_DOCUMENTS = "source_documents"
 PAGE_OUTPUTS = "page_outputs"
@@ -131,6 +143,11 @@ def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -
     `cut_chunks` of this document only."""
     row = storage.read(SOURCE_DOCUMENTS, source_id).to_pylist()[0]
     media_type = row["media_type"]
+    if not row.get("refused") and row["content"] is None and media_type in SHEET_TYPES:
+        stream = stream_sheets(storage.read_blob(SOURCE_DOCUMENTS, source_id), media_type)
+        if isinstance(stream, SheetStream):
+            return _read_in_steps(source_id, storage, stream)
+        return _stored_read(source_id, storage, stream)
     if row.get("refused"):
         read = DocumentRead.failure(media_type, row["refused"], row["reason"] or row["refused"])
     elif row["content"] is not None:  # written before the bytes moved beside the row
@@ -138,14 +155,20 @@ def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -
     else:  # read from the file: a text is decoded in steps, never held beside its bytes
         with storage.open_blob(SOURCE_DOCUMENTS, source_id) as file:
             read = read_document_file(file, media_type, config)
-    metadata: dict[str, Any] = {
-        "status": read.status,
-        "pages": len(read.pages),
-        "pages_by_status": dict(Counter(p.status for p in read.pages)),
-        "readers": sorted({p.reader for p in read.pages}),
-    }
+    return _stored_read(source_id, storage, read)
+
+
+def _read_metadata(read: DocumentRead, pages: int, by_status: Counter[str], readers: set[str]) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"status": read.status, "pages": pages, "pages_by_status": dict(by_status),
+                                "readers": sorted(readers)}
     if read.reason:
         metadata["reason"] = read.reason
+    return metadata
+
+
+def _stored_read(source_id: str, storage: StorageResource, read: DocumentRead) -> tuple[StageOutput, object]:
+    """Store a document's pages read whole (`read_pages`)."""
+    metadata = _read_metadata(read, len(read.pages), Counter(p.status for p in read.pages), {p.reader for p in read.pages})
     parsed = read.parsed
     long = long_texts(read)  # stored beside the row: in it, Arrow and Parquet would copy them twice over
     files = {page: storage.write_text(PAGE_OUTPUTS, source_id, text) for page, text in long.items()}
@@ -155,6 +178,67 @@ def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -
     del long
     storage.write(PAGE_OUTPUTS, source_id, table, beside=files.values())
     return StageOutput(version, metadata), parsed
+
+
+#: How many pages of a document read in steps are stored in one batch, at most: fewer when
+#: they hold a long sheet's page of text (`readers.sheets.PAGE_CHARS`) between them.
+PAGES_PER_BATCH = 16
+
+
+class _Beside(Mapping[int, str]):
+    """Page number -> text, of the texts stored beside a source's page rows, read when asked for."""
+
+    def __init__(self, storage: StorageResource, source_id: str, files: dict[int, str]) -> None:
+        self._storage, self._source_id, self._files = storage, source_id, files
+
+    def __getitem__(self, page: int) -> str:
+        return self._storage.read_text(PAGE_OUTPUTS, self._source_id, self._files[page])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+
+def _groups(pages: Iterable[PageOutput], count: int, characters: int) -> Iterator[list[PageOutput]]:
+    """`pages` in lists of `count` pages or `characters` of text, whichever comes first (the last, what is left)."""
+    group: list[PageOutput] = []
+    size = 0
+    for page in pages:
+        group.append(page)
+        size += len(page.text)
+        if len(group) == count or size >= characters:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
+
+
+def _read_in_steps(source_id: str, storage: StorageResource, stream: SheetStream) -> tuple[StageOutput, object]:
+    """Store the pages of a document read in steps (`SheetStream`) as they are read,
+    `PAGES_PER_BATCH` at a time, never all at once: spooled first (the document's status, in
+    the stored schema's metadata, is known once the last page is read), then stored and hashed
+    row by row, to the data version `pages_table` and `digest` give the whole read."""
+    by_status: Counter[str] = Counter()
+    readers: set[str] = set()
+    files: dict[int, str] = {}
+    with storage.spool(PAGES) as spool:
+        try:
+            for pages in _groups(stream.pages(), PAGES_PER_BATCH, PAGE_CHARS):
+                by_status.update(p.status for p in pages)
+                readers.update(p.reader for p in pages)
+                files.update({p.page: storage.write_text(PAGE_OUTPUTS, source_id, p.text) for p in pages if len(p.text) > LONG_TEXT})
+                spool.write(page_batch(source_id, pages, files))
+        except ReadFailed as failed:  # found unreadable part way: stored as its reader read whole would
+            stream.spool.close()
+            return _stored_read(source_id, storage, failed.read)
+        read = stream.read()
+        schema = PAGES.with_metadata(document_metadata(read, files))
+        version = RowDigest(schema.metadata[b"indx.document"], _Beside(storage, source_id, files))
+        store_in_steps(storage, PAGE_OUTPUTS, source_id, schema, spool.batches(), version, spool.dictionary,
+                       beside=files.values())
+    return StageOutput(version.hexdigest(), _read_metadata(read, sum(by_status.values()), by_status, readers)), read.parsed
 
 
 def stored_pages(source_id: str, storage: StorageResource) -> DocumentRead:
@@ -198,38 +282,127 @@ def first_page_picture(content: bytes, encoded: Encoded, document: Document, par
     return dg.MetadataValue.md(f"![chunks of page 1](data:image/png;base64,{base64.b64encode(png).decode()})")
 
 
+@dataclass
+class _Cut:
+    """What cutting a document found besides its chunk map, step by step, for its metadata."""
+
+    chunks: int = 0
+    by_chunker: Counter[str] = field(default_factory=Counter)
+    by_type: Counter[str] = field(default_factory=Counter)
+    unclaimed: list[int] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    unstructured: dict[str, str] = field(default_factory=dict)
+    fidelity: list[PageFidelity] = field(default_factory=list)
+    picture: dg.MetadataValue | None = None
+
+    def add(self, source_id: str, encoded: Encoded, document: Document) -> Iterator[pa.RecordBatch]:
+        """Count one step (a document, or some pages of it) and give its chunk map rows."""
+        self.chunks += len(document.chunks)
+        self.by_chunker.update(c.chunker for c in document.chunks)
+        self.by_type.update(c.chunk_type for c in document.chunks)
+        self.unclaimed += encoded.chunk_map.unclaimed_pages
+        self.failed += [name for name in encoded.chunk_map.failed_chunkers if name not in self.failed]
+        self.unstructured.update({str(p["page"]): p[UNSTRUCTURED_KEY] for p in document.metadata["pages"]
+                                  if p.get(UNSTRUCTURED_KEY)})
+        self.fidelity += measure(source_id, encoded.read.pages, document.chunks).pages
+        return chunk_batches(document)
+
+    def metadata(self, source_id: str, chain: Chain) -> dict[str, Any]:
+        metadata: dict[str, Any] = {
+            "chunks": self.chunks,
+            "chunks_by_chunker": dict(self.by_chunker),
+            "chunks_by_type": dict(self.by_type),
+            "pages_without_chunks": self.unclaimed,
+            "chain": chain.fingerprint,
+            "fidelity": self.summary(source_id),
+        }
+        if not chain.links:
+            metadata["warning"] = "no chunker is installed (entry-point group indx.chunkers is empty): nothing was chunked"
+        if self.unstructured:  # text a parser gave up on, kept as plain text: why, page by page
+            metadata["unstructured_pages"] = self.unstructured
+        if self.failed:
+            metadata["failed_chunkers"] = self.failed
+        if self.picture is not None:
+            metadata["chunk_picture"] = self.picture
+        return metadata
+
+    def summary(self, source_id: str) -> dict[str, Any]:
+        return fidelity_summary(DocumentFidelity(source_id, tuple(self.fidelity)))
+
+
 def cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: object = None) -> StageOutput:
     """Cut the stored source's stored pages with `chain` and store the chunk map (with the
-    reader's parsed form of the source, `parsed`, when it was read just now)."""
+    reader's parsed form of the source, `parsed`, when it was read just now). A document the
+    chain cuts page by page (`cuts_page_by_page`: a spreadsheet's) is cut, measured and stored
+    a page at a time (`_cut_in_steps`), never all its chunks at once."""
+    media_type = storage.read(SOURCE_DOCUMENTS, source_id).column("media_type")[0].as_py()
+    if cuts_page_by_page(chain, media_type) and storage.rows(PAGE_OUTPUTS, source_id) > 1:
+        return _cut_in_steps(source_id, storage, chain, *_source(source_id, storage), parsed)
     content, encoded = encode_stored(source_id, storage, chain, parsed)
     document = to_document(encoded)
-    fidelity = fidelity_summary(measure(source_id, encoded.read.pages, document.chunks))
-    version = RowDigest()  # the chunk map's schema records no document: its rows alone are hashed
-    store_in_steps(storage, CHUNK_MAP, source_id, fidelity_schema(CHUNKS, fidelity), chunk_batches(document), version,
-                   _chunk_dictionary(document))
-    metadata: dict[str, Any] = {
-        "chunks": len(document.chunks),
-        "chunks_by_chunker": dict(Counter(c.chunker for c in document.chunks)),
-        "chunks_by_type": dict(Counter(c.chunk_type for c in document.chunks)),
-        "pages_without_chunks": list(encoded.chunk_map.unclaimed_pages),
-        "chain": chain.fingerprint,
-        "fidelity": fidelity,
-    }
-    if not chain.links:
-        metadata["warning"] = "no chunker is installed (entry-point group indx.chunkers is empty): nothing was chunked"
-    unstructured = {str(p["page"]): p[UNSTRUCTURED_KEY] for p in document.metadata["pages"] if p.get(UNSTRUCTURED_KEY)}
-    if unstructured:  # text a parser gave up on, kept as plain text: why, page by page
-        metadata["unstructured_pages"] = unstructured
-    if encoded.chunk_map.failed_chunkers:
-        metadata["failed_chunkers"] = list(encoded.chunk_map.failed_chunkers)
-    picture = first_page_picture(content, encoded, document, parsed)
-    if picture is not None:
-        metadata["chunk_picture"] = picture
-    return StageOutput(version.hexdigest(), metadata)
+    cut = _Cut()
+    batches = cut.add(source_id, encoded, document)
+    cut.picture = first_page_picture(content, encoded, document, parsed)
+    version = _store_chunks(storage, source_id, batches, lambda: cut.summary(source_id))
+    return StageOutput(version.hexdigest(), cut.metadata(source_id, chain))
+
+
+def _page_models(content: bytes, media_type: str, parsed: object) -> Iterator[Sheet] | None:
+    """A spreadsheet's sheet parts in page order: from the read just now (`SheetSpool`), else read
+    again one at a time (None for another type, or a file that no longer opens)."""
+    if isinstance(parsed, SheetSpool):
+        return iter(parsed)
+    if media_type not in SHEET_TYPES:
+        return None
+    try:
+        return iter_sheets(content, media_type)
+    except Exception:  # the chunker declines what it cannot load, as when cutting it whole
+        return iter(())
+
+
+def _cut_in_steps(source_id: str, storage: StorageResource, chain: Chain, content: bytes, media_type: str,
+                  parsed: object) -> StageOutput:
+    """`cut_chunks` of a document the chain cuts page by page: its stored pages read in steps,
+    each page cut by the chain alone (with its own part of the reader's parsed form), turned
+    into chunks where the whole document's `Document` puts them (`to_document`'s `offset` and
+    `seen`), measured, and spooled; the chunk map is the one cutting it whole gives. (One
+    difference: a chunker that raises on a page declines that page, not the whole document.)"""
+    schema = storage.schema(PAGE_OUTPUTS, source_id)
+    models = _page_models(content, media_type, parsed)
+    model: Sheet | None = None
+    cut, seen, offset = _Cut(), set(), 0
+    total = storage.rows(PAGE_OUTPUTS, source_id)
+
+    def steps() -> Iterator[pa.RecordBatch]:
+        nonlocal model, offset
+        with closing(storage.read_batches(PAGE_OUTPUTS, source_id, step=PAGES_PER_BATCH)) as batches:
+            for batch in batches:
+                read = read_from_pages(pa.Table.from_batches([batch]).replace_schema_metadata(schema.metadata),
+                                       lambda name: storage.read_text(PAGE_OUTPUTS, source_id, name))
+                for page in read.pages:
+                    while models is not None and (model is None or model.page < page.page):
+                        model = next(models, None)
+                        if model is None:
+                            break
+                    own = Workbook((model,)) if model is not None and model.page == page.page else (
+                        Workbook(()) if models is not None else parsed)
+                    step = replace(read, pages=(page,))
+                    encoded = Encoded(source_id, step, run_chain(chain, content, media_type, (page,), own), chain)
+                    document = to_document(encoded, offset, seen)
+                    offset += len(page.text) + 1
+                    if page.page == 1 and total <= PICTURE_MAX_PAGES:
+                        cut.picture = first_page_picture(content, encoded, document, own)
+                    yield from cut.add(source_id, encoded, document)
+
+    version = _store_chunks(storage, source_id, steps(), lambda: cut.summary(source_id))
+    if isinstance(parsed, SheetSpool):
+        parsed.close()
+    return StageOutput(version.hexdigest(), cut.metadata(source_id, chain))
 
 
 def store_in_steps(storage: StorageResource, asset: str, source_id: str, schema: pa.Schema,
-                   batches: Iterable[pa.RecordBatch], version: RowDigest, dictionary: list[str] | None = None) -> None:
+                   batches: Iterable[pa.RecordBatch], version: RowDigest, dictionary: list[str] | None = None,
+                   beside: Collection[str] = ()) -> None:
     """Write `batches` as the stored output of (asset, source), each hashed into `version` as it
     is written (in the order written: the version `digest` gives the whole table)."""
     def hashed() -> Iterator[pa.RecordBatch]:
@@ -237,16 +410,21 @@ def store_in_steps(storage: StorageResource, asset: str, source_id: str, schema:
             version.update(batch)
             yield batch
 
-    storage.write_batches(asset, source_id, schema, hashed(), dictionary)
+    storage.write_batches(asset, source_id, schema, hashed(), dictionary, beside)
 
 
-def _chunk_dictionary(document: Document) -> list[str]:
-    """The chunk map's columns worth a Parquet dictionary (the rule of `storage._dictionary_columns`,
-    decided before the first row is written: a text or image that may pass 1 MiB leaves its column out)."""
-    limit = 1 << 20
-    long_text = any(len(c.content) * 4 > limit for c in document.chunks)  # UTF-8 takes at most 4 bytes a character
-    long_image = any(c.image is not None and len(c.image) > limit for c in document.chunks)
-    return [name for name in CHUNKS.names if not (name == "text" and long_text or name == "image" and long_image)]
+def _store_chunks(storage: StorageResource, source_id: str, batches: Iterable[pa.RecordBatch],
+                  fidelity: Callable[[], dict[str, Any]]) -> RowDigest:
+    """Store a chunk map's rows with its fidelity record in the schema's metadata (known once
+    the last chunk is measured, so the rows are spooled first, never held); returns its data
+    version, of its rows alone (the chunk map's schema records no document)."""
+    version = RowDigest()
+    with storage.spool(CHUNKS) as spool:
+        for batch in batches:
+            spool.write(batch)
+        store_in_steps(storage, CHUNK_MAP, source_id, fidelity_schema(CHUNKS, fidelity()), spool.batches(), version,
+                       spool.dictionary)
+    return version
 
 
 def _rows(table: pa.Table, step: int = 4096) -> Iterator[dict[str, Any]]:
@@ -263,6 +441,10 @@ def _rows(table: pa.Table, step: int = 4096) -> Iterator[dict[str, Any]]:
 EMBED_WINDOW = 8192
 
 _EMBED_COLUMNS = ["id", "text", "chunk_type", "page", "image", "metadata"]
+#: The schema metadata of a long document's stored vectors written in its chunk map's order
+#: (`write_rows` then reads them in step with its chunks); vectors written before hold each
+#: window's pictures after its texts.
+IN_CHUNK_ORDER = {b"indx.order": b"chunk_map"}
 
 
 @dataclass
@@ -274,9 +456,20 @@ class _Pass:
     owners: list[tuple[str, str]] = field(default_factory=list)
     holders: list[str | None] = field(default_factory=list)
     pictures: list[tuple[str, str, bytes]] = field(default_factory=list)
+    #: each text's and each picture's place in its source's chunk map
+    places: list[int] = field(default_factory=list)
+    picture_places: list[int] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.texts) + len(self.pictures)
+
+    def in_chunk_order(self, loaded: LoadedEmbedder) -> tuple[list[str], "np.ndarray"]:
+        """The chunk id of each vector and the vectors, in chunk map order (one source's pass)."""
+        import numpy as np
+
+        owners, vectors = self.embed(loaded)
+        order = np.argsort(np.array(self.places + self.picture_places, dtype=np.int64), kind="stable")
+        return [owners[i][1] for i in order], vectors[order]
 
     def embed(self, loaded: LoadedEmbedder) -> tuple[list[tuple[str, str]], "np.ndarray"]:
         """The (source, chunk id) of each vector and the vectors: texts first, then pictures."""
@@ -302,35 +495,45 @@ class _Account:
     ocr: "PictureOcr | None" = None
 
 
-def _page_runs(sid: str, storage: StorageResource, account: _Account, pixels: bool) -> Iterator[_Pass]:
-    """The source's chunks to embed, one `_Pass` per page (in chunk order), read from its chunk map in steps."""
+def _page_runs(sid: str, storage: StorageResource, account: _Account, pixels: bool, window: int | None = None) -> Iterator[_Pass]:
+    """The source's chunks to embed, one `_Pass` per page (in chunk order), read from its chunk
+    map in steps; a page of more than `window` chunks is cut into runs of about `window`, each
+    cut made before a chunk that is not a sentence (a sentence's chunk, whose vector is its
+    sentences' centroid, is the last chunk before it that is not one: `sentence_holders`), so a
+    one-page document of any length is embedded a window at a time too."""
     titles: dict[int | None, str] | None = None  # found when a picture needs them: few documents have any
-    run, page = _Pass(), None
-    for batch in storage.read_batches(CHUNK_MAP, sid, _EMBED_COLUMNS):
-        for row in batch.to_pylist():
-            if row["page"] != page and len(run):
-                yield run
-                run = _Pass()
-            page = row["page"]
-            if row["text"]:
-                run.texts.append(row["text"])
-                run.owners.append((sid, row["id"]))
-                link = json.loads(row["metadata"] or "{}").get("chunk_id") if row["chunk_type"] == "sentence" else None
-                run.holders.append(link)
-                continue
-            if titles is None:
-                titles = page_titles(r for b in storage.read_batches(CHUNK_MAP, sid, _EMBED_COLUMNS) for r in b.to_pylist())
-            described = picture_input(row, titles, pixels, account.ocr)
-            if described is None:
-                account.skipped += 1
-                continue
-            account.sources[row["id"]] = described.source
-            if described.image:
-                run.pictures.append((sid, row["id"], described.image))
-            else:
-                run.texts.append(described.text)
-                run.owners.append((sid, row["id"]))
-                run.holders.append(None)
+    run, page, place = _Pass(), None, -1
+    with closing(storage.read_batches(CHUNK_MAP, sid, _EMBED_COLUMNS)) as batches:
+        for batch in batches:
+            for row in batch.to_pylist():
+                place += 1
+                sentence = row["chunk_type"] == "sentence"
+                if len(run) and (row["page"] != page or window is not None and len(run) >= window and not sentence):
+                    yield run
+                    run = _Pass()
+                page = row["page"]
+                if row["text"]:
+                    run.texts.append(row["text"])
+                    run.owners.append((sid, row["id"]))
+                    run.places.append(place)
+                    run.holders.append(json.loads(row["metadata"] or "{}").get("chunk_id") if sentence else None)
+                    continue
+                if titles is None:
+                    with closing(storage.read_batches(CHUNK_MAP, sid, _EMBED_COLUMNS)) as again:
+                        titles = page_titles(r for b in again for r in b.to_pylist())
+                described = picture_input(row, titles, pixels, account.ocr)
+                if described is None:
+                    account.skipped += 1
+                    continue
+                account.sources[row["id"]] = described.source
+                if described.image:
+                    run.pictures.append((sid, row["id"], described.image))
+                    run.picture_places.append(place)
+                else:
+                    run.texts.append(described.text)
+                    run.owners.append((sid, row["id"]))
+                    run.places.append(place)
+                    run.holders.append(None)
     if len(run):
         yield run
 
@@ -342,6 +545,8 @@ def _join(passes: Iterable[_Pass]) -> _Pass:
         whole.owners += part.owners
         whole.holders += part.holders
         whole.pictures += part.pictures
+        whole.places += part.places
+        whole.picture_places += part.picture_places
     return whole
 
 
@@ -388,9 +593,9 @@ def embed_chunks(
     accounts = {sid: _Account(ocr=None if pixels else PictureOcr(reader_config)) for sid in source_ids}
 
     def stream(sid: str) -> Iterator[pa.RecordBatch]:  # a long document: a window embedded and stored at a time
-        for part in _windows(_page_runs(sid, storage, accounts[sid], pixels), window):
-            owners, vectors = part.embed(loaded)
-            yield _vector_batch([cid for _, cid in owners], vectors, accounts[sid], schema)
+        for part in _windows(_page_runs(sid, storage, accounts[sid], pixels, window), window):
+            ids, vectors = part.in_chunk_order(loaded)
+            yield _vector_batch(ids, vectors, accounts[sid], schema)
 
     def store(shared: list[_Pass], sids: list[str]) -> None:  # small documents: one pass for them all
         owners, vectors = _join(shared).embed(loaded)
@@ -406,7 +611,8 @@ def embed_chunks(
     sids: list[str] = []
     for sid in source_ids:
         if storage.rows(CHUNK_MAP, sid) > window:
-            storage.write_batches(CHUNK_EMBEDDINGS, sid, schema, stream(sid))
+            storage.write_batches(CHUNK_EMBEDDINGS, sid, schema.with_metadata({**schema.metadata, **IN_CHUNK_ORDER}),
+                                  stream(sid))
             continue
         shared += _page_runs(sid, storage, accounts[sid], pixels)
         sids.append(sid)
@@ -472,6 +678,43 @@ def _joined(chunks: pa.Table | pa.RecordBatch, vectors: pa.Table, schema: pa.Sch
     return chunks.append_column(schema.field("vector"), column).cast(schema)
 
 
+def _in_chunk_order(schema: pa.Schema) -> bool:
+    return all((schema.metadata or {}).get(k) == v for k, v in IN_CHUNK_ORDER.items())
+
+
+def _closed_batches(storage: StorageResource, asset: str, source_id: str, columns: list[str]) -> Iterator[pa.RecordBatch]:
+    """`storage.read_batches`, its file closed however the reading ends."""
+    with closing(storage.read_batches(asset, source_id, columns)) as batches:
+        yield from batches
+
+
+def _vectors_along(chunks: Iterable[pa.RecordBatch], vectors: Iterator[pa.RecordBatch],
+                   schema: pa.Schema) -> Iterator[tuple[pa.RecordBatch, pa.Table]]:
+    """Each batch of chunk map rows with the stored vectors of its chunks, the vectors stored in
+    chunk map order (`IN_CHUNK_ORDER`; a chunk with no vector has no row): a batch's vectors are
+    the ones that follow, up to the first of a chunk in a later batch, so only one batch's are held."""
+    pending: pa.Table | None = None  # vectors read but not yet joined
+    for batch in chunks:
+        wanted = batch.column("id")
+        taken: list[pa.Table] = []
+        while True:
+            if pending is None or pending.num_rows == 0:
+                following = next(vectors, None)
+                if following is None:
+                    break
+                pending = pa.Table.from_batches([following])
+            ours = pc.is_in(pending.column("id"), value_set=wanted)
+            mine = pc.sum(ours).as_py() or 0
+            if mine == 0:
+                break
+            # in chunk order: this batch's vectors are the head of what is pending
+            taken.append(pending.slice(0, mine))
+            pending = pending.slice(mine)
+            if pending.num_rows:
+                break
+        yield batch, pa.concat_tables(taken) if taken else schema.empty_table()
+
+
 def write_rows(
     source_ids: Sequence[str], storage: StorageResource, lancedb: LanceDBResource, versions: dict[str, list[str]],
     window: int = EMBED_WINDOW,
@@ -479,29 +722,34 @@ def write_rows(
     """Join each source's chunks and vectors, store them as Parquet, and upsert the batch into
     LanceDB in one commit (each source's vanished chunks deleted in the same commit). A document
     of more than `window` chunks is joined, stored and handed to LanceDB in steps read
-    from its chunk map (only its vectors are held whole), never all its rows at once."""
+    from its chunk map, its vectors read in step with it (`_vectors_along`), never all its
+    rows at once."""
     rows: dict[str, int] = {}
     schema = CHUNK_ROWS
     for sid in source_ids:
-        vectors = storage.read(CHUNK_EMBEDDINGS, sid)
-        schema = chunk_rows(vector_dimension(vectors.schema), space_of(vectors.schema))
+        stored_as = storage.schema(CHUNK_EMBEDDINGS, sid)
+        schema = chunk_rows(vector_dimension(stored_as), space_of(stored_as))
         if storage.rows(CHUNK_MAP, sid) <= window:
-            joined = _joined(storage.read(CHUNK_MAP, sid), vectors, schema)
+            joined = _joined(storage.read(CHUNK_MAP, sid), storage.read(CHUNK_EMBEDDINGS, sid), schema)
             rows[sid] = joined.num_rows
             storage.write(CHUNKS_TABLE, sid, joined)
             continue
         rows[sid] = 0
 
-        def steps(sid: str = sid, vectors: pa.Table = vectors) -> Iterator[pa.RecordBatch]:
-            for chunks in storage.read_batches(CHUNK_MAP, sid):
-                for batch in _joined(chunks, vectors, schema).to_batches():
-                    rows[sid] += batch.num_rows
-                    yield batch
+        def steps(sid: str = sid, stored_as: pa.Schema = stored_as) -> Iterator[pa.RecordBatch]:
+            in_order = _in_chunk_order(stored_as)
+            with closing(storage.read_batches(CHUNK_MAP, sid)) as chunks, \
+                    closing(storage.read_batches(CHUNK_EMBEDDINGS, sid)) as vectors:
+                whole = None if in_order else storage.read(CHUNK_EMBEDDINGS, sid)  # written before: held whole
+                pairs = _vectors_along(chunks, vectors, stored_as) if whole is None else ((c, whole) for c in chunks)
+                for part, own in pairs:
+                    for batch in _joined(part, own, schema).to_batches():
+                        rows[sid] += batch.num_rows
+                        yield batch
 
         # no dictionary for the texts and pictures of a long document: not repeated, never worth one
         storage.write_batches(CHUNKS_TABLE, sid, schema, steps(), [n for n in schema.names if n not in ("text", "image")])
-        del vectors
-    stored = (batch for sid in source_ids for batch in storage.read_batches(CHUNKS_TABLE, sid, schema.names))
+    stored = (batch for sid in source_ids for batch in _closed_batches(storage, CHUNKS_TABLE, sid, schema.names))
     result = lancedb.upsert_stream(list(source_ids), schema, pa.RecordBatchReader.from_batches(schema, stored))
     lancedb.ensure_indexes()
     batch_metadata = {f"lancedb_batch_{k}": v for k, v in result.items() if k != "version"}

@@ -9,8 +9,10 @@ builds a whole value in memory two to three times over while writing it, so a 25
 """
 
 import hashlib
+import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any, BinaryIO
 from urllib.parse import quote
 from uuid import uuid4
@@ -69,18 +71,59 @@ _DICTIONARY_MAX_VALUE = 1 << 20
 _PARQUET_OPTIONS: dict[str, Any] = {"compression": "snappy", "write_statistics": False, "data_page_version": "2.0"}
 
 
-def _dictionary_columns(table: pa.Table) -> list[str]:
+def _longest(column: pa.Array | pa.ChunkedArray) -> int:
+    """The longest value of a text or bytes column, in bytes (0 for any other column)."""
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+            or pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)):
+        return 0
+    return pc.max(pc.binary_length(column)).as_py() or 0
+
+
+def _dictionary_columns(table: pa.Table | pa.RecordBatch) -> list[str]:
     """The columns worth a Parquet dictionary: all but those holding a value over 1 MiB. A
     dictionary of such values never pays (they are not repeated) and copies them while it is
     tried: a page of 128 MiB cost 3.1x its size to write with one, 2.2x without."""
-    def longest(column: pa.ChunkedArray) -> int:
-        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
-                or pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)):
-            return 0
-        return pc.max(pc.binary_length(column)).as_py() or 0
+    return [name for name, column in zip(table.schema.names, table.columns, strict=True)
+            if _longest(column) <= _DICTIONARY_MAX_VALUE]
 
-    return [name for name, column in zip(table.column_names, table.columns, strict=True)
-            if longest(column) <= _DICTIONARY_MAX_VALUE]
+
+class Spool:
+    """Record batches written to a temporary local Parquet file (`StorageResource.spool`) and
+    read back in steps: for a stored output whose schema metadata is known only once all its
+    rows are made (a document's status, its fidelity), so its rows need not be held meanwhile.
+    `dictionary`: the columns worth a dictionary by the rule of `_dictionary_columns`, over all
+    the rows spooled."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self._schema = schema
+        self._file = tempfile.TemporaryFile()
+        self._writer: pq.ParquetWriter | None = pq.ParquetWriter(self._file, schema, **_PARQUET_OPTIONS, use_dictionary=False)
+        self._too_long: set[str] = set()
+        self.rows = 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        assert self._writer is not None, "the spool is read: nothing more is written to it"
+        self._too_long.update(set(batch.schema.names) - set(_dictionary_columns(batch)))
+        self.rows += batch.num_rows
+        self._writer.write_batch(batch)
+
+    @property
+    def dictionary(self) -> list[str]:
+        return [name for name in self._schema.names if name not in self._too_long]
+
+    def batches(self, step: int = 4096) -> Iterator[pa.RecordBatch]:
+        """The rows spooled, `step` at a time (the spool takes no more rows once read)."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        self._file.seek(0)
+        yield from pq.ParquetFile(self._file).iter_batches(batch_size=step)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        self._file.close()
 
 
 class StorageResource(dg.ConfigurableResource):
@@ -132,13 +175,24 @@ class StorageResource(dg.ConfigurableResource):
         self._remember(asset, source_id, table)
         return str(path)
 
+    @staticmethod
+    @contextmanager
+    def spool(schema: pa.Schema) -> Iterator[Spool]:
+        """A `Spool` of rows of `schema`, removed when the block ends."""
+        spooled = Spool(schema)
+        try:
+            yield spooled
+        finally:
+            spooled.close()
+
     def write_batches(self, asset: str, source_id: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch],
-                      dictionary: Collection[str] | None = None) -> str:
+                      dictionary: Collection[str] | None = None, beside: Collection[str] = ()) -> str:
         """Write the rows of `batches` (of `schema`) as one file through one Parquet writer, a
         batch at a time, so a long document's output is never whole in memory; atomically, as
         `write` (a write killed half way leaves only its temporary file, never a half file read
         as whole). `dictionary`: the columns worth a dictionary (`_dictionary_columns`; all
-        when None), decided before the first row. Not kept for the run (see the class)."""
+        when None), decided before the first row. `beside`: as for `write`. Not kept for the
+        run (see the class)."""
         def write(f: BinaryIO) -> None:
             # only the writing counts as "write": the work making each batch (an embedding) is its own stage's
             with CLOCK.stage("write"):
@@ -152,7 +206,7 @@ class StorageResource(dg.ConfigurableResource):
         self._forget(asset, source_id)
         path = self._replace(asset, source_id, write)
         with CLOCK.stage("write"):
-            self._remove_texts(path.parent)
+            self._remove_texts(path.parent, keep=beside)
         return str(path)
 
     def _replace(self, asset: str, source_id: str, write: Callable[[BinaryIO], None]) -> UPath:
@@ -256,8 +310,17 @@ class StorageResource(dg.ConfigurableResource):
         path = self.path(asset, source_id)
         if not path.exists():
             raise FileNotFoundError(f"{asset} has no stored output for source {source_id!r} (looked in {path})")
+        # the caller closes this generator when it stops early (`contextlib.closing`), which
+        # closes the file: an exception would otherwise keep it open with the traceback's frames
         with path.open("rb") as f:
             yield from pq.ParquetFile(f).iter_batches(batch_size=step, columns=columns)
+
+    def schema(self, asset: str, source_id: str) -> pa.Schema:
+        """The schema (with its metadata) of the stored output of (asset, source), from its footer."""
+        if self._written is not None and (asset, source_id) in self._written:
+            return self._written[(asset, source_id)].schema
+        with self.path(asset, source_id).open("rb") as f:
+            return pq.ParquetFile(f).schema_arrow
 
     def rows(self, asset: str, source_id: str) -> int:
         """How many rows the stored output of (asset, source) has (from its footer)."""
