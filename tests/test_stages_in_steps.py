@@ -20,7 +20,7 @@ from upath import UPath
 from indx_assets.pipeline.chain import load_chain
 from indx_assets.pipeline.embedders.registry import load_embedder
 from indx_assets.pipeline.readers import ReaderConfig
-from indx_assets.pipeline.schema import digest
+from indx_assets.pipeline.schema import CHUNK_ROWS, CHUNKS, digest
 from indx_assets.wiring.assets import stages
 from indx_assets.wiring.resources.lancedb import LanceDBResource
 from indx_assets.wiring.resources.storage import StorageResource
@@ -85,3 +85,54 @@ def test_a_write_in_steps_killed_half_way_leaves_the_stored_file_as_it_was(tmp_p
         storage.write_batches("chunk_map", SOURCE, before.schema, batches())
     assert storage.read("chunk_map", SOURCE).equals(before)
     assert [p.name for p in storage.path("chunk_map", SOURCE).parent.iterdir()] == ["part-0.parquet"]
+
+
+def _chunk_rows(source: str, ids: range, tag: str) -> pa.Table:
+    rows = [dict.fromkeys(CHUNK_ROWS.names) | {"id": f"{source}-{i}", "source_id": source, "text": f"{tag} {i}"} for i in ids]
+    return pa.Table.from_pylist(rows, schema=CHUNK_ROWS)
+
+
+def _reader(table: pa.Table, fail_after: int | None = None) -> pa.RecordBatchReader:
+    def batches():
+        for n, batch in enumerate(table.to_batches(max_chunksize=5)):
+            if fail_after is not None and n == fail_after:
+                raise KeyboardInterrupt  # the process stopped mid-stage
+            yield batch
+    return pa.RecordBatchReader.from_batches(CHUNK_ROWS, batches())
+
+
+def test_a_long_documents_reingest_merged_in_steps_holds_each_chunk_once_even_when_killed_half_way(tmp_path: Path) -> None:
+    lancedb = LanceDBResource(uri=str(tmp_path / "lancedb"))
+    lancedb.upsert_source("other", _chunk_rows("other", range(5), "kept"))
+    lancedb.upsert_source("long", _chunk_rows("long", range(30), "old"))
+    new = _chunk_rows("long", range(10, 40), "new")  # 10 chunks gone, 20 changed, 10 new
+
+    with pytest.raises(KeyboardInterrupt):
+        lancedb.upsert_stream(["long"], CHUNK_ROWS, _reader(new, fail_after=4), merge_step=8)
+    ids = lancedb.table().to_arrow().column("id").to_pylist()
+    assert len(ids) == len(set(ids)), "a chunk has two rows"
+
+    result = lancedb.upsert_stream(["long"], CHUNK_ROWS, _reader(new), merge_step=8)  # the next run repairs
+    rows = lancedb.table().to_arrow().select(["id", "source_id", "text"]).to_pylist()
+    assert len(rows) == len({r["id"] for r in rows})
+    assert {r["id"]: r["text"] for r in rows if r["source_id"] == "long"} == {f"long-{i}": f"new {i}" for i in range(10, 40)}
+    assert {r["id"] for r in rows if r["source_id"] == "other"} == {f"other-{i}" for i in range(5)}
+    assert result["deleted"] == 10
+
+
+def test_a_one_page_document_longer_than_the_window_is_embedded_a_window_at_a_time(tmp_path: Path) -> None:
+    storage = StorageResource(root=str(tmp_path))
+    # one page: chunks, two with sentences after them (their vector is the sentences' centroid)
+    rows = []
+    for i in range(40):
+        rows.append({"id": f"c{i}", "page": 1, "chunk_type": "content", "text": f"chunk {i}", "metadata": "{}"})
+        if i % 20 == 0:
+            rows += [{"id": f"c{i}s{j}", "page": 1, "chunk_type": "sentence", "text": f"sentence {j} of {i}",
+                      "metadata": f'{{"chunk_id": "c{i}"}}'} for j in range(2)]
+    storage.write("chunk_map", SOURCE, pa.Table.from_pylist(rows, schema=CHUNKS))
+    runs = list(stages._page_runs(SOURCE, storage, stages._Account(), False, window=10))
+    assert len(runs) > 3 and all(len(r) <= 12 for r in runs)
+    assert [cid for r in runs for _, cid in r.owners] == [r["id"] for r in rows]
+    for run in runs:  # a sentence is embedded in the same pass as its chunk
+        ids = {cid for _, cid in run.owners}
+        assert all(holder in ids for holder in run.holders if holder)

@@ -2,12 +2,15 @@
 
 Each source is written by one `merge_insert` keyed on the chunk id (declared the table's
 primary key) that updates changed chunks, inserts new ones and deletes the source's chunks
-that no longer exist, all in one commit: readers never see a half-replaced document.
+that no longer exist, all in one commit: readers never see a half-replaced document. The one
+exception is the re-ingest of a long document (more rows than `MERGE_STEP`), merged in steps
+then cleared of its vanished chunks (`LanceDBResource._merge_in_steps`), as a merge holds what
+it merges.
 """
 
 import itertools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,28 @@ __all__ = ["HIT_COLUMNS", "LanceDBResource", "SearchMode", "sql_string"]
 #: What a search hit carries: identity, place, text and score.
 HIT_COLUMNS = ["id", "document_id", "source_id", "locator", "chunk_type", "parent_ref", "page", "bbox",
                "bbox_reason", "chunker", "text", "start_offset", "end_offset", "metadata"]
+
+
+#: A long document's rows are merged this many at a time on re-ingest (`upsert_stream`).
+MERGE_STEP = 8192
+#: Rows deleted by id in one commit (the ids are a SQL `IN` list).
+DELETE_STEP = 1000
+
+
+def _steps(rows: Iterable[pa.RecordBatch], size: int) -> Iterator[pa.Table]:
+    """`rows` re-cut into tables of `size` rows (the last, what is left)."""
+    held, count = [], 0
+    for batch in rows:
+        while batch.num_rows:
+            take = batch.slice(0, size - count)
+            held.append(take)
+            count += take.num_rows
+            batch = batch.slice(take.num_rows)
+            if count == size:
+                yield pa.Table.from_batches(held)
+                held, count = [], 0
+    if held:
+        yield pa.Table.from_batches(held)
 
 
 def utc_stamp() -> str:
@@ -129,14 +154,17 @@ class LanceDBResource(dg.ConfigurableResource):
         rows = pa.concat_tables([r.select(schema.names).cast(schema) for r in tables])
         return self.upsert_stream(list(rows_by_source), schema, pa.RecordBatchReader.from_batches(schema, rows.to_batches()))
 
-    def upsert_stream(self, source_ids: Sequence[str], schema: pa.Schema, rows: pa.RecordBatchReader) -> dict[str, int]:
+    def upsert_stream(self, source_ids: Sequence[str], schema: pa.Schema, rows: pa.RecordBatchReader,
+                      merge_step: int = MERGE_STEP) -> dict[str, int]:
         """Make the table hold exactly `rows` (of `schema`, `schema.chunk_rows`) for the given
         sources, in one commit; the rows are read batch by batch as the commit takes them, so
         a long document's rows are never all in memory.
 
         One `merge_insert` keyed on the chunk id updates changed chunks, inserts new ones and
         deletes the listed sources' chunks that are no longer there; a batch of sources costs
-        one table version instead of one each.
+        one table version instead of one each. Rows of more than `merge_step` (a long document's
+        re-ingest) are merged `merge_step` at a time instead, as `_merge_in_steps` says: a merge
+        holds what it merges.
         """
         table = self.table_for(schema)
         scope = f"source_id IN ({', '.join(sql_string(s) for s in source_ids)})"
@@ -154,13 +182,19 @@ class LanceDBResource(dg.ConfigurableResource):
             # MiB against 270), which holds what it merges
             table.add(rows, on_bad_vectors="null")
             return {"inserted": table.count_rows(scope), "updated": 0, "deleted": 0, "version": table.version}
+        head, count = [], 0
+        for batch in rows:  # up to a step's rows: a batch of small documents is merged in one commit
+            head.append(batch)
+            count += batch.num_rows
+            if count > merge_step:
+                return self._merge_in_steps(table, scope, schema, itertools.chain(head, rows), merge_step)
         result = (
             table.merge_insert("id")
             .when_matched_update_all()
             .when_not_matched_insert_all()
             .when_not_matched_by_source_delete(scope)
             # image chunks have no vector: null is their honest value, not a bad vector
-            .execute(rows, on_bad_vectors="null")
+            .execute(pa.RecordBatchReader.from_batches(schema, head), on_bad_vectors="null")
         )
         return {
             "inserted": result.num_inserted_rows,
@@ -168,6 +202,29 @@ class LanceDBResource(dg.ConfigurableResource):
             "deleted": result.num_deleted_rows,
             "version": result.version,
         }
+
+    @staticmethod
+    def _merge_in_steps(table: Any, scope: str, schema: pa.Schema, rows: Iterable[pa.RecordBatch], step: int) -> dict[str, int]:
+        """Make the table hold exactly `rows` for the sources `scope` selects, `step` rows a
+        merge: each updates its chunks and inserts its new ones (keyed on the chunk id, so a chunk
+        never has two rows); then the sources' rows whose ids are not among `rows` are deleted,
+        `DELETE_STEP` ids a commit. Not one commit: a reader may see the document half replaced
+        meanwhile, and a run killed part way leaves some chunks old and some gone ones still
+        there, but never a chunk twice; the next run, which finds the stage not done, merges
+        and deletes again, after which rows = distinct ids = the chunk map's ids."""
+        inserted = updated = 0
+        ids: set[str] = set()
+        for part in _steps(rows, step):
+            ids.update(part.column("id").to_pylist())
+            result = (table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+                      .execute(part, on_bad_vectors="null"))
+            inserted += result.num_inserted_rows
+            updated += result.num_updated_rows
+        present = table.search().where(scope).select(["id"]).limit(None).to_arrow().column("id").to_pylist()
+        gone = [i for i in present if i not in ids]
+        for at in range(0, len(gone), DELETE_STEP):
+            table.delete(f"id IN ({', '.join(map(sql_string, gone[at:at + DELETE_STEP]))})")
+        return {"inserted": inserted, "updated": updated, "deleted": len(gone), "version": table.version}
 
     def delete_sources(self, source_ids: Sequence[str], per_commit: int = 500) -> None:
         """Delete every row of these sources, `per_commit` sources a commit."""
