@@ -73,12 +73,18 @@ def test_an_unknown_indx_executor_is_refused_with_the_choices(monkeypatch: pytes
         Settings.from_env()
 
 
-def test_indx_names_an_unknown_executor_in_one_line(tmp_path: Path) -> None:
-    env = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path), "INDX_EXECUTOR": "spark"}
+def _indx_status_refused(tmp_path: Path, variable: str, value: str) -> str:
+    """`indx status` run with `variable` set to `value`: it must exit 2 without a traceback;
+    its last line of stderr."""
+    env = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path), variable: value}
     done = subprocess.run([str(Path(sys.executable).parent / "indx"), "status"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip().endswith("INDX_EXECUTOR='spark' is not an executor; use one of: default, in_process, celery, dask")
+    return done.stderr.strip()
+
+
+def test_indx_names_an_unknown_executor_in_one_line(tmp_path: Path) -> None:
+    assert _indx_status_refused(tmp_path, "INDX_EXECUTOR", "spark").endswith("INDX_EXECUTOR='spark' is not an executor; use one of: default, in_process, celery, dask")
 
 
 def test_indx_sensor_interval_s_sets_how_often_the_sensor_and_automation_tick(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -96,8 +102,4 @@ def test_a_sensor_interval_that_is_no_whole_second_is_refused_by_name(value: str
 
 
 def test_indx_names_a_bad_sensor_interval_in_one_line(tmp_path: Path) -> None:
-    env = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path), "INDX_SENSOR_INTERVAL_S": "-1"}
-    done = subprocess.run([str(Path(sys.executable).parent / "indx"), "status"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip().endswith("INDX_SENSOR_INTERVAL_S must be a whole number of seconds, at least 1; got '-1'")
+    assert _indx_status_refused(tmp_path, "INDX_SENSOR_INTERVAL_S", "-1").endswith("INDX_SENSOR_INTERVAL_S must be a whole number of seconds, at least 1; got '-1'")

@@ -4,11 +4,12 @@ whole, on the corpus HTML and on markup built to catch a cut where the parser ho
 its bytes do."""
 
 import codecs
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
-from indx_assets.pipeline.readers import ReaderConfig, read_document, read_document_file
+from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, read_document, read_document_file
 from indx_assets.pipeline.readers.html import html_blocks
 from indx_assets.pipeline.readers.html_cuts import html_pieces
 
@@ -288,10 +289,20 @@ def test_an_html_file_on_disk_is_refused_or_empty_as_its_bytes_are(tmp_path: Pat
     assert from_file.status == status
 
 
+def _read_traced(path: Path) -> tuple[DocumentRead, int]:
+    """The HTML file at `path` read from disk, and the peak of Python's allocations meanwhile."""
+    tracemalloc.start()
+    try:
+        with open(path, "rb") as file:
+            read = read_document_file(file, "text/html", ReaderConfig())
+        return read, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_a_large_html_file_on_disk_is_read_without_holding_its_bytes_beside_its_text(tmp_path: Path) -> None:
     # issue 17: the file's bytes are mapped and let go as parsed, the page text is read back
     # once whole; what Python allocates stays near the text (main: its bytes, then the text too)
-    import tracemalloc
 
     path = tmp_path / "large.html"
     paragraphs = b"<p>The harbour wall held the <b>tide</b> back.</p>\n" * 1000
@@ -301,13 +312,7 @@ def test_a_large_html_file_on_disk_is_read_without_holding_its_bytes_beside_its_
         while file.tell() < 16 << 20:
             file.write(paragraphs + words)
     size = path.stat().st_size
-    tracemalloc.start()
-    try:
-        with open(path, "rb") as file:
-            read = read_document_file(file, "text/html", ReaderConfig())
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    read, peak = _read_traced(path)
     text = read.pages[0].text
     assert read.status == "ok" and text.startswith("The harbour wall held the tide back.")
     assert len(text) > size // 2
@@ -365,7 +370,6 @@ def test_a_large_table_file_on_disk_is_read_without_its_markup(tmp_path: Path) -
     # issue 17: a table was parsed whole (Lexbor's tree, traced here, about 25x the table);
     # cut between its rows, what Python allocates is the page text and one piece's tree (a
     # table's is about 30x its 256 KiB: 8 MiB, where the whole table's was some 80 MiB)
-    import tracemalloc
 
     path = tmp_path / "table.html"
     rows = "".join(f"<tr><td>harbour {i}</td><td><b>tide</b> wall</td><td>{i}</td></tr>\n" for i in range(10_000))
@@ -374,13 +378,7 @@ def test_a_large_table_file_on_disk_is_read_without_its_markup(tmp_path: Path) -
         while file.tell() < 3 << 20:
             file.write(rows.encode())
         file.write(b"</tbody></table></div>")
-    tracemalloc.start()
-    try:
-        with open(path, "rb") as file:
-            read = read_document_file(file, "text/html", ReaderConfig())
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    read, peak = _read_traced(path)
     text = read.pages[0].text
     assert read.status == "ok" and text.startswith("A | B | C\nharbour 0 | tide wall | 0\n")
     assert text == read_document(path.read_bytes(), "text/html", ReaderConfig()).pages[0].text
