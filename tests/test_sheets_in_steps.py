@@ -19,7 +19,7 @@ from indx_assets.pipeline.chain import load_chain
 from indx_assets.pipeline.fidelity import measure, summary
 from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
 from indx_assets.pipeline.readers import ReaderConfig
-from indx_assets.pipeline.readers.sheets import PAGE_CHARS
+from indx_assets.pipeline.readers.sheets import PAGE_CHARS, SheetSpool, SheetStream, stream_sheets
 from indx_assets.pipeline.schema import FIDELITY_KEY, chunks_table, digest, pages_table
 from indx_assets.wiring.assets import stages
 from indx_assets.wiring.resources.storage import StorageResource
@@ -96,3 +96,16 @@ def test_reading_and_cutting_a_sheet_three_times_as_long_takes_no_more_memory(tm
     # cut whole, every page's chunks were held at once: 13.6 MB, then 18.4 MB for 3x the rows
     assert long[0] < 1.3 * short[0], f"reading: {short[0] / 1e6:.1f} MB, then {long[0] / 1e6:.1f} MB for 3x the rows"
     assert long[1] < 1.3 * short[1], f"cutting: {short[1] / 1e6:.1f} MB, then {long[1] / 1e6:.1f} MB for 3x the rows"
+
+
+def test_a_spool_that_cannot_be_written_fails_the_run_not_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a full disk while spooling is the run's failure (tried again), never the file's stored
+    # `failed` status, which would leave the sheet unindexed until its bytes change
+    def full(self: SheetSpool, sheet: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(SheetSpool, "add", full)
+    stream = stream_sheets(b"a,b\n1,2\n", "text/csv")
+    assert isinstance(stream, SheetStream)
+    with pytest.raises(OSError, match="No space left"):
+        list(stream.pages())

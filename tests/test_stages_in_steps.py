@@ -136,3 +136,17 @@ def test_a_one_page_document_longer_than_the_window_is_embedded_a_window_at_a_ti
     for run in runs:  # a sentence is embedded in the same pass as its chunk
         ids = {cid for _, cid in run.owners}
         assert all(holder in ids for holder in run.holders if holder)
+
+
+def test_a_batch_of_documents_reingested_together_stays_one_commit(tmp_path: Path) -> None:
+    # only one long document is merged in steps: a batch of small ones, together over the step,
+    # keeps the one commit a reader never sees half applied
+    lancedb = LanceDBResource(uri=str(tmp_path / "lancedb"))
+    lancedb.upsert_stream(["a", "b"], CHUNK_ROWS, _reader(pa.concat_tables([_chunk_rows("a", range(6), "old"),
+                                                                            _chunk_rows("b", range(6), "old")])))
+    before = lancedb.table().version
+    new = pa.concat_tables([_chunk_rows("a", range(2, 8), "new"), _chunk_rows("b", range(2, 8), "new")])
+    result = lancedb.upsert_stream(["a", "b"], CHUNK_ROWS, _reader(new), merge_step=8)
+    assert result["version"] == before + 1
+    rows = lancedb.table().to_arrow().select(["id", "text"]).to_pylist()
+    assert {r["id"]: r["text"] for r in rows} == {f"{s}-{i}": f"new {i}" for s in "ab" for i in range(2, 8)}

@@ -480,16 +480,22 @@ class SheetStream:
         self.spool = SheetSpool()
 
     def pages(self) -> Iterator[PageOutput]:
-        try:
-            for sheet in self._sheets:
+        sheets = iter(self._sheets)
+        while True:
+            try:
+                sheet = next(sheets, None)
+                if sheet is None:
+                    return
                 if sheet.hidden:
                     self._hidden.append(sheet.number)
                 page = page_output(sheet)
                 self._tally.add(page)
-                self.spool.add(sheet)
-                yield page
-        except Exception as exc:
-            raise ReadFailed(_refused(self.media_type, exc) or reader_error(self.media_type, exc)) from exc
+            except Exception as exc:
+                raise ReadFailed(_refused(self.media_type, exc) or reader_error(self.media_type, exc)) from exc
+            # outside the reader's failures: a spool that cannot be written (a full disk) fails
+            # the run, which tries again, rather than storing the file as unreadable
+            self.spool.add(sheet)
+            yield page
 
     def read(self) -> DocumentRead:
         return self._tally.read(self.media_type, **_metadata(self.media_type, self._hidden)).with_parsed(self.spool)

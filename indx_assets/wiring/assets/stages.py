@@ -236,7 +236,7 @@ def _read_in_steps(source_id: str, storage: StorageResource, stream: SheetStream
         read = stream.read()
         schema = PAGES.with_metadata(document_metadata(read, files))
         version = RowDigest(schema.metadata[b"indx.document"], _Beside(storage, source_id, files))
-        store_in_steps(storage, PAGE_OUTPUTS, source_id, schema, spool.batches(), version, spool.dictionary,
+        store_in_steps(storage, PAGE_OUTPUTS, source_id, schema, spool.batches(PAGES_PER_BATCH), version, spool.dictionary,
                        beside=files.values())
     return StageOutput(version.hexdigest(), _read_metadata(read, sum(by_status.values()), by_status, readers)), read.parsed
 

@@ -162,8 +162,8 @@ class LanceDBResource(dg.ConfigurableResource):
 
         One `merge_insert` keyed on the chunk id updates changed chunks, inserts new ones and
         deletes the listed sources' chunks that are no longer there; a batch of sources costs
-        one table version instead of one each. Rows of more than `merge_step` (a long document's
-        re-ingest) are merged `merge_step` at a time instead, as `_merge_in_steps` says: a merge
+        one table version instead of one each. Rows of more than `merge_step` of one source (a long
+        document's re-ingest) are merged `merge_step` at a time instead, as `_merge_in_steps` says: a merge
         holds what it merges.
         """
         table = self.table_for(schema)
@@ -183,18 +183,21 @@ class LanceDBResource(dg.ConfigurableResource):
             table.add(rows, on_bad_vectors="null")
             return {"inserted": table.count_rows(scope), "updated": 0, "deleted": 0, "version": table.version}
         head, count = [], 0
-        for batch in rows:  # up to a step's rows: a batch of small documents is merged in one commit
+        for batch in rows:  # up to a step's rows, to tell a long document's re-ingest
             head.append(batch)
             count += batch.num_rows
             if count > merge_step:
-                return self._merge_in_steps(table, scope, schema, itertools.chain(head, rows), merge_step)
+                break
+        rest = itertools.chain(head, rows)
+        if count > merge_step and len(source_ids) == 1:  # a batch of documents keeps its one commit
+            return self._merge_in_steps(table, scope, schema, rest, merge_step)
         result = (
             table.merge_insert("id")
             .when_matched_update_all()
             .when_not_matched_insert_all()
             .when_not_matched_by_source_delete(scope)
             # image chunks have no vector: null is their honest value, not a bad vector
-            .execute(pa.RecordBatchReader.from_batches(schema, head), on_bad_vectors="null")
+            .execute(pa.RecordBatchReader.from_batches(schema, rest), on_bad_vectors="null")
         )
         return {
             "inserted": result.num_inserted_rows,
