@@ -1,4 +1,5 @@
-"""indx's PostgreSQL event log (`indx_assets.app.event_log_postgres`), on a real PostgreSQL.
+"""indx's PostgreSQL storages (`indx_assets.app.event_log_postgres`, `indx_assets.app.postgres_pool`),
+on a real PostgreSQL.
 
 A Celery worker's step writes five materializations per document and reads every partition's
 latest records per stage: over dagster-postgres' stock storage each statement opened a
@@ -6,6 +7,11 @@ connection of its own (a PostgreSQL backend forked per statement) and each lates
 read whole. The pooled storage must reuse its connections, keep working across a PostgreSQL
 restart, index the provenance tags (`latest_records` reads them in one query), and show
 readers exactly what the stock storage shows.
+
+The run and schedule storages (the daemon's queue, sensor and monitoring loops poll them every
+second or so) were dagster-postgres' stock ones, a connection per statement: on an idle local
+cluster PostgreSQL started about 13 sessions a second. They must reuse their connections too,
+and go on after a restart.
 
 Needs Debian's `postgresql` and the `scale` extra (`.ci/run` installs both); started the way
 the local cluster starts it (`deploy/local-cluster/cluster.py`).
@@ -125,3 +131,36 @@ def test_a_step_waiting_for_the_embedder_slot_looks_again_within_a_second(postgr
     assert not waiting.is_claimed and waiting.sleep_interval == SLOT_RECHECK_S <= 1
     storage.free_concurrency_slot_for_step(first, "ingest_documents")
     assert storage.claim_concurrency_slot("embedder", second, "ingest_documents").is_claimed
+
+
+def _runs_and_ticks(url: str):
+    from indx_assets.app.postgres_pool import PooledPostgresRunStorage, PooledPostgresScheduleStorage
+
+    return PooledPostgresRunStorage(url), PooledPostgresScheduleStorage(url)
+
+
+def _poll(runs, ticks, run_id: str) -> None:
+    """What the daemon's loops do every second: look at the queue and at a sensor's state."""
+    assert [r.run_id for r in runs.get_runs(dg.RunsFilter(run_ids=[run_id]))] == [run_id]
+    assert ticks.get_instigator_state("origin", "selector") is None
+
+
+def test_the_daemons_run_and_schedule_storage_poll_over_a_few_connections(postgres: dict) -> None:
+    runs, ticks = _runs_and_ticks(_database(postgres))
+    opened = []
+    for storage in (runs, ticks):
+        sa.event.listen(storage._engine, "connect", lambda *_: opened.append(1))  # noqa: SLF001
+    run_id = str(uuid.uuid4())
+    runs.add_run(dg.DagsterRun(job_name="ingest", run_id=run_id))
+    for _ in range(20):
+        _poll(runs, ticks, run_id)
+    assert len(opened) <= 2, f"{len(opened)} connections opened for 41 statements"
+
+
+def test_the_run_and_schedule_storage_go_on_after_postgresql_restarts(postgres: dict) -> None:
+    runs, ticks = _runs_and_ticks(_database(postgres))
+    run_id = str(uuid.uuid4())
+    runs.add_run(dg.DagsterRun(job_name="ingest", run_id=run_id))
+    _poll(runs, ticks, run_id)
+    cluster.restart_postgres(postgres)  # the pooled connections are now dead sockets
+    _poll(runs, ticks, run_id)

@@ -21,20 +21,17 @@ run and schedule storage::
         postgres_url: { env: DAGSTER_PG_URL }
 """
 
-import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
 from dagster_postgres import PostgresEventLogStorage
-from dagster_postgres.utils import create_pg_engine, get_token_provider_from_config, pg_url_from_config
+from dagster_postgres.utils import get_token_provider_from_config, pg_url_from_config
 
 from indx_assets.app.event_log import ProvenanceIndex
+from indx_assets.app.postgres_pool import PooledEngine
 
-#: Connections a process keeps open; more are opened (and closed after use) under load.
-POOL_SIZE = 2
-POOL_OVERFLOW = 8
 #: Seconds between a blocked step's checks for a pool slot. Dagster backs off to 15 s (1.1^n
 #: after n checks), so a run launched ahead to wait for the `embedder` slot found it freed
 #: only seconds later (a median 8.8 s idle between steps on the local cluster): a check is one
@@ -43,21 +40,14 @@ POOL_OVERFLOW = 8
 SLOT_RECHECK_S = 0.5
 
 
-class PooledPostgresEventLogStorage(ProvenanceIndex, PostgresEventLogStorage):
-    """`PostgresEventLogStorage` with a pool of connections per process, checked before use."""
+class PooledPostgresEventLogStorage(PooledEngine, ProvenanceIndex, PostgresEventLogStorage):
+    """`PostgresEventLogStorage` with a pool of connections per process, checked before use
+    (the rule is `postgres_pool.PooledEngine`'s)."""
 
     def __init__(self, postgres_url: str, should_autocreate_tables: bool = True, inst_data: Any = None,
                  token_provider: Any = None) -> None:
         super().__init__(postgres_url, should_autocreate_tables, inst_data, token_provider)
         self._pool_engine(token_provider)
-
-    def _pool_engine(self, token_provider: Any) -> None:
-        self._engine.dispose()
-        self._engine = create_pg_engine(
-            self.postgres_url, token_provider, isolation_level="AUTOCOMMIT",
-            pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW, pool_pre_ping=True,
-        )
-        self._engine_pid = os.getpid()
 
     @classmethod
     def from_config_value(  # type: ignore[override]
@@ -72,10 +62,7 @@ class PooledPostgresEventLogStorage(ProvenanceIndex, PostgresEventLogStorage):
 
     @contextmanager
     def _connect(self) -> Iterator[sa.Connection]:  # type: ignore[override]
-        if self.__dict__.setdefault("_engine_pid", os.getpid()) != os.getpid():  # (set before the pool: at creation)
-            # A forked child (a Celery worker's) must not use its parent's sockets: forget them unclosed.
-            self._engine.dispose(close=False)
-            self._engine_pid = os.getpid()
+        self._own_engine()
         with super()._connect() as conn:
             yield conn
 
