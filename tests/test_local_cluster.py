@@ -91,6 +91,28 @@ class Cluster:
             time.sleep(0.5)
         pytest.fail(f"no new run started its step in {timeout:.0f} s")
 
+    def code_servers(self) -> list[str]:
+        """The command lines of the topology's code servers (each process `up` started is the
+        leader of its session; a code server the daemon or the webserver started is in theirs)."""
+        sessions = set(self.state["processes"].values())
+        found = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                session = int(stat.read_text().rsplit(") ", 1)[1].split()[3])
+                cmd = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except (OSError, IndexError):
+                continue
+            if session in sessions and ("api grpc" in cmd or local_cluster.CODE_SERVER in cmd):
+                found.append(cmd)
+        return found
+
+    def run_process_parent(self, run: dg.DagsterRun) -> str:
+        """The command line of the parent of `run`'s process (its RUN_START event's pid), while it runs."""
+        start = self.instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.RUN_START).records
+        pid = start[0].event_log_entry.dagster_event.pid
+        parent = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[1]
+        return Path(f"/proc/{parent}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+
     def warmed_processes(self) -> dict[str, set[str]]:
         """Per worker, the pids of its processes that logged having loaded the definitions and
         the embedding model as they started (`indx_assets.app.celery_worker`)."""
@@ -159,6 +181,8 @@ def test_documents_reach_the_table_through_the_sensor_automation_and_celery_work
     assert len(warmed) == 2 and all(len(pids) == 1 for pids in warmed.values()), \
         f"each worker's process loaded the model once, as it started: {warmed}"
     cluster.check_table()
+    # one code server for the daemon and the webserver (not one each)
+    assert len(cluster.code_servers()) == 1, cluster.code_servers()
     # the daemon and the webserver are separate processes on the same Postgres storage
     port = cluster.state["port"]
     body = json.dumps({"query": "{ runsOrError { ... on Runs { results { runId status } } } }"}).encode()
@@ -171,6 +195,9 @@ def _during_a_run(cluster: Cluster, change: Callable[[], None], fault: Callable[
     before = {r.run_id for r in cluster.runs()}
     change()
     run, pid = cluster.step_started(before)
+    # the run's process was forked from one that had loaded the definitions, not a new interpreter
+    parent = cluster.run_process_parent(run)
+    assert "multiprocessing.forkserver" in parent and "indx_assets.wiring.definitions" in parent, parent
     fault(pid)
     cluster.settle()
     cluster.check_table()

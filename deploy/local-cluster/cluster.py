@@ -14,6 +14,8 @@
 - `--workers` Celery workers (`dagster-celery worker start -A indx_assets.app.celery_worker`),
   one task at a time each; a worker's process loads the definitions and the embedding model as
   it starts, once, and keeps them;
+- one code server (`indx_assets.app.code_server`: Dagster's gRPC server, whose runs' processes
+  are forked from a process that imported the definitions once), named by DIR/workspace.yaml;
 - the Dagster daemon (sensors and automation every `SENSOR_INTERVAL_S`, the run queue, run
   monitoring and retries);
 - the Dagster webserver on `--port`.
@@ -43,6 +45,11 @@ STATE = "cluster.json"
 
 INSTANCE_YAML = Path(__file__).with_name("dagster.yaml")  # copied to $DAGSTER_HOME
 WORKER_APP = "indx_assets.app.celery_worker"
+CODE_SERVER = "indx_assets.app.code_server"
+DEFINITIONS = "indx_assets.wiring.definitions"
+#: The code location's name in every workspace (workspace.yaml's): sensor cursors, run history
+#: and UI links are keyed by it.
+LOCATION = "indx_assets.definitions"
 #: Seconds between sensor ticks (`INDX_SENSOR_INTERVAL_S`; Dagster's default is 30). The corpus
 #: sensor registers 500 files a tick and automation requests runs on ticks of its own: at 30 s a
 #: 2,000-file corpus needs four ticks (90 s) to register, and each automation round waited 15 s on
@@ -245,15 +252,25 @@ def read_env(folder: Path) -> dict[str, str]:
 
 
 def start_dagster(folder: Path, state: dict, env: dict[str, str]) -> None:
-    """The workers, the daemon and the webserver (they load the definitions, so settings such
+    """The workers, the code server, the daemon and the webserver (they load the definitions, so settings such
     as INDX_CHAIN take effect when they start)."""
     for i in range(state["workers"]):
         # one task at a time: the worker's one child keeps the embedding model loaded
         # indx's app: dagster-celery's tasks, each worker process warmed as it starts
         spawn(f"worker-{i}", [str(BIN / "dagster-celery"), "worker", "start", "-A", WORKER_APP, "-y",
                               str(folder / "celery.yaml"), "-n", f"indx-{i}", "--", "--concurrency=1"], folder, env, state)
-    spawn("daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(REPO / "workspace.yaml")], folder, env, state)
-    spawn("webserver", [str(BIN / "dagster-webserver"), "-w", str(REPO / "workspace.yaml"), "-h", "127.0.0.1",
+    # One code server for the daemon and the webserver (each would start its own from a
+    # `python_module` workspace); it is up before they look for it.
+    code_port = free_port()
+    spawn("code-server", [sys.executable, "-m", CODE_SERVER, "-h", "127.0.0.1", "-p", str(code_port),
+                          "-m", DEFINITIONS, "--location-name", LOCATION, "-d", str(REPO)], folder, env, state)
+    workspace = folder / "workspace.yaml"
+    workspace.write_text(json.dumps({"load_from": [{"grpc_server": {
+        "host": "127.0.0.1", "port": code_port, "location_name": LOCATION}}]}))
+    wait_for_port(code_port, "the code server", folder / "code-server.log", timeout=300,
+                  pid=state["processes"]["code-server"])
+    spawn("daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(workspace)], folder, env, state)
+    spawn("webserver", [str(BIN / "dagster-webserver"), "-w", str(workspace), "-h", "127.0.0.1",
                         "-p", str(state["port"])], folder, env, state)
     wait_for_port(state["port"], "dagster-webserver", folder / "webserver.log", timeout=300,
                   pid=state["processes"]["webserver"])
@@ -310,6 +327,51 @@ def settle(folder: Path, timeout: float) -> float:
             return time.monotonic() - started
         time.sleep(5)
     raise ClusterError(f"not level after {timeout:.0f} s; logs in {folder}")
+
+
+#: What a process of the topology is, by its command line (first match), for `cpu_seconds`.
+ROLES = (("multiprocessing.forkserver", "fork server"), ("multiprocessing.spawn", "runs"),
+         ("resource_tracker", "code servers"), ("api grpc", "code servers"), (CODE_SERVER, "code servers"),
+         ("dagster-celery", "workers"), ("dagster-daemon", "daemon"), ("dagster-webserver", "webserver"))
+
+
+def cpu_seconds(folder: Path) -> dict[str, float]:
+    """CPU-seconds used so far by each part of the topology, from /proc (user + system): its
+    processes' own, and that of their ended children (a run's process, a PostgreSQL session),
+    which count for the parent's part, or for "runs" when the parent is a code or fork server.
+    Processes that have ended without a parent here to collect them are not counted."""
+    state = json.loads((folder / STATE).read_text())
+    sessions = {pid: name for name, pid in state["processes"].items()}
+    pg_port = f"-p {state['postgres']['port']}"
+    redis_pid = Path(state["redis"]["pidfile"])
+    redis = int(redis_pid.read_text()) if redis_pid.exists() else -1
+    ticks = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, list[int], str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(") ", 1)[1].split()
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # ended meanwhile
+            continue
+        # after the name: state, ppid, pgrp, session, ..., utime (11), stime, cutime, cstime
+        stats[int(entry.name)] = (int(fields[1]), [int(fields[3]), *map(int, fields[11:15])], cmd)
+    postmaster = next((pid for pid, (_, _, cmd) in stats.items() if "postgres" in cmd and pg_port in cmd), -1)
+    used: dict[str, float] = {}
+    for pid, (ppid, (session, utime, stime, cutime, cstime), cmd) in stats.items():
+        if session in sessions:
+            role = next((r for marker, r in ROLES if marker in cmd), sessions[session].split("-")[0] + "s" if sessions[session].startswith("worker") else sessions[session])
+        elif pid == postmaster or ppid == postmaster:
+            role = "postgres"
+        elif pid == redis:
+            role = "redis"
+        else:
+            continue
+        used[role] = used.get(role, 0.0) + (utime + stime) / ticks
+        children = "runs" if role in ("fork server", "code servers") else role
+        used[children] = used.get(children, 0.0) + (cutime + cstime) / ticks
+    return {role: round(s, 1) for role, s in sorted(used.items()) if s}
 
 
 def down(folder: Path) -> None:
