@@ -15,7 +15,8 @@ With `--executor celery` the same load and chain change also run on the local cl
 (`deploy/local-cluster/cluster.py`: PostgreSQL, Redis, `--workers` Celery workers, the real
 daemon and webserver), in the same run as the in-process path, and it prints documents/s of
 each, their ratio, and the orchestration overhead per run (wall time not spent inside a step,
-divided by the runs). A cluster phase's wall time runs from its start (the chain change's
+divided by the runs), and the CPU-seconds each part of the topology used (`cpu_s`: workers, code
+server, the runs' processes, daemon, webserver, PostgreSQL, Redis). A cluster phase's wall time runs from its start (the chain change's
 includes restarting the Dagster processes, `restart_s`) to its last run's end; `settled_s` is
 when the bench had seen the topology level twice (`cluster.settle`), and the ratio by it is
 printed too.
@@ -151,6 +152,17 @@ def run_phases(instance: dg.DagsterInstance, run_ids: list[str]) -> dict:
     return out
 
 
+#: The parts of the topology that outlive a chain change's restart.
+SERVICES = ("postgres", "redis")
+
+
+def phase_cpu(now: dict[str, float], before_restart: dict[str, float]) -> dict[str, float]:
+    """CPU-seconds of each part of the topology in a phase (`cluster.cpu_seconds`): the initial
+    load's count from the start (the workers' model load and every process's imports included);
+    the chain change's Dagster processes are new, and its services' count goes on from before."""
+    return {role: round(s - (before_restart.get(role, 0.0) if role in SERVICES else 0.0), 1) for role, s in now.items()}
+
+
 def progress(label: str, result: dict) -> None:
     """A finished phase, on stderr at once: a cluster run can take long, and one stopped early
     still says what it measured."""
@@ -173,10 +185,12 @@ def on_cluster(documents: int, workers: int, timeout: float) -> dict:
             env = cluster.read_env(folder)
             os.environ.update(env)  # the instance's storage is read from it (DAGSTER_PG_URL)
             instance = dg.DagsterInstance.from_config(env["DAGSTER_HOME"])
+            cpu: dict[str, float] = {}
             for phase, change in (("initial_load", None), ("chain_change", CHAIN_CHANGE)):
                 before = {r.run_id for r in instance.get_runs()}
                 started = time.time()
                 if change:
+                    cpu = cluster.cpu_seconds(folder)  # the restart ends the Dagster processes
                     cluster.restart(folder, {"INDX_CHAIN": change})
                 restart = time.time() - started
                 settled = cluster.settle(folder, timeout) + restart
@@ -189,7 +203,8 @@ def on_cluster(documents: int, workers: int, timeout: float) -> dict:
                 report[phase] = {"wall_s": round(wall, 1), "settled_s": round(settled, 1), "restart_s": round(restart, 1),
                                  "runs": len(runs), "step_s": round(inside, 1),
                                  "overhead_per_run_s": round((wall - inside) / max(len(runs), 1), 2),
-                                 "median_phase_s": run_phases(instance, runs)}
+                                 "median_phase_s": run_phases(instance, runs),
+                                 "cpu_s": phase_cpu(cluster.cpu_seconds(folder), cpu)}
                 progress(f"celery {phase}", report[phase])
             home = Path(env["INDX_HOME"])
             settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
