@@ -102,7 +102,7 @@ class Cluster:
                 cmd = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
             except (OSError, IndexError):
                 continue
-            if session in sessions and ("api grpc" in cmd or local_cluster.CODE_SERVER in cmd):
+            if session in sessions and ("api grpc" in cmd or ".code_server " in cmd):
                 found.append(cmd)
         return found
 
