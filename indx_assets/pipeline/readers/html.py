@@ -9,13 +9,15 @@ is `failed`, with the reason.
 
 A large page is parsed a piece at a time (`html_cuts`), each piece's tree let go once walked, and
 its text written to a temporary file read back once whole (see `_Walker`); a table cut between
-pieces is one block, its rows written as they are read (`_Walker._table`); a file on disk is
-mapped (in UTF-8 as it is, in another encoding once decoded into a temporary file), its pages
-dropped once parsed (`read_html_file`).
+pieces is one block, its rows written as they are read (`_Walker._table`), and so is a `pre`
+(`_Walker._code`); a piece whose tree is not what its cut promised (`PiecesDisagree`) makes the
+page read again parsed whole; a file on disk is mapped (in UTF-8 as it is, in another encoding
+once decoded into a temporary file), its pages dropped once parsed (`read_html_file`).
 """
 
 import codecs
 import io
+import logging
 import mmap
 import os
 import re
@@ -29,9 +31,11 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
-from indx_assets.pipeline.readers.html_cuts import PIECE_BYTES, Source, html_pieces
+from indx_assets.pipeline.readers.html_cuts import PIECE_BYTES, Piece, Source, html_pieces
 from indx_assets.pipeline.readers.text import (DecodedText, NotText, decode_text, is_utf8_file, transcode_file,
                                                utf8_text)
+
+log = logging.getLogger(__name__)
 
 BLOCK_SEPARATOR = "\n\n"
 
@@ -239,13 +243,19 @@ def _row_texts(table: LexborNode) -> Iterator[str]:
             yield " | ".join(cells)
 
 
-def _open_table(root: LexborNode) -> LexborNode:
-    """The table a piece ends inside (see `html_cuts.Piece`): what stays open at a piece's end is
-    the last child of what holds it, from the body down, and nothing follows the table."""
+class PiecesDisagree(RuntimeError):
+    """A piece's tree is not what its cut promised (`html_cuts.Piece`): a fault of the cuts, not
+    of the page, which `_walk` then reads again parsed whole."""
+
+
+def _open_element(root: LexborNode, tag: str) -> LexborNode:
+    """The table or `pre` a piece ends inside (see `html_cuts.Piece`): what stays open at a
+    piece's end is the last child of what holds it, from the body down, and nothing follows it."""
     node: LexborNode | None = root
-    while node is not None and node.tag != "table":
+    while node is not None and node.tag != tag:
         node = node.last_child
-    assert node is not None, "a piece cut inside a table holds one"
+    if node is None:
+        raise PiecesDisagree(f"a piece cut inside a {tag} holds none open at its end")
     return node
 
 
@@ -254,10 +264,10 @@ def _reopened_tags(table: bytes) -> tuple[str, str]:
     (its start tag and its row group's): the parser's serialization of those tags, parsed alone."""
     tree = parse_html(table, checked=True)
     reopened = tree.body.child if tree.body is not None else None
-    assert reopened is not None and reopened.tag == "table" and reopened.child is not None
-    html = reopened.html or ""
-    end = f"</{reopened.child.tag}></table>"
-    assert html.endswith(end)
+    html = (reopened.html or "") if reopened is not None else ""
+    end = f"</{reopened.child.tag}></table>" if reopened is not None and reopened.child is not None else ""
+    if reopened is None or reopened.tag != "table" or not end or not html.endswith(end):
+        raise PiecesDisagree(f"a table's reopening tags parse to {html!r}")
     return html[: -len(end)], end
 
 
@@ -292,6 +302,13 @@ class _Walker:
         self.table_start: int | None = None
         self.table_html: list[str] = []
         self.table_reopened = b""
+        #: the code block of a `pre` (see `_code`): where its text starts (None: no text but
+        #: whitespace yet, held in `code_lead`), the line ends at its end so far (written only
+        #: if text follows), and whether a piece ended inside it (the next piece continues it)
+        self.code_start: int | None = None
+        self.code_lead = ""
+        self.code_newlines = 0
+        self.pre_open = False
 
     def _write(self, text: str) -> None:
         self.sink.write(text.encode("utf-8"))
@@ -316,13 +333,6 @@ class _Walker:
         else:
             self.space = True
 
-    def block(self, kind: str, text: str, html: str | None = None) -> None:
-        """A block whose text is taken as it is (a table's rows, code)."""
-        self.flush()
-        self._open()
-        self._write(text)
-        self.flush(kind, html=html)
-
     def flush(self, kind: str = "text", level: int = 0, html: str | None = None) -> None:
         self.space = False
         if self.start is None:
@@ -339,6 +349,33 @@ class _Walker:
             self.last_ends_page = self.any_ends_page = True
             if self.blocks is not None:
                 self.blocks[-1] = (*self.blocks[-1][:5], True)
+
+    def _code(self, text: str) -> None:
+        """Add a part of a `pre`'s text to its code block, written as it comes: the block is the
+        whole text with the line ends at both ends left out, and none if it is all whitespace
+        (`text.strip("\n")`, kept if `.strip()`), so a `pre` cut between pieces is one block."""
+        if self.code_start is None:
+            if not text.strip():
+                self.code_lead += text
+                return
+            text, self.code_lead = (self.code_lead + text).lstrip("\n"), ""
+            if self.count:
+                self._write(BLOCK_SEPARATOR)
+            self.code_start = self.length
+        body = text.rstrip("\n")
+        if body:
+            self._write("\n" * self.code_newlines)
+            self._write(body)
+            self.code_newlines = len(text) - len(body)
+        else:
+            self.code_newlines += len(text)
+
+    def _code_end(self) -> None:
+        """The `pre`'s close: its code block ends, if it has one."""
+        if self.code_start is not None:
+            self.start = self.code_start
+            self.flush("code")
+        self.code_start, self.code_lead, self.code_newlines = None, "", 0
 
     def _table(self, table: LexborNode, continues: bool, ends_in_table: bytes) -> None:
         """A table's block: its rows' text, a line each, written as they are read. A table cut
@@ -359,11 +396,13 @@ class _Walker:
             html = table.html or ""
             if continues:
                 start, _ = _reopened_tags(self.table_reopened)
-                assert html.startswith(start)
+                if not html.startswith(start):
+                    raise PiecesDisagree("a reopened table's markup does not start with its reopening tags")
                 html = html[len(start):]
             if ends_in_table:
                 _, end = _reopened_tags(ends_in_table)
-                assert html.endswith(end)
+                if not html.endswith(end):
+                    raise PiecesDisagree("a table open at a piece's end does not end with its row group's close")
                 html = html[: -len(end)]
             self.table_html.append(html)
         self.table_reopened = ends_in_table
@@ -373,12 +412,15 @@ class _Walker:
             self.start, self.table_start = self.table_start, None
             self.flush("table", html=joined)
 
-    def walk(self, root: LexborNode, ends_in_table: bytes = b"") -> None:
+    def walk(self, root: LexborNode, ends_in_table: bytes = b"", ends_in_pre: bool = False) -> None:
         """Visit the tree under `root` in document order, with an explicit stack (no recursion).
         A piece that ends inside a table (`ends_in_table`: its tags, see `html_cuts.Piece`)
-        leaves that table open, and the next piece's first table continues it."""
-        open_table = _open_table(root).mem_id if ends_in_table else None
+        leaves that table open, and the next piece's first table continues it; so with a `pre`
+        (`ends_in_pre`) and the next piece's first `pre`."""
+        open_table = _open_element(root, "table").mem_id if ends_in_table else None
+        open_pre = _open_element(root, "pre").mem_id if ends_in_pre else None
         continues = bool(self.table_reopened)
+        continues_pre, self.pre_open = self.pre_open, False
         stack: list[LexborNode | _Close | str] = list(reversed(list(_children(root))))
         while stack:
             item = stack.pop()
@@ -408,9 +450,12 @@ class _Walker:
                 continues = False
             elif tag == "pre":
                 self.flush()
-                code = _visible_text(item).strip("\n")
-                if code.strip():
-                    self.block("code", code)
+                continues_pre = False
+                self._code(_visible_text(item))
+                if item.mem_id == open_pre:
+                    self.pre_open = True
+                else:
+                    self._code_end()
             else:
                 close: _Close | None = None
                 if tag in _HEADINGS:
@@ -423,6 +468,8 @@ class _Walker:
                     self.flush()
                     stack.append(close)
                 stack.extend(reversed(list(_children(item))))
+        if continues_pre:
+            raise PiecesDisagree("a piece ended inside a pre that the next does not open again")
 
 
 def html_blocks(html: str | bytes, piece_bytes: int = PIECE_BYTES) -> tuple[HtmlBlock, ...]:
@@ -431,31 +478,44 @@ def html_blocks(html: str | bytes, piece_bytes: int = PIECE_BYTES) -> tuple[Html
     time (`html_pieces`, at most `piece_bytes` each where it can be cut)."""
     page, blocks = _walk(html.encode("utf-8", errors="ignore") if isinstance(html, str) else html, piece_bytes,
                          keep_blocks=True)
-    assert blocks is not None
     return tuple(HtmlBlock(kind, page[start:end], level, html, ends_page)
                  for kind, level, start, end, html, ends_page in blocks)
 
 
+_Spans = list[tuple[str, int, int, int, str | None, bool]]
+
+
 def _walk(source: Source, piece_bytes: int, keep_blocks: bool, released: Callable[[int], None] | None = None
-          ) -> tuple[str, list[tuple[str, int, int, int, str | None, bool]] | None]:
+          ) -> tuple[str, _Spans]:
     """The page text of every piece of `source` (`html_pieces`), each piece's tree let go once
-    walked, and its blocks' spans when `keep_blocks` (see `_Walker`)."""
+    walked, and its blocks' spans when `keep_blocks` (see `_Walker`; else none). A piece whose
+    tree is not what its cut promised (`PiecesDisagree`, a fault of the cuts) costs the page its
+    bound, never its text: the page is read again, parsed whole."""
     check_depth(source)  # its reading of the whole is let go by `html_pieces`
+    try:
+        return _walk_pieces(html_pieces(source, piece_bytes, released), keep_blocks)
+    except PiecesDisagree as exc:
+        log.warning("HTML read again parsed whole: %s", exc)
+        return _walk_pieces(html_pieces(source, len(source)), keep_blocks)
+
+
+def _walk_pieces(pieces: Iterator[Piece], keep_blocks: bool) -> tuple[str, _Spans]:
     with tempfile.TemporaryFile() as sink:
         walker = _Walker(sink, keep_blocks)
-        for piece, ends_in_table in html_pieces(source, piece_bytes, released):
-            tree = parse_html(piece, checked=True)
-            del piece
+        for markup, ends_in_table, ends_in_pre in pieces:
+            tree = parse_html(markup, checked=True)
+            del markup
             root = tree.body or tree.root
             if root is not None:
-                walker.walk(root, ends_in_table)
+                walker.walk(root, ends_in_table, ends_in_pre)
             del tree, root
-        assert not walker.table_reopened, "the last piece ends no table"
+        if walker.table_reopened or walker.pre_open:
+            raise PiecesDisagree("the last piece ends inside a table or pre")
         if walker.any_ends_page:
             walker.end_page()  # a document set in printed pages ends one where it ends
         walker.flush()
         sink.seek(0)
-        return utf8_text(sink), walker.blocks
+        return utf8_text(sink), walker.blocks or []
 
 
 def read_html(content: bytes, config: ReaderConfig) -> DocumentRead:

@@ -4,8 +4,8 @@ A parser's tree costs many times its page's size (Lexbor: about 15x for short pa
 large page is parsed a piece at a time (`html_pieces`). Tree construction never looks ahead, so
 a prefix of a document parses as the document does up to the cut. The rest parses alone as it
 would have in place exactly when, at the cut, the parser would have held nothing open but
-`html` and `body` (no formatting element to reconstruct, no form, table, select, template or
-foreign content) and the piece starts with a token that goes to the body from any mode before
+`html` and `body` (no formatting element to reconstruct, no table, select, template or foreign
+content; but see the containers below) and the piece starts with a token that goes to the body from any mode before
 it: a block start tag, or a word of text after whitespace. Each piece after the first is given
 the document's DOCTYPE, so it is parsed in the same (no-)quirks mode.
 
@@ -23,10 +23,18 @@ a formatting one, whose closing the parser undoes later; an unterminated token, 
 stops proposing cuts: the rest is one piece, parsed whole, as before. A page with a `frameset`
 tag anywhere is not cut at all (see `_FRAMESET`).
 
-Where only containers the walk reads as blocks of text are open (`div`, `section`, lists and
-the like, with no attribute the walk reads: `_READ_ATTRS`), a cut may fall before a block start tag, or
-before an item of the list open innermost: the next piece starts by opening them again, which the
-walk of blocks does not see (see `_reopen`).
+Where only containers the walk reads as blocks of text are open (`div`, `section`, lists, a
+`form` and the like, with no attribute the walk reads: `_READ_ATTRS`), a cut may fall before a
+block start tag, or before an item of the list open innermost: the next piece starts by opening
+them again, which the walk of blocks does not see (see `_reopen`). A form reopened sets the
+parser's form element pointer as the open form did; the scan follows that pointer (a nested
+`<form>` is ignored while it is set: `_Scan._form_ignored`) and stops where a form closes
+otherwise than by `</form>` (which leaves the pointer set) or opens in a table's modes.
+
+Where a `pre` is open, with nothing open in it and only those containers around it, a cut may
+fall after a line's end in its text: the next piece opens the containers and the `pre` again,
+followed by a line's end, which the parser drops after a `pre` start tag, so the text goes on
+whole; the reader joins the parts into the one block of code (`Piece.pre`, see `_pre_reopen`).
 
 A table is followed through its own insertion modes (`_table_start`, `_table_end`: row groups,
 rows and cells closed implicitly, a caption, a column group), and cut before a row where nothing
@@ -121,11 +129,16 @@ _CLOSES_IMPLIED = frozenset(
     b" table".split()
 )
 #: Start tags whose effect on an open element of the same name the scan does not follow
-#: (the adoption agency for `a`, `nobr`; a nested button closes the first; a nested form is ignored).
-_NOT_NESTED = frozenset(b"a nobr button form".split())
+#: (the adoption agency for `a`, `nobr`; a nested button closes the first). A nested form is
+#: followed: see `_Scan._form_ignored`.
+_NOT_NESTED = frozenset(b"a nobr button".split())
 _RUBY = frozenset(b"rb rp rt rtc".split())
 #: Containers a piece may open again (`_Scan._reopen`): the walk reads each as a block of text.
-_REOPENABLE = frozenset(b"div section article header footer main aside nav blockquote center figure address ul ol dl".split())
+#: A form too (ASP.NET wraps a whole page in one): reopened, it sets the parser's form element
+#: pointer as in place, where the open form set it (`_Scan._form_ignored`).
+_REOPENABLE = frozenset(
+    b"div section article header footer main aside nav blockquote center figure address ul ol dl form".split()
+)
 #: What a list's items start with: a cut may fall before one.
 _ITEMS = {b"ul": frozenset({b"li"}), b"ol": frozenset({b"li"}), b"dl": frozenset({b"dt", b"dd"})}
 #: A table's row groups, and the elements of a table's insertion modes (the HTML standard's "in
@@ -199,17 +212,16 @@ class _Scan:
         #: table's own tags (see `_row_cut`), set by `_table_start`
         self.row_cut: tuple[bytes, bytes] | None = None
         #: cuts inside the open table, held until it closes (see `cuts`), and where it is on the stack
-        self.pending: list[tuple[int, bytes, bytes]] = []
+        self.pending: list[Cut] = []
         self.pending_table = 0
         #: the scan stopped at a token that runs to the document's end, which the parser drops
         #: (a tag) or puts where it stands (a comment, raw text): nothing is foster-parented
         self.to_end = False
 
-    def cuts(self, every: int) -> Iterator[tuple[int, bytes, bytes]]:
-        """Offsets at which the document may be cut, each with the markup that reopens what is
-        open there (see `_reopen`, `_row_cut`) and, for a cut between a table's rows, the start
-        tags of that table and its row group (else b""); the first at least `every` bytes in and
-        each next at least `every` bytes after the one before; none once the scan cannot vouch.
+    def cuts(self, every: int) -> Iterator["Cut"]:
+        """Where the document may be cut (`Cut`: see `_reopen`, `_row_cut`, `_pre_reopen`); the
+        first at least `every` bytes in and each next at least `every` bytes after the one
+        before; none once the scan cannot vouch.
 
         A cut between a table's rows is told only once the table has closed (or the document
         ended) with nothing foster-parented: what a table foster-parents goes before the whole
@@ -231,7 +243,15 @@ class _Scan:
                 start = max(at, last + every - 1)
                 while (word := _WORD_AFTER_SPACE.search(source, start, text_end)) is not None:
                     last = word.start() + 1
-                    yield last, b"", b""
+                    yield Cut(last)
+                    start = last + every - 1
+            elif self.stack[-1:] == [b"pre"] and not self.foreign and text_end - last >= every and \
+                    (reopen := self._pre_reopen()) is not None:
+                # after a line's end in the text of a `pre` with nothing open in it
+                start = max(at, last + every - 1)
+                while (line := source.find(b"\n", start, text_end)) >= 0 and line + 1 < len(source):
+                    last = line + 1
+                    yield Cut(last, reopen, pre=True)
                     start = last + every - 1
             if lt < 0:
                 break
@@ -255,10 +275,12 @@ class _Scan:
                         at = row.end()  # to the next row's start, which closes this one
                     if self.row_cut is not None and lt - last >= every and self.trusted:
                         last = lt
-                        self.pending.append((lt, *self.row_cut))
+                        self.pending.append(Cut(lt, *self.row_cut))
                         self.pending_table = len(self.stack) - 3  # below its row group and the row
                         if self.released is not None:
                             self.released(lt)  # read ahead to the table's end: read again when cut
+                elif not self.foreign and self._form_ignored(name):
+                    at = token.end()  # no element, no `p` closed: the parser ignores the tag
                 else:
                     if not self.foreign:
                         self._close_implied(name)
@@ -266,12 +288,13 @@ class _Scan:
                             break
                     if lt - last >= every and (reopen := self._reopen(name, token["attrs"])) is not None:
                         last = lt
-                        yield lt, reopen, b""
+                        yield Cut(lt, reopen)
                     depth = len(self.stack)
                     at = self._start(name, token["attrs"], token.end())
                     if len(self.stack) > depth:
                         del self.tags[depth:]
-                        reopenable = (name in _REOPENABLE or name == b"table") and not _READ_ATTRS.search(token["attrs"])
+                        reopenable = name in _REOPENABLE or name == b"table" or name == b"pre"
+                        reopenable = reopenable and not _READ_ATTRS.search(token["attrs"])
                         self.tags.append(token[0] if reopenable else None)
             elif token["end"] is not None:
                 name = token["end"].lower()
@@ -300,6 +323,14 @@ class _Scan:
         """Whether the parser would foster-parent text or a tag it does not place in a table:
         the current node is a table, its row group, a row or a column group."""
         return bool(self.stack) and not self.foreign and self.stack[-1] in _FOSTERING
+
+    def _form_ignored(self, name: bytes) -> bool:
+        """Whether the parser ignores this start tag in the body: a `form` while its form element
+        pointer is set (and no `template` is open). Where the scan vouches, the pointer is set
+        exactly while a form is open: only a form opened in the body sets it (a form in a table's
+        modes stops the scan), and what closes an open form clears it (`</form>`), or stops the
+        scan (another end tag, a cell's close: `_UNCLOSABLE_IN_CELL`, above it)."""
+        return name == b"form" and b"form" in self.stack and b"template" not in self.stack
 
     def _push(self, name: bytes, tag: bytes | None) -> None:
         del self.tags[len(self.stack):]
@@ -448,7 +479,7 @@ class _Scan:
         parses alone as in place behind them: the cell and row before it closed (at a piece's
         end as by the row's start), nothing above the table is a formatting element."""
         tags = self.tags[: len(self.stack)]
-        if None in tags or len(tags) < 2:
+        if None in tags or len(tags) < 2 or b"pre" in self.stack:  # a `pre` is one block of code
             return None
         return b"".join(tags), tags[-2] + tags[-1]  # type: ignore[operator, arg-type]  # no None
 
@@ -463,6 +494,8 @@ class _Scan:
         tags = self.tags[: len(self.stack)]
         if None in tags or (self.stack and self.stack[-1] in _TABLE_CONTEXT):
             return None  # between a table's rows: `_row_cut`
+        if b"pre" in self.stack:
+            return None  # a `pre` is one block of code: cut only in its text (`_pre_reopen`)
         if not self.stack:
             return b"" if name in _CUT_BEFORE else None
         # not before a table: what a table foster-parents goes before it, into text the
@@ -472,6 +505,21 @@ class _Scan:
         if (name in _CUT_BEFORE and name != b"table") or name in _ITEMS.get(self.stack[-1], ()):
             return b"".join(tags)  # type: ignore[arg-type]  # no None, checked above
         return None
+
+    def _pre_reopen(self) -> bytes | None:
+        """With a `pre` on top of the stack, what a piece that starts in its text must begin with
+        to be parsed as it is in place (`None` where no cut is): the start tags of the open
+        elements, containers the walk reads only as blocks of text around the `pre` (none of
+        the attributes it reads), then a line's end. The parser drops a line's end right after
+        a `pre` start tag (the HTML standard's rule for `pre`, `listing` and `textarea`), so the
+        piece's text is the text after the cut, whole; the walk joins the `pre`'s parts into one
+        block of code (`Piece.pre`). Nothing else is open in the `pre`, so nothing is
+        reconstructed; the cut falls after a line's end, so never inside a character reference
+        or a CR LF pair."""
+        tags = self.tags[: len(self.stack)]
+        if None in tags or b"pre" in self.stack[:-1]:
+            return None
+        return b"".join(tags) + b"\n"  # type: ignore[arg-type]  # no None, checked above
 
     def _pop_through(self, names: frozenset[bytes], stops: frozenset[bytes]) -> None:
         """Close the innermost open element of `names` as the parser does, popping the elements
@@ -578,13 +626,26 @@ class _Scan:
             self.trusted = False  # the adoption agency, or an end tag that closes what is not implied
 
 
+class Cut(NamedTuple):
+    """Where a document may be cut (an offset), the markup that opens again what is open there,
+    and what the piece before the cut ends inside: for a cut between a table's rows, that
+    table's start tag and its row group's (else b""); for a cut in a `pre`'s text, `pre`."""
+
+    at: int
+    reopen: bytes = b""
+    table: bytes = b""
+    pre: bool = False
+
+
 class Piece(NamedTuple):
     """A piece of a document to parse alone (behind its DOCTYPE and the markup that reopens what
-    is open where it starts), and, when it ends between the rows of a table that the next piece
-    opens again, that table's start tag and its row group's (else b"")."""
+    is open where it starts), and, when it ends inside an element that the next piece opens
+    again and continues: a table (between its rows: the table's start tag and its row group's,
+    else b""), or a `pre` (in its text: `pre`)."""
 
     markup: bytes
     table: bytes = b""
+    pre: bool = False
 
 
 def html_pieces(source: Source, every: int = PIECE_BYTES,
@@ -597,21 +658,21 @@ def html_pieces(source: Source, every: int = PIECE_BYTES,
     it is parsed, and the scan's reading ahead through a table as it goes."""
     scan = _Scan(source, released)
 
-    def piece(start: int, end: int, reopen: bytes, table: bytes) -> Piece:
+    def piece(start: int, end: int, reopen: bytes, cut: Cut) -> Piece:
         # copied (bytes whole are not), then let go from the map before it is parsed; no name
         # here holds it once yielded
         markup = source[start:end] if start == 0 else scan.doctype + reopen + source[start:end]
         if released is not None:
             released(end)
-        return Piece(markup, table)
+        return Piece(markup, cut.table, cut.pre)
 
     if len(source) <= every or _FRAMESET.search(source):
-        yield piece(0, len(source), b"", b"")
+        yield piece(0, len(source), b"", Cut(len(source)))
         return
     if released is not None:
         released(len(source))  # the search (and the caller's depth check) read it all; the pieces read it again
     start, reopen = 0, b""
-    for cut, reopen_next, table in scan.cuts(every):
-        yield piece(start, cut, reopen, table)
-        start, reopen = cut, reopen_next
-    yield piece(start, len(source), reopen, b"")
+    for cut in scan.cuts(every):
+        yield piece(start, cut.at, reopen, cut)
+        start, reopen = cut.at, cut.reopen
+    yield piece(start, len(source), reopen, Cut(len(source)))
