@@ -31,6 +31,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
+from indx_assets.pipeline.readers.html_attrs import BREAK_AFTER, BREAK_BEFORE, hidden
 from indx_assets.pipeline.readers.html_cuts import PIECE_BYTES, Piece, Source, html_pieces
 from indx_assets.pipeline.readers.text import (DecodedText, NotText, decode_text, is_utf8_file, transcode_file,
                                                utf8_text)
@@ -49,10 +50,6 @@ _BLOCKS = frozenset(
      "caption", "center", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table"}
 )
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
-#: CSS that starts a printed page before or after an element (filings converted from print set it).
-_BREAK_BEFORE = re.compile(r"(?:page-)?break-before\s*:\s*(?:always|page|left|right)", re.I)
-_BREAK_AFTER = re.compile(r"(?:page-)?break-after\s*:\s*(?:always|page|left|right)", re.I)
 _SPACE = re.compile(r"\s+")
 _NOT_SPACE = re.compile(r"\S")
 _NOT_SPACE_BYTE = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # `bytes.isspace`
@@ -175,13 +172,7 @@ class HtmlBlock:
 
 
 def _hidden(node: LexborNode) -> bool:
-    attrs = node.attributes
-    if "hidden" in attrs or attrs.get("aria-hidden") == "true":
-        return True
-    if node.tag == "input" and (attrs.get("type") or "").lower() == "hidden":
-        return True
-    style = attrs.get("style")
-    return bool(style and _HIDDEN_STYLE.search(style))
+    return hidden(node.tag or "", node.attributes)
 
 
 def _children(node: LexborNode) -> Iterator[LexborNode]:
@@ -440,9 +431,9 @@ class _Walker:
             if tag in _SKIPPED or _hidden(item):
                 continue
             style = item.attributes.get("style") or ""
-            if _BREAK_BEFORE.search(style):
+            if BREAK_BEFORE.search(style):
                 self.end_page()
-            if _BREAK_AFTER.search(style):
+            if BREAK_AFTER.search(style):
                 stack.append(_END_PAGE)  # popped after the element's children and its close
             if tag == "table":
                 self.flush()

@@ -24,7 +24,7 @@ stops proposing cuts: the rest is one piece, parsed whole, as before. A page wit
 tag anywhere is not cut at all (see `_FRAMESET`).
 
 Where only containers the walk reads as blocks of text are open (`div`, `section`, lists, a
-`form` and the like, with no attribute the walk reads: `_READ_ATTRS`), a cut may fall before a
+`form` and the like, with no attribute the walk reads: `READ_IN_MARKUP`), a cut may fall before a
 block start tag, or before an item of the list open innermost: the next piece starts by opening
 them again, which the walk of blocks does not see (see `_reopen`). A form reopened sets the
 parser's form element pointer as the open form did; the scan follows that pointer (a nested
@@ -54,6 +54,8 @@ import mmap
 import re
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
+
+from indx_assets.pipeline.readers.html_attrs import READ_IN_MARKUP
 
 #: A document's bytes: read, or mapped from its file.
 Source = bytes | mmap.mmap
@@ -178,11 +180,6 @@ _ROW_REST = re.compile(
     rb"(?:</tr[" + _WS + rb"]*>[" + _WS + rb"]*+)?(?=<tr[" + _WS + rb"/>])",
     re.I,
 )
-#: What the walk reads in a tag's attributes (`hidden`, `aria-hidden`, a style that hides or
-#: breaks a printed page: `display`, `visibility`, `break-*`), matched in the markup: a container
-#: with any is not reopened, nor a cut put before a block with any. A character reference may
-#: spell those in a value, so a tag with one (`&`) counts as reading too.
-_READ_ATTRS = re.compile(rb"hidden|display|visibility|break|&", re.I)
 #: The DOCTYPE of no-quirks mode, where `table` closes an open `p`.
 _NO_QUIRKS = re.compile(rb"<!doctype[" + _WS + rb"]+html[" + _WS + rb"]*>", re.I)
 #: A `frameset` start tag replaces the body where the parser has seen nothing that rules it out
@@ -294,7 +291,7 @@ class _Scan:
                     if len(self.stack) > depth:
                         del self.tags[depth:]
                         reopenable = name in _REOPENABLE or name == b"table" or name == b"pre"
-                        reopenable = reopenable and not _READ_ATTRS.search(token["attrs"])
+                        reopenable = reopenable and not READ_IN_MARKUP.search(token["attrs"])
                         self.tags.append(token[0] if reopenable else None)
             elif token["end"] is not None:
                 name = token["end"].lower()
@@ -394,7 +391,7 @@ class _Scan:
                     implied = True
                     continue
                 if name in _SECTIONS:
-                    self._push(name, None if _READ_ATTRS.search(tag) else tag)
+                    self._push(name, None if READ_IN_MARKUP.search(tag) else tag)
                 elif name in (b"caption", b"colgroup"):
                     self._push(name, None)
                 elif name == b"col":
@@ -487,7 +484,7 @@ class _Scan:
         """What a piece starting with the start tag `name` must begin with to be parsed as it is
         in place, `None` where no cut is: the start tags of the open elements, when each is a
         container the walk reads only as a block of text (`_REOPENABLE`, with none of the
-        attributes it reads: `_READ_ATTRS`) and `name` starts a block (or an item of the list
+        attributes it reads: `READ_IN_MARKUP`) and `name` starts a block (or an item of the list
         open innermost) that the walk does not skip (none of those attributes in `attrs`). There
         the walk ends a block anyway, so a container closed at a piece's end and opened again adds
         none; nothing but them is open, so the parser's state is theirs."""
@@ -500,7 +497,7 @@ class _Scan:
             return b"" if name in _CUT_BEFORE else None
         # not before a table: what a table foster-parents goes before it, into text the
         # container's close at a piece's end would have ended
-        if _READ_ATTRS.search(attrs):
+        if READ_IN_MARKUP.search(attrs):
             return None
         if (name in _CUT_BEFORE and name != b"table") or name in _ITEMS.get(self.stack[-1], ()):
             return b"".join(tags)  # type: ignore[arg-type]  # no None, checked above
