@@ -9,8 +9,8 @@ the same size as plain text, Markdown and HTML (one page whose text is stored; `
 picks them), and pages of HTML's other shapes (`_BLOCKS`): short paragraphs (an element every 80
 bytes, where the parser's tree and the walk over it dominate), paragraphs and list items closed
 only implicitly, paragraphs inside wrapping containers, one large table (and one as a page
-writes it: `html-table-page`), and a page in
-Windows-1252. Prints each case's peak above the baseline as
+writes it: `html-table-page`), paragraphs in one form around the page (`html-form`), one large
+`pre` (`html-pre`), and a page in Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
 INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
 names another interpreter (another tree's venv, main's) whose cases run in the same rounds, each
@@ -78,6 +78,12 @@ _BLOCKS = {
     "html-table-page": (b"<div id=page><table class=data><thead><tr><th>Place<th>What<th>Year</thead><tbody>\n",
                         (b"<tr class=odd><td rowspan=2><a href='/harbour'>harbour wall</a><td colspan=2>held the"
                          b" <b>tide</b> back\n<tr><td>1887<td><i>stone</i>\n") * 9362),
+    # short paragraphs in one form around the page, as ASP.NET writes it
+    "html-form": (b"<form method=post action='./Default.aspx' id=form1><div class=aspNetHidden><input type=hidden"
+                  b" name=__VIEWSTATE id=__VIEWSTATE value='dDwtMTA4MTM2'></div><div id=page>", _PARAGRAPH * 12945),
+    # one large `pre` of short lines of code
+    "html-pre": (b"<div class=highlight><pre class=code>\n",
+                 b"    wall = harbour.hold(tide, town=\"slept\")  # &lt;behind it&gt;\n\n" * 15420),
     # a page in Windows-1252, not UTF-8
     "html-cp1252": (b"", "<p>The harbour wall held the tide, café crème à la française.</p>\n".encode("cp1252") * 15420),
 }

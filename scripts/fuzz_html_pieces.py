@@ -1,5 +1,5 @@
-"""Fuzz the piece-wise HTML parse: random pages of table, list and container markup, well and
-badly formed, each parsed whole and a piece at a time at many piece sizes, must give the same
+"""Fuzz the piece-wise HTML parse: random pages of table, list, container, form and `pre` markup,
+well and badly formed, each parsed whole and a piece at a time at many piece sizes, must give the same
 blocks (`html_blocks`: kind, text, level, table markup, page ends).
 
     python scripts/fuzz_html_pieces.py [--pages 300] [--seed 1]
@@ -29,19 +29,29 @@ FRAGMENTS = [
     "<p style='page-break-after: always'>brk</p>", "<div style='color: red'>", "<div style='display:none'>",
     "<p style='dis&#112;lay:none'>ref</p>", "<div style='break-before: page'>", "<table style='width: 100%'>", "<tr><td>a</td><td>b</td></tr>\n", "<tr><td>x<td>y\n",
     "<tr><td>x</td> fostered <td>z</td></tr>",
+    # forms: nested (ignored while one is open), closed out of order, in a table, hidden
+    "<form>", "<form id=form1 runat=server>", "</form>", "<form hidden>", "<form action='a?b=1&amp;c=2'>",
+    "<fieldset>f", "</fieldset>", "<button>b</button>", "<input name=q>", "<template><form>t</form></template>",
+    # pre: line ends at its start and end, CR LF, inline markup, blocks and references in it
+    "<pre>", "<pre class=c>", "<pre>\n", "</pre>", "<pre hidden>", "<listing>\n", "</listing>", "\r\n", "\r",
+    "line of code\n", "  indented\n", "\n\n", "a &lt; b &amp;&amp; c\n", "<span class=k>if</span> x:\n",
+    "<textarea>\nt\n</textarea>",
 ]
 ROW = ["<tr><td>r {i}</td><td><b>x</b> {i}</td></tr>\n", "<tr><td>r {i}<td>y {i}\n", "<tr><th>h {i}</th></tr>",
        # cells whose markup stays in them, closed out of order or not at all (read a row at once)
        "<TR><TD>a {i}</th><td><p>p<li>l<h1>h<h2>i</h1></TD>\n", "<tr class=x><td><a>x<a>y<nobr>n<nobr>m</b></br></td>",
        "<tr><th title='a>b'>t {i}<td><div>d<p>q</div>e</p><td><b><i>bi</b>i</i></tr>  ",
        "<tr><td><!-- <tr> --> c {i}</td></tr>", "<tr><td>a < b {i}</td></tr>"]
+#: Lines of a long `pre`.
+LINE = ["    line {i} of code\n", "\n", "  x = {i} &amp;&amp; y &lt; z\n", "\r\n", "<b>bold {i}</b>\n", "tab\t{i}\n",
+        "<span>s {i}\n</span>", " {i} "]
 
 
 def page(rng: random.Random) -> bytes:
     doctype = rng.choice(["<!DOCTYPE html>", ""])
     parts = [doctype, "<html><body>", rng.choice(["", "<div id=page>", "<main><div>"])]
     for _ in range(rng.randint(1, 6)):
-        if rng.random() < 0.5:  # a long regular table, with a few fragments mixed in
+        if rng.random() < 0.4:  # a long regular table, with a few fragments mixed in
             parts.append(rng.choice(["<table>", "<table class=t>", "<div><table>", "<table style='margin: 0'>",
                                      "<div style='color: red'><table>"]))
             parts.append(rng.choice(["", "<thead><tr><th>A<th>B</thead>", "<caption>c</caption>", "<tbody>"]))
@@ -50,6 +60,16 @@ def page(rng: random.Random) -> bytes:
                 if rng.random() < 0.08:
                     parts.append(rng.choice(FRAGMENTS))
             parts.append(rng.choice(["</table>", "</tbody></table>", "", "</table></div>"]))
+        elif rng.random() < 0.5:  # a long form or `pre`, with a few fragments mixed in
+            form = rng.random() < 0.5
+            parts.append(rng.choice(["<form id=form1>", "<div><form method=post>", "<form>"]) if form
+                         else rng.choice(["<pre>", "<pre>\n", "<div class=highlight><pre class=code>", "<pre>\n\n"]))
+            for i in range(rng.randint(5, 60)):
+                parts.append((rng.choice(["<p>para {i}\n", "<div>d {i}</div>", "<ul><li>l {i}</ul>"]) if form
+                              else rng.choice(LINE)).format(i=i))
+                if rng.random() < 0.08:
+                    parts.append(rng.choice(FRAGMENTS))
+            parts.append(rng.choice(["</form>", "</form></div>", "", "</pre>", "</pre></div>", "\n</pre>"]))
         else:
             parts.extend(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 25)))
         parts.append(rng.choice(["<p>between</p>\n", " words ", ""]))
