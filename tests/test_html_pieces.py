@@ -518,6 +518,37 @@ def test_a_large_table_file_on_disk_is_read_without_its_markup(tmp_path: Path) -
     assert peak < len(text) + (10 << 20), (peak >> 20, len(text) >> 20)
 
 
+#: A page in one form of short paragraphs, and one large pre: its head, what repeats, its tail,
+#: and what Python may allocate past the page's text reading it from disk (one piece's tree for
+#: the form's page: about 30x its 256 KiB, as a table's, where the whole page's was 19x the page).
+LARGE_FILES = {
+    "form": (b"<form method=post action='./Default.aspx' id=form1><div id=page>",
+             b"<p>The harbour wall held the <b>tide</b> back.\n" * 1000, b"</div></form>", 10 << 20),
+    "pre": (b"<div class=highlight><pre class=code>\n", b"    wall = harbour.hold(tide)  # &lt;town&gt;\n" * 1000,
+            b"</pre></div>", 2 << 20),
+}
+
+
+@pytest.mark.parametrize("shape", LARGE_FILES)
+def test_a_large_form_or_pre_file_on_disk_is_read_a_piece_at_a_time(tmp_path: Path, shape: str) -> None:
+    # issue 17: a page in one form, or one large pre, was parsed whole: what Python allocates
+    # held the form's page's whole tree, or the pre's text three times over (its text, joined,
+    # stripped); a piece at a time, it is the page text and one piece's tree
+
+    path = tmp_path / f"{shape}.html"
+    head, block, tail, past_text = LARGE_FILES[shape]
+    with open(path, "wb") as file:
+        file.write(b"<!DOCTYPE html><html><body>" + head)
+        while file.tell() < 3 << 20:
+            file.write(block)
+        file.write(tail)
+    read, peak = _read_traced(path)
+    text = read.pages[0].text
+    assert read.status == "ok" and text == read_document(path.read_bytes(), "text/html", ReaderConfig()).pages[0].text
+    assert len(text) > path.stat().st_size // 2
+    assert peak < len(text) + past_text, (peak >> 20, len(text) >> 20)
+
+
 @pytest.mark.parametrize("page", [b"<p>small</p>", b"<frameset><frame>" + b"<p>x</p>" * 100])
 def test_a_page_not_cut_is_let_go_once_copied(page: bytes) -> None:
     # a page parsed whole was never let go from its map: held beside its tree through the parse
