@@ -491,6 +491,8 @@ def _walk(source: Source, piece_bytes: int, keep_blocks: bool, released: Callabl
 
 
 def _walk_pieces(pieces: Iterator[Piece], keep_blocks: bool) -> tuple[str, _Spans]:
+    """The page text of `pieces` parsed and walked one by one, and its blocks' spans when
+    `keep_blocks`; `PiecesDisagree` where a piece's tree is not what its cut promised."""
     with tempfile.TemporaryFile() as sink:
         walker = _Walker(sink, keep_blocks)
         for markup, ends_in_table, ends_in_pre in pieces:
