@@ -29,7 +29,8 @@ block start tag, or before an item of the list open innermost: the next piece st
 them again, which the walk of blocks does not see (see `_reopen`). A form reopened sets the
 parser's form element pointer as the open form did; the scan follows that pointer (a nested
 `<form>` is ignored while it is set: `_Scan._form_ignored`) and stops where a form closes
-otherwise than by `</form>` (which leaves the pointer set) or opens in a table's modes.
+otherwise than by `</form>` (which clears the pointer; any other close leaves it set) or opens in
+a table's modes.
 
 Where a `pre` is open, with nothing open in it and only those containers around it, a cut may
 fall after a line's end in its text: the next piece opens the containers and the `pre` again,
