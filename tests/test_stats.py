@@ -5,6 +5,7 @@ import json
 import statistics
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
@@ -98,3 +99,66 @@ def test_an_ingest_summary_counts_its_own_sources_only(ingested: Settings) -> No
     assert set(summary["problems"]) == {"corpus/empty.md", "corpus/garbage.txt"}
     pages = Counter(st for s in sources[:4] for st in resources["storage"].read("page_outputs", s).column("status").to_pylist())  # type: ignore[attr-defined]
     assert summary["pages_by_status"] == dict(pages)
+
+
+_COUNT_PEAK = r"""
+import re, sys
+from pathlib import Path
+from indx_assets.app.analytics import dataset, table_counts
+from indx_assets.wiring.assets import stages
+
+def rss(key):
+    return int(re.search(key + r":\s+(\d+) kB", Path("/proc/self/status").read_text()).group(1)) * 1024
+
+data = dataset(sys.argv[1], stages.CHUNKS_TABLE)
+before = rss("VmRSS")
+counts = table_counts(data)
+print(counts["vectors"], sum(counts["unembedded_by_type"].values()), rss("VmHWM") - before)
+"""
+
+
+def _count_peak(tmp: Path, rows: int) -> tuple[int, int, int]:
+    """A chunk table of one `rows`-row source (every 100th chunk an image without a vector),
+    counted (`table_counts`, as the ingest summary and `indx stats` count) in a process of its
+    own: the vectors, the unembedded chunks, and the memory counting took (VmHWM over VmRSS before)."""
+    import subprocess
+
+    import numpy as np
+    import pyarrow as pa
+
+    from indx_assets.pipeline.schema import chunk_rows
+    from indx_assets.wiring.assets.stages import CHUNKS_TABLE
+    from indx_assets.wiring.resources.storage import StorageResource
+
+    schema = chunk_rows(384)
+    vectors = np.random.default_rng(0).random((4096, 384), dtype=np.float32)
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for at in range(0, rows, 4096):
+            n = min(4096, rows - at)
+            image = [(at + i) % 100 == 0 for i in range(n)]
+            flat = pa.array(vectors[:n].reshape(-1))
+            column = pa.FixedSizeListArray.from_arrays(flat, 384, mask=pa.array(image))
+            given = {
+                "id": [f"c{at + i}" for i in range(n)], "source_id": ["corpus/ledger.xlsx"] * n,
+                "chunk_type": ["image" if m else "table" for m in image], "chunker": ["sheets"] * n,
+                "text": [f"Entry {at + i} 2020-01-02 Rent {(at + i) * 1.25} paid " * 8 for i in range(n)],
+                "vector": column}
+            yield pa.RecordBatch.from_arrays([pa.array(given[f.name], f.type) if f.name in given else pa.nulls(n, f.type)
+                                              for f in schema], schema=schema)
+
+    root = tmp / "assets"
+    # as `stages.write_rows` stores a long document's rows: no dictionary for texts and pictures
+    StorageResource(root=str(root)).write_batches(CHUNKS_TABLE, "corpus/ledger.xlsx", schema, batches(),
+                                                  [n for n in schema.names if n not in ("text", "image")])
+    done = subprocess.run([sys.executable, "-c", _COUNT_PEAK, str(root)], capture_output=True, text=True, check=True)
+    vectors_counted, unembedded, peak = map(int, done.stdout.split())
+    return vectors_counted, unembedded, peak
+
+
+def test_counting_a_chunk_table_six_times_as_long_takes_no_more_memory(tmp_path: Path) -> None:
+    short, long = _count_peak(tmp_path / "short", 8_000), _count_peak(tmp_path / "long", 48_000)
+    assert (short[0], short[1]) == (8_000 - 80, 80) and (long[0], long[1]) == (48_000 - 480, 480)
+    # a dataset scan filtered on the vectors' nulls read ahead: 81 MiB, then 209 MiB (read a row group
+    # at a time, 56 and 72)
+    assert long[2] < short[2] + 32 * 2**20, f"{short[2] / 2**20:.0f} MiB, then {long[2] / 2**20:.0f} MiB for 6x the rows"
