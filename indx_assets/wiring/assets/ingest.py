@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import dagster as dg
 
+from indx_assets.pipeline.freed_memory import return_freed_memory
 from indx_assets.pipeline.stage_clock import CLOCK
 from indx_assets.wiring.assets import stages
 from indx_assets.wiring.assets.freshness import judge
@@ -182,11 +183,17 @@ class _Batch:
         )
 
 
-def timed(stage: str, work: Callable[..., T]) -> Callable[..., T]:
-    """`work`, its time counted as `stage`'s in the process's stage clock (`indx ingest --profile`)."""
+def timed(stage: str, work: Callable[..., T], trimmed: bool = False) -> Callable[..., T]:
+    """`work`, its time counted as `stage`'s in the process's stage clock (`indx ingest --profile`);
+    `trimmed`: then the memory it freed is handed back to the system (`return_freed_memory`), for
+    a stage run once a batch (embedding, writing), so the next one does not peak on top of it."""
     def run(*args: Any) -> T:
         with CLOCK.stage(stage):
-            return work(*args)
+            try:
+                return work(*args)
+            finally:
+                if trimmed:
+                    return_freed_memory()
     return run
 
 
@@ -313,7 +320,7 @@ def build_ingest_assets(
                 timed("embed", lambda todo, parents: stages.embed_chunks(
                     todo, storage, in_use, {pk: parents[pk].data_version or "" for pk in todo},
                     in_use.identity.code_version, readers.config
-                )),
+                ), trimmed=True),
             )
         if CHUNKS_TABLE in selected:
             yield from batch.batched(
@@ -321,7 +328,7 @@ def build_ingest_assets(
                 partitions,
                 timed("write", lambda todo, parents: stages.write_rows(
                     todo, storage, lancedb, {pk: [parents[pk].data_version or "", TABLE_CODE_VERSION] for pk in todo}
-                )),
+                ), trimmed=True),
             )
 
         if batch.failed:

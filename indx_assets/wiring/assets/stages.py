@@ -30,6 +30,7 @@ from indx_assets.pipeline.embedders.pictures import VECTOR_SOURCE_KEY, PictureOc
 from indx_assets.pipeline.embedders.registry import LoadedEmbedder
 from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY, DocumentFidelity, PageFidelity, measure
 from indx_assets.pipeline.fidelity import summary as fidelity_summary
+from indx_assets.pipeline.freed_memory import return_freed_memory
 from indx_assets.pipeline.media import detect_media_type
 from indx_assets.pipeline.read_and_chunk import Encoded, to_document
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, ReadFailed, read_document_file
@@ -751,6 +752,7 @@ def write_rows(
         storage.write_batches(CHUNKS_TABLE, sid, schema, steps(), [n for n in schema.names if n not in ("text", "image")])
     stored = (batch for sid in source_ids for batch in _closed_batches(storage, CHUNKS_TABLE, sid, schema.names))
     result = lancedb.upsert_stream(list(source_ids), schema, pa.RecordBatchReader.from_batches(schema, stored))
+    return_freed_memory()  # what the write freed, before the indexes are built beside it
     lancedb.ensure_indexes()
     batch_metadata = {f"lancedb_batch_{k}": v for k, v in result.items() if k != "version"}
     return {
