@@ -21,13 +21,12 @@ run and schedule storage::
         postgres_url: { env: DAGSTER_PG_URL }
 """
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
 from dagster_postgres import PostgresEventLogStorage
-from dagster_postgres.utils import get_token_provider_from_config, pg_url_from_config
 
 from indx_assets.app.event_log import ProvenanceIndex
 from indx_assets.app.postgres_pool import PooledEngine
@@ -44,22 +43,6 @@ class PooledPostgresEventLogStorage(PooledEngine, ProvenanceIndex, PostgresEvent
     """`PostgresEventLogStorage` with a pool of connections per process, checked before use
     (the rule is `postgres_pool.PooledEngine`'s)."""
 
-    def __init__(self, postgres_url: str, should_autocreate_tables: bool = True, inst_data: Any = None,
-                 token_provider: Any = None) -> None:
-        super().__init__(postgres_url, should_autocreate_tables, inst_data, token_provider)
-        self._pool_engine(token_provider)
-
-    @classmethod
-    def from_config_value(  # type: ignore[override]
-        cls, inst_data: Any, config_value: Mapping[str, Any]
-    ) -> "PooledPostgresEventLogStorage":
-        return cls(
-            inst_data=inst_data,
-            postgres_url=pg_url_from_config(config_value),
-            should_autocreate_tables=config_value.get("should_autocreate_tables", True),
-            token_provider=get_token_provider_from_config(config_value),
-        )
-
     @contextmanager
     def _connect(self) -> Iterator[sa.Connection]:  # type: ignore[override]
         self._own_engine()
@@ -73,7 +56,3 @@ class PooledPostgresEventLogStorage(PooledEngine, ProvenanceIndex, PostgresEvent
         if status.is_claimed or status.sleep_interval is not None:
             return status
         return status.with_sleep_interval(SLOT_RECHECK_S)
-
-    def dispose(self) -> None:
-        super().dispose()
-        self._engine.dispose()

@@ -27,7 +27,7 @@ dagster-postgres' at any time. Configured in a `dagster.yaml` (`deploy/local-clu
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Self
 
 import sqlalchemy as sa
 from dagster_postgres import PostgresRunStorage, PostgresScheduleStorage
@@ -39,11 +39,24 @@ POOL_OVERFLOW = 8
 
 
 class PooledEngine:
-    """The pool rule for a dagster-postgres storage (`_engine`, `postgres_url`): call
-    `_pool_engine` once its `__init__` has made the engine, and `_own_engine` before each use."""
+    """The pool rule for a dagster-postgres storage, mixed in before the storage's class: the
+    storage is built as dagster-postgres builds it, then its engine is replaced by a pooled one
+    (`_pool_engine`); each connection is taken after `_own_engine`, which the storage's own
+    connect method calls; `dispose` closes the pool."""
 
     _engine: sa.Engine
     postgres_url: str
+
+    def __init__(self, postgres_url: str, should_autocreate_tables: bool = True, inst_data: Any = None,
+                 token_provider: Any = None) -> None:
+        super().__init__(postgres_url, should_autocreate_tables, inst_data, token_provider)  # type: ignore[call-arg]
+        self._pool_engine(token_provider)
+
+    @classmethod
+    def from_config_value(cls, inst_data: Any, config_value: Mapping[str, Any]) -> Self:
+        return cls(inst_data=inst_data, postgres_url=pg_url_from_config(config_value),
+                   should_autocreate_tables=config_value.get("should_autocreate_tables", True),
+                   token_provider=get_token_provider_from_config(config_value))
 
     def _pool_engine(self, token_provider: Any) -> None:
         self._engine.dispose()
@@ -60,57 +73,27 @@ class PooledEngine:
             self._engine.dispose(close=False)
             self._engine_pid = os.getpid()
 
+    def dispose(self) -> None:
+        super().dispose()  # type: ignore[misc]
+        self._engine.dispose()
+
 
 class PooledPostgresRunStorage(PooledEngine, PostgresRunStorage):
     """`PostgresRunStorage` with a pool of connections per process, checked before use."""
-
-    def __init__(self, postgres_url: str, should_autocreate_tables: bool = True, inst_data: Any = None,
-                 token_provider: Any = None) -> None:
-        super().__init__(postgres_url, should_autocreate_tables, inst_data, token_provider)
-        self._pool_engine(token_provider)
-
-    @classmethod
-    def from_config_value(  # type: ignore[override]
-        cls, inst_data: Any, config_value: Mapping[str, Any]
-    ) -> "PooledPostgresRunStorage":
-        return cls(inst_data=inst_data, postgres_url=pg_url_from_config(config_value),
-                   should_autocreate_tables=config_value.get("should_autocreate_tables", True),
-                   token_provider=get_token_provider_from_config(config_value))
 
     @contextmanager
     def connect(self) -> Iterator[sa.Connection]:  # type: ignore[override]
         self._own_engine()
         with super().connect() as conn:
             yield conn
-
-    def dispose(self) -> None:
-        super().dispose()
-        self._engine.dispose()
 
 
 class PooledPostgresScheduleStorage(PooledEngine, PostgresScheduleStorage):
     """`PostgresScheduleStorage` (sensor and schedule ticks, cursors) with a pool of connections
     per process, checked before use."""
 
-    def __init__(self, postgres_url: str, should_autocreate_tables: bool = True, inst_data: Any = None,
-                 token_provider: Any = None) -> None:
-        super().__init__(postgres_url, should_autocreate_tables, inst_data, token_provider)
-        self._pool_engine(token_provider)
-
-    @classmethod
-    def from_config_value(  # type: ignore[override]
-        cls, inst_data: Any, config_value: Mapping[str, Any]
-    ) -> "PooledPostgresScheduleStorage":
-        return cls(inst_data=inst_data, postgres_url=pg_url_from_config(config_value),
-                   should_autocreate_tables=config_value.get("should_autocreate_tables", True),
-                   token_provider=get_token_provider_from_config(config_value))
-
     @contextmanager
     def connect(self) -> Iterator[sa.Connection]:  # type: ignore[override]
         self._own_engine()
         with super().connect() as conn:
             yield conn
-
-    def dispose(self) -> None:
-        super().dispose()
-        self._engine.dispose()
