@@ -95,16 +95,8 @@ class Cluster:
         """The command lines of the topology's code servers (each process `up` started is the
         leader of its session; a code server the daemon or the webserver started is in theirs)."""
         sessions = set(self.state["processes"].values())
-        found = []
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                session = int(stat.read_text().rsplit(") ", 1)[1].split()[3])
-                cmd = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except (OSError, IndexError):
-                continue
-            if session in sessions and ("api grpc" in cmd or ".code_server " in cmd):
-                found.append(cmd)
-        return found
+        return [p.cmd for p in local_cluster.processes()
+                if p.session in sessions and ("api grpc" in p.cmd or ".code_server " in p.cmd)]
 
     def run_process_parent(self, run: dg.DagsterRun) -> str:
         """The command line of the parent of `run`'s process (its RUN_START event's pid), while it runs."""

@@ -37,7 +37,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -335,42 +337,62 @@ ROLES = (("multiprocessing.forkserver", "fork server"), ("multiprocessing.spawn"
          ("dagster-celery", "workers"), ("dagster-daemon", "daemon"), ("dagster-webserver", "webserver"))
 
 
-def cpu_seconds(folder: Path) -> dict[str, float]:
-    """CPU-seconds used so far by each part of the topology, from /proc (user + system): its
-    processes' own, and that of their ended children (a run's process, a PostgreSQL session),
-    which count for the parent's part, or for "runs" when the parent is a code or fork server.
-    Processes that have ended without a parent here to collect them are not counted."""
-    state = json.loads((folder / STATE).read_text())
-    sessions = {pid: name for name, pid in state["processes"].items()}
-    pg_port = f"-p {state['postgres']['port']}"
-    redis_pid = Path(state["redis"]["pidfile"])
-    redis = int(redis_pid.read_text()) if redis_pid.exists() else -1
+class Process(NamedTuple):
+    """A process of this machine as /proc tells it: CPU-seconds (user + system) its own, and
+    its ended children's that it collected."""
+
+    pid: int
+    ppid: int
+    session: int
+    cpu_s: float
+    children_cpu_s: float
+    cmd: str
+
+
+def processes() -> Iterator[Process]:
+    """Every process of this machine (one that ends meanwhile is left out)."""
     ticks = os.sysconf("SC_CLK_TCK")
-    stats: dict[int, tuple[int, list[int], str]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             fields = (entry / "stat").read_text().rsplit(") ", 1)[1].split()
             cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:  # ended meanwhile
+        except (OSError, IndexError):  # ended meanwhile
             continue
         # after the name: state, ppid, pgrp, session, ..., utime (11), stime, cutime, cstime
-        stats[int(entry.name)] = (int(fields[1]), [int(fields[3]), *map(int, fields[11:15])], cmd)
-    postmaster = next((pid for pid, (_, _, cmd) in stats.items() if "postgres" in cmd and pg_port in cmd), -1)
+        utime, stime, cutime, cstime = map(int, fields[11:15])
+        yield Process(int(entry.name), int(fields[1]), int(fields[3]), (utime + stime) / ticks,
+                      (cutime + cstime) / ticks, cmd)
+
+
+def cpu_seconds(folder: Path) -> dict[str, float]:
+    """CPU-seconds used so far by each part of the topology (`processes`): its processes' own,
+    and that of their ended children (a run's process, a PostgreSQL session), which count for
+    the parent's part, or for "runs" when the parent is a code or fork server. Processes that
+    have ended without a parent here to collect them are not counted."""
+    state = json.loads((folder / STATE).read_text())
+    sessions = {pid: name for name, pid in state["processes"].items()}
+    pg_port = f"-p {state['postgres']['port']}"
+    redis_pid = Path(state["redis"]["pidfile"])
+    redis = int(redis_pid.read_text()) if redis_pid.exists() else -1
+    found = list(processes())
+    postmaster = next((p.pid for p in found if "postgres" in p.cmd and pg_port in p.cmd), -1)
     used: dict[str, float] = {}
-    for pid, (ppid, (session, utime, stime, cutime, cstime), cmd) in stats.items():
-        if session in sessions:
-            role = next((r for marker, r in ROLES if marker in cmd), sessions[session].split("-")[0] + "s" if sessions[session].startswith("worker") else sessions[session])
-        elif pid == postmaster or ppid == postmaster:
+    for p in found:
+        if p.session in sessions:
+            started = sessions[p.session]  # what `up` started: "worker-0", "daemon", ...
+            role = next((r for marker, r in ROLES if marker in p.cmd),
+                        "workers" if started.startswith("worker") else started)
+        elif p.pid == postmaster or p.ppid == postmaster:
             role = "postgres"
-        elif pid == redis:
+        elif p.pid == redis:
             role = "redis"
         else:
             continue
-        used[role] = used.get(role, 0.0) + (utime + stime) / ticks
+        used[role] = used.get(role, 0.0) + p.cpu_s
         children = "runs" if role in ("fork server", "code servers") else role
-        used[children] = used.get(children, 0.0) + (cutime + cstime) / ticks
+        used[children] = used.get(children, 0.0) + p.children_cpu_s
     return {role: round(s, 1) for role, s in sorted(used.items()) if s}
 
 
