@@ -71,6 +71,8 @@ _BLOCKS = {
     "html-list": (b"<ul>", b"<li>The harbour wall held the <b>tide</b> back, and the town slept behind it.\n" * 13284),
     # paragraphs inside the containers a real page wraps its content in
     "html-wrapped": (b"<div id=page><main class=content>", _PARAGRAPH * 12945),
+    # short paragraphs in formatting elements around the whole page, as old pages write them
+    "html-font": (b"<font face=Arial size=2><b>", _PARAGRAPH * 12945),
     # one table of short rows
     "html-table": (b"<table>", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 17246),
     # one table as a page writes it: in a wrapping div, a header row group, cells closed only

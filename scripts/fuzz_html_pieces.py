@@ -1,6 +1,6 @@
 """Fuzz the piece-wise HTML parse: random pages parsed whole and a piece at a time must agree.
 
-Pages of table, list, container, form and `pre` markup, well and badly formed, are parsed whole
+Pages of table, list, container, form, `pre` and formatting markup, well and badly formed, are parsed whole
 and a piece at a time at many piece sizes; both must give the same blocks (`html_blocks`: kind,
 text, level, table markup, page ends), and no piece may fail what its cut promised (the reader
 would then parse the page whole again, which gives the right blocks and hides the fault).
@@ -40,6 +40,11 @@ FRAGMENTS = [
     "<pre>", "<pre class=c>", "<pre>\n", "</pre>", "<pre hidden>", "<listing>\n", "</listing>", "\r\n", "\r",
     "line of code\n", "  indented\n", "\n\n", "a &lt; b &amp;&amp; c\n", "<span class=k>if</span> x:\n",
     "<textarea>\nt\n</textarea>",
+    # formatting elements: open around blocks, misnested, nested past the Noah's Ark clause's three
+    "<font face=Arial>", "<font size=2>", "</font>", "<b>", "<b class=x>", "</b>", "<i>", "</i>", "<em>", "</em>",
+    "<strong>", "</strong>", "<u>", "</u>", "<s>", "<tt>", "<small>", "<big>", "<code>", "</code>", "<strike>",
+    "<a href=y>", "<a href='/z'>", "</a>", "<nobr>", "</nobr>", "<b hidden>", "<font style='display:none'>",
+    "<i style='page-break-after: always'>", "<b><b><b>", "</body>", "</html>", "words in b ", "<li>item",
 ]
 ROW = ["<tr><td>r {i}</td><td><b>x</b> {i}</td></tr>\n", "<tr><td>r {i}<td>y {i}\n", "<tr><th>h {i}</th></tr>",
        # cells whose markup stays in them, closed out of order or not at all (read a row at once)
@@ -64,6 +69,16 @@ def page(rng: random.Random) -> bytes:
                 if rng.random() < 0.08:
                     parts.append(rng.choice(FRAGMENTS))
             parts.append(rng.choice(["</table>", "</tbody></table>", "", "</table></div>"]))
+        elif rng.random() < 0.3:  # formatting elements around many blocks, with a few fragments mixed in
+            parts.append(rng.choice(["<font face=Arial><b>", "<b>", "<font size=2>", "<a href=x><i>",
+                                     "<div><font color=red>", "<nobr>", "<strong><em>"]))
+            for i in range(rng.randint(5, 60)):
+                parts.append(rng.choice(["<p>para {i}\n", "<p>p {i}</p>", "<div>d {i}</div>", "<ul><li>l {i}</ul>",
+                                         "words {i} and more words ", "<br>line {i}\n", "<b>bold {i}</b> "])
+                             .format(i=i))
+                if rng.random() < 0.08:
+                    parts.append(rng.choice(FRAGMENTS))
+            parts.append(rng.choice(["</b></font>", "</b>", "</font>", "</i></a>", "</font></div>", "", "</em>"]))
         elif rng.random() < 0.5:  # a long form or `pre`, with a few fragments mixed in
             form = rng.random() < 0.5
             parts.append(rng.choice(["<form id=form1>", "<div><form method=post>", "<form>"]) if form

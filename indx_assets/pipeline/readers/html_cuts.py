@@ -5,9 +5,10 @@ large page is parsed a piece at a time (`html_pieces`). Tree construction never 
 a prefix of a document parses as the document does up to the cut. The rest parses alone as it
 would have in place exactly when, at the cut, the parser would have held nothing open but
 `html` and `body` (no formatting element to reconstruct, no table, select, template or foreign
-content; but see the containers below) and the piece starts with a token that goes to the body from any mode before
-it: a block start tag, or a word of text after whitespace. Each piece after the first is given
-the document's DOCTYPE, so it is parsed in the same (no-)quirks mode.
+content; but see the containers and formatting elements below) and the piece starts with a token
+that goes to the body from any mode before it: a block start tag, or a word of text after
+whitespace. Each piece after the first is given the document's DOCTYPE, so it is parsed in the
+same (no-)quirks mode.
 
 The scan below proves that state without building a tree, conservatively: it follows the
 tokenizer (tags, attributes with quoted `>`, comments, raw text and RCDATA elements) and keeps a
@@ -18,7 +19,8 @@ close an element implicitly (`_close_implied`: a block start closes an open `p` 
 The scan follows such a close only where nothing but those implied elements stands above the
 element closed, so that its stack is what the parser holds above `body`, or more (never less). At
 the first tag it cannot vouch for (an end tag or a start tag that would close an element such as
-a formatting one, whose closing the parser undoes later; an unterminated token, `frameset`,
+a formatting one, whose closing the parser undoes later (it reconstructs the element from its
+list of active formatting elements), or an end tag that runs the adoption agency; an unterminated token, `frameset`,
 `plaintext`, a script that enters its double-escaped state, HTML breaking out of SVG/MathML) it
 stops proposing cuts: the rest is one piece, parsed whole, as before. A page with a `frameset`
 tag anywhere is not cut at all (see `_FRAMESET`).
@@ -32,6 +34,16 @@ parser's form element pointer as the open form did; the scan follows that pointe
 otherwise than by `</form>` (which clears the pointer; any other close leaves it set) or opens in
 a table's modes.
 
+Formatting elements (`b`, `font`, `a`... : `_FORMATTING`; old pages wrap a whole body in
+`<font face=..><b>`) are reopened as containers are, by their own start tags, attributes and all,
+where none has an attribute the walk reads: the walk reads them as inline text, so a cut before a
+block start tag inside them, or before a word of text where only they are open, ends no block the
+page does not end. The next piece's parser then holds the same stack and the same list of active
+formatting elements, because where the scan vouches that list holds exactly the formatting
+elements on the stack, in order: whatever would leave one in the list off the stack, or drop one
+from it (the adoption agency, a block closed over one, a nested `a` or `nobr`, a fourth of a
+name since the last marker: the Noah's Ark clause), stops the scan (`_Scan._formatting_start`).
+
 Where a `pre` is open, with nothing open in it and only those containers around it, a cut may
 fall after a line's end in its text: the next piece opens the containers and the `pre` again,
 followed by a line's end, which the parser drops after a `pre` start tag, so the text goes on
@@ -43,8 +55,10 @@ but a row group stands above the table and nothing but those containers below it
 piece opens the containers, the table and its row group again, and the reader joins the table's
 parts into one block (`Piece.table`). What a table foster-parents (text, or a tag it does not
 hold) goes before the whole table, so a table's cuts are told only once it has closed with
-nothing foster-parented (or the document ended inside it); a table inside a cell, with an
-attribute the walk reads, or inside a formatting element is not cut.
+nothing foster-parented (or the document ended inside it); a table inside a cell, or with an
+attribute the walk reads, is not cut. A table inside formatting elements is: nothing the parser
+does in a table's modes reconstructs them (a cell's marker stops it, and what a table
+foster-parents stops the scan), and an end tag of one in the table stops the scan.
 
 Nothing here decides what text a page has; a wrong cut could only move a block boundary, and
 `tests/test_html_pieces.py` compares every piece-wise parse against the whole
@@ -142,6 +156,14 @@ _RUBY = frozenset(b"rb rp rt rtc".split())
 _REOPENABLE = frozenset(
     b"div section article header footer main aside nav blockquote center figure address ul ol dl form".split()
 )
+#: The HTML standard's formatting elements: each start tag pushes its element on the stack and
+#: on the list of active formatting elements, which the parser reconstructs where an element
+#: stands in the list but no longer on the stack. A piece may open them again by their start tags
+#: (`_Scan._reopen`): see `_Scan._formatting_start` for why that rebuilds the same list.
+_FORMATTING = frozenset(b"a b big code em font i nobr s small strike strong tt u".split())
+#: Elements that push a marker on the list of active formatting elements: the Noah's Ark clause
+#: counts entries only back to the last marker.
+_MARKERS = frozenset(b"applet caption marquee object td template th".split())
 #: What a list's items start with: a cut may fall before one.
 _ITEMS = {b"ul": frozenset({b"li"}), b"ol": frozenset({b"li"}), b"dl": frozenset({b"dt", b"dd"})}
 #: A table's row groups, and the elements of a table's insertion modes (the HTML standard's "in
@@ -236,12 +258,13 @@ class _Scan:
             if at < text_end and self._fostering() and _NOT_WS.search(source, at, text_end):
                 self.trusted = False  # text foster-parented before the table
                 break
-            if not self.stack and text_end - last >= every:
-                # a word after whitespace in text directly in the body
+            if text_end - last >= every and (not self.stack or self.stack[-1] in _FORMATTING) and \
+                    (reopen := self._text_reopen()) is not None:
+                # a word after whitespace in text directly in the body (or in formatting elements)
                 start = max(at, last + every - 1)
                 while (word := _WORD_AFTER_SPACE.search(source, start, text_end)) is not None:
                     last = word.start() + 1
-                    yield Cut(last)
+                    yield Cut(last, reopen)
                     start = last + every - 1
             elif self.stack[-1:] == [b"pre"] and not self.foreign and text_end - last >= every and \
                     (reopen := self._pre_reopen()) is not None:
@@ -291,7 +314,7 @@ class _Scan:
                     at = self._start(name, token["attrs"], token.end())
                     if len(self.stack) > depth:
                         del self.tags[depth:]
-                        reopenable = name in _REOPENABLE or name == b"table" or name == b"pre"
+                        reopenable = name in _REOPENABLE or name in _FORMATTING or name == b"table" or name == b"pre"
                         reopenable = reopenable and not READ_IN_MARKUP.search(token["attrs"])
                         self.tags.append(token[0] if reopenable else None)
             elif token["end"] is not None:
@@ -475,7 +498,8 @@ class _Scan:
         (the containers, the table, the row group: see `_reopen`) and the table's own tags, when
         each has one to open it with (none of the attributes the walk reads); else None. A row
         parses alone as in place behind them: the cell and row before it closed (at a piece's
-        end as by the row's start), nothing above the table is a formatting element."""
+        end as by the row's start), the formatting elements above the table reopened with the
+        same list (see `_formatting_start`)."""
         tags = self.tags[: len(self.stack)]
         if None in tags or len(tags) < 2 or b"pre" in self.stack:  # a `pre` is one block of code
             return None
@@ -484,11 +508,13 @@ class _Scan:
     def _reopen(self, name: bytes, attrs: bytes) -> bytes | None:
         """What a piece starting with the start tag `name` must begin with to be parsed as it is
         in place, `None` where no cut is: the start tags of the open elements, when each is a
-        container the walk reads only as a block of text (`_REOPENABLE`, with none of the
-        attributes it reads: `READ_IN_MARKUP`) and `name` starts a block (or an item of the list
-        open innermost) that the walk does not skip (none of those attributes in `attrs`). There
-        the walk ends a block anyway, so a container closed at a piece's end and opened again adds
-        none; nothing but them is open, so the parser's state is theirs."""
+        container the walk reads only as a block of text (`_REOPENABLE`) or a formatting element
+        it reads as inline text (`_FORMATTING`), with none of the attributes it reads
+        (`READ_IN_MARKUP`), and `name` starts a block (or an item of the list open innermost)
+        that the walk does not skip (none of those attributes in `attrs`). There the walk ends a
+        block anyway, so an element closed at a piece's end and opened again adds none; nothing
+        but them is open, so the parser's state is theirs (for the list of active formatting
+        elements too: see `_formatting_start`)."""
         tags = self.tags[: len(self.stack)]
         if None in tags or (self.stack and self.stack[-1] in _TABLE_CONTEXT):
             return None  # between a table's rows: `_row_cut`
@@ -503,6 +529,17 @@ class _Scan:
         if (name in _CUT_BEFORE and name != b"table") or name in _ITEMS.get(self.stack[-1], ()):
             return b"".join(tags)  # type: ignore[arg-type]  # no None, checked above
         return None
+
+    def _text_reopen(self) -> bytes | None:
+        """What a piece that starts with a word in the text here must begin with to be parsed as
+        it is in place (`None` where no cut is): nothing, directly in the body, or the start tags
+        of the formatting elements open around the text when nothing else is open (none with an
+        attribute the walk reads). The walk reads formatting elements as inline text, so one
+        closed at a piece's end and opened again ends no block; a container would."""
+        tags = self.tags[: len(self.stack)]
+        if None in tags or any(name not in _FORMATTING for name in self.stack):
+            return None
+        return b"".join(tags)  # type: ignore[arg-type]  # no None, checked above
 
     def _pre_reopen(self) -> bytes | None:
         """With a `pre` on top of the stack, what a piece that starts in its text must begin with
@@ -559,6 +596,32 @@ class _Scan:
         elif name in (b"option", b"optgroup") and top == b"option":
             self.stack.pop()
         elif (name in _NOT_NESTED and name in self.stack) or (name in _RUBY and top in _RUBY):
+            self.trusted = False
+        if name in _FORMATTING:
+            self._formatting_start(name)
+
+    def _formatting_start(self, name: bytes) -> None:
+        """Stop vouching where a formatting start tag may make the parser drop an entry from its
+        list of active formatting elements (the Noah's Ark clause: a fourth element of the same
+        name and attributes since the last marker drops the earliest; counted here by name, so
+        sooner than the parser drops one).
+
+        Why a piece may open the formatting elements again by their start tags: where the scan
+        vouches, the list holds exactly the formatting elements on the stack, in its order (and
+        markers for the cells and the like on it). Each way the parser leaves an element in the
+        list off the stack (the adoption agency for an end tag not closing the current node or
+        for a nested `a` or `nobr`; a block's close, an implied one too, over a formatting
+        element) stops the scan (`_end`, `_pop_through`, `_NOT_NESTED`); a close that pops a
+        formatting element removes its entry (its own end tag on the current node; a cell's
+        close clears the list back to its marker); and here no push drops one. So nothing is
+        ever reconstructed, and the piece's start tags, in the stack's order, with their
+        attributes, push the same list as the page did."""
+        same = 0
+        for open_name in reversed(self.stack):
+            if open_name in _MARKERS:
+                break
+            same += open_name == name
+        if same >= 3:
             self.trusted = False
 
     def _start(self, name: bytes, attrs: bytes, at: int) -> int:
