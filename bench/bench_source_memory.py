@@ -9,7 +9,8 @@ the same size as plain text, Markdown and HTML (one page whose text is stored; `
 picks them), and pages of HTML's other shapes (`_BLOCKS`): short paragraphs (an element every 80
 bytes, where the parser's tree and the walk over it dominate), paragraphs and list items closed
 only implicitly, paragraphs inside wrapping containers, one large table (and one as a page
-writes it: `html-table-page`), paragraphs in one form around the page (`html-form`), one large
+writes it: `html-table-page`), paragraphs in one form around the page (`html-form`) or in
+formatting elements around it, as old pages write them (`html-font`), one large
 `pre` (`html-pre`), and a page in Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
 INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
