@@ -45,6 +45,7 @@ FRAGMENTS = [
     "<strong>", "</strong>", "<u>", "</u>", "<s>", "<tt>", "<small>", "<big>", "<code>", "</code>", "<strike>",
     "<a href=y>", "<a href='/z'>", "</a>", "<nobr>", "</nobr>", "<b hidden>", "<font style='display:none'>",
     "<i style='page-break-after: always'>", "<b><b><b>", "</body>", "</html>", "words in b ", "<li>item",
+    "<span>", "<span class=s>", "</span>", "<sub>", "</sub>", "<label>", "</label>", "<span hidden>", "<q>", "</q>",
 ]
 ROW = ["<tr><td>r {i}</td><td><b>x</b> {i}</td></tr>\n", "<tr><td>r {i}<td>y {i}\n", "<tr><th>h {i}</th></tr>",
        # cells whose markup stays in them, closed out of order or not at all (read a row at once)
@@ -71,14 +72,16 @@ def page(rng: random.Random) -> bytes:
             parts.append(rng.choice(["</table>", "</tbody></table>", "", "</table></div>"]))
         elif rng.random() < 0.3:  # formatting elements around many blocks, with a few fragments mixed in
             parts.append(rng.choice(["<font face=Arial><b>", "<b>", "<font size=2>", "<a href=x><i>",
-                                     "<div><font color=red>", "<nobr>", "<strong><em>"]))
+                                     "<div><font color=red>", "<nobr>", "<strong><em>", "<span class=x>",
+                                     "<font size=2><span>"]))
             for i in range(rng.randint(5, 60)):
                 parts.append(rng.choice(["<p>para {i}\n", "<p>p {i}</p>", "<div>d {i}</div>", "<ul><li>l {i}</ul>",
                                          "words {i} and more words ", "<br>line {i}\n", "<b>bold {i}</b> "])
                              .format(i=i))
                 if rng.random() < 0.08:
                     parts.append(rng.choice(FRAGMENTS))
-            parts.append(rng.choice(["</b></font>", "</b>", "</font>", "</i></a>", "</font></div>", "", "</em>"]))
+            parts.append(rng.choice(["</b></font>", "</b>", "</font>", "</i></a>", "</font></div>", "", "</em>",
+                                     "</span>"]))
         elif rng.random() < 0.5:  # a long form or `pre`, with a few fragments mixed in
             form = rng.random() < 0.5
             parts.append(rng.choice(["<form id=form1>", "<div><form method=post>", "<form>"]) if form

@@ -242,11 +242,12 @@ PRES = [
     "<p>a<pre>\nb\nc\n</pre>d",
     "<pre>a\n</p>b\nc\n</pre>",
 ]
-#: Formatting elements open around blocks (old pages wrap the whole body in `<font>` or `<b>`),
-#: reopened by the next piece by their start tags; and what the parser does with them that the
-#: scan does not follow: the adoption agency (misnested, nested `a`, `nobr`), an element left in
-#: the list of active formatting elements off the stack (a block closed over it, an item closing
-#: one), the Noah's Ark clause, what the walk reads in them (hidden, a page break).
+#: Formatting elements (and phrasing ones: `span`...) open around blocks (old pages wrap the
+#: whole body in `<font>` or `<b>`), reopened by the next piece by their start tags; and what the
+#: parser does with them that the scan does not follow: the adoption agency (misnested, nested
+#: `a`, `nobr`), an element left in the list of active formatting elements off the stack (a block
+#: closed over it, an item closing one), the Noah's Ark clause, what the walk reads in them
+#: (hidden, a page break).
 FORMATTING = [
     "<font face=Arial><b><p>a</p><p>b</p><div>c</div><ul><li>d<li>e</ul></b></font>after",
     "<font face=Arial size=2><b><p>unclosed a<p>unclosed b<p>unclosed c</b></font>after",
@@ -286,6 +287,15 @@ FORMATTING = [
     "<b><select><option>x<b>y</select><p>z</b>",
     "<b><button><p>a</p></button><p>b</p></b>",
     "<p>para<b><table><tr><td>a</td></tr><tr><td>b</td></tr></table>after</b>",  # quirks: the table in the p
+    # phrasing elements the parser gives only a place on the stack, reopened as formatting is
+    "<span class=x><p>a</p><p>b</p><div>c</div></span>after",
+    "<span>words in a span only<br>more words<br>and more words, and the last</span>",
+    "<span><p>a<span>b</p>c</span><p>d",
+    "<p><span>x</p><p>y",
+    "<span><b><p>a</p></span></b><p>c",
+    "<span style='display:none'><p>a</p><p>b</p></span>after",
+    "<sub><sup><p>a</p><p>b</p></sup></sub><label><p>l</p><q><p>q</p></q></label><ins><p>i</p></ins>",
+    "<font face=Arial><span><ul><li>a<li>b</ul><p>c</span></font>",
 ]
 #: The cases above where no piece is opened by a formatting element: the scan stops (or never
 #: sees a cut) before it could.
@@ -300,6 +310,8 @@ FORMATTING_NOT_CUT = frozenset({
     "<b><select><option>x<b>y</select><p>z</b>",
     "<p>para<b><table><tr><td>a</td></tr><tr><td>b</td></tr></table>after</b>",
     "<ul><li><b>x<li>y</ul>",
+    "<p><span>x</p><p>y",
+    "<span style='display:none'><p>a</p><p>b</p></span>after",
     "<b hidden><p>a</p><p>b</p></b>after",
     "<font style='display:none'><p>a<p>b</font>after",
     "<i style='page-break-after: always'><p>a</p><p>b</p></i>after",
@@ -430,7 +442,7 @@ def test_formatting_open_around_blocks_is_cut_inside_at_any_size(middle: str, do
     # or `<b>` was one piece, parsed whole
     page = _page(middle, doctype).encode()
     whole = html_blocks(page, WHOLE)
-    formatting = rb"a|b|big|code|em|font|i|nobr|s|small|strike|strong|tt|u"
+    formatting = rb"a|b|big|code|em|font|i|nobr|s|small|strike|strong|tt|u|span|sub|label|ins"
     reopened = re.compile(re.escape(doctype.encode()) + rb"<(?:" + formatting + rb")[ >]")
     cut_inside = False
     for every in range(8, 420, 3):

@@ -35,14 +35,15 @@ otherwise than by `</form>` (which clears the pointer; any other close leaves it
 a table's modes.
 
 Formatting elements (`b`, `font`, `a`... : `_FORMATTING`; old pages wrap a whole body in
-`<font face=..><b>`) are reopened as containers are, by their own start tags, attributes and all,
-where none has an attribute the walk reads: the walk reads them as inline text, so a cut before a
-block start tag inside them, or before a word of text where only they are open, ends no block the
-page does not end. The next piece's parser then holds the same stack and the same list of active
-formatting elements, because where the scan vouches that list holds exactly the formatting
-elements on the stack, in order: whatever would leave one in the list off the stack, or drop one
-from it (the adoption agency, a block closed over one, a nested `a` or `nobr`, a fourth of a
-name since the last marker: the Noah's Ark clause), stops the scan (`_Scan._formatting_start`).
+`<font face=..><b>`) and phrasing elements such as `span` (`_INLINE`) are reopened as containers
+are, by their own start tags, attributes and all, where none has an attribute the walk reads: the
+walk reads them as inline text, so a cut before a block start tag inside them, or before a word
+of text where only they are open, ends no block the page does not end. The next piece's parser
+then holds the same stack and the same list of active formatting elements, because where the
+scan vouches that list holds exactly the formatting elements on the stack, in order: whatever
+would leave one in the list off the stack, or drop one from it (the adoption agency, a block
+closed over one, a nested `a` or `nobr`, a fourth of a name since the last marker: the Noah's
+Ark clause), stops the scan (`_Scan._formatting_start`).
 
 Where a `pre` is open, with nothing open in it and only those containers around it, a cut may
 fall after a line's end in its text: the next piece opens the containers and the `pre` again,
@@ -161,6 +162,13 @@ _REOPENABLE = frozenset(
 #: stands in the list but no longer on the stack. A piece may open them again by their start tags
 #: (`_Scan._reopen`): see `_Scan._formatting_start` for why that rebuilds the same list.
 _FORMATTING = frozenset(b"a b big code em font i nobr s small strike strong tt u".split())
+#: Phrasing elements a piece may open again as formatting ones (`_Scan._reopen`): the walk reads
+#: them as inline text, and the parser gives them nothing but a place on the stack (none is
+#: special, a scope's boundary, a formatting element or closed implicitly); what closes one with
+#: others above it stops the scan (`_end`, `_pop_through`).
+_INLINE = frozenset(b"abbr bdi bdo cite data del dfn ins kbd label mark q samp span sub sup time var".split())
+#: What may stand open around a word of text where a piece is cut (`_Scan._text_reopen`).
+_AROUND_TEXT = _FORMATTING | _INLINE
 #: Elements that push a marker on the list of active formatting elements: the Noah's Ark clause
 #: counts entries only back to the last marker.
 _MARKERS = frozenset(b"applet caption marquee object td template th".split())
@@ -258,9 +266,9 @@ class _Scan:
             if at < text_end and self._fostering() and _NOT_WS.search(source, at, text_end):
                 self.trusted = False  # text foster-parented before the table
                 break
-            if text_end - last >= every and (not self.stack or self.stack[-1] in _FORMATTING) and \
+            if text_end - last >= every and (not self.stack or self.stack[-1] in _AROUND_TEXT) and \
                     (reopen := self._text_reopen()) is not None:
-                # a word after whitespace in text directly in the body (or in formatting elements)
+                # a word after whitespace in text directly in the body (or in formatting or phrasing elements)
                 start = max(at, last + every - 1)
                 while (word := _WORD_AFTER_SPACE.search(source, start, text_end)) is not None:
                     last = word.start() + 1
@@ -314,7 +322,7 @@ class _Scan:
                     at = self._start(name, token["attrs"], token.end())
                     if len(self.stack) > depth:
                         del self.tags[depth:]
-                        reopenable = name in _REOPENABLE or name in _FORMATTING or name == b"table" or name == b"pre"
+                        reopenable = name in _REOPENABLE or name in _AROUND_TEXT or name in (b"table", b"pre")
                         reopenable = reopenable and not READ_IN_MARKUP.search(token["attrs"])
                         self.tags.append(token[0] if reopenable else None)
             elif token["end"] is not None:
@@ -509,7 +517,7 @@ class _Scan:
         """What a piece starting with the start tag `name` must begin with to be parsed as it is
         in place, `None` where no cut is: the start tags of the open elements, when each is a
         container the walk reads only as a block of text (`_REOPENABLE`) or a formatting element
-        it reads as inline text (`_FORMATTING`), with none of the attributes it reads
+        or phrasing element it reads as inline text (`_AROUND_TEXT`), with none of the attributes it reads
         (`READ_IN_MARKUP`), and `name` starts a block (or an item of the list open innermost)
         that the walk does not skip (none of those attributes in `attrs`). There the walk ends a
         block anyway, so an element closed at a piece's end and opened again adds none; nothing
@@ -533,11 +541,11 @@ class _Scan:
     def _text_reopen(self) -> bytes | None:
         """What a piece that starts with a word in the text here must begin with to be parsed as
         it is in place (`None` where no cut is): nothing, directly in the body, or the start tags
-        of the formatting elements open around the text when nothing else is open (none with an
-        attribute the walk reads). The walk reads formatting elements as inline text, so one
+        of the formatting and phrasing elements open around the text when nothing else is open
+        (none with an attribute the walk reads). The walk reads them as inline text, so one
         closed at a piece's end and opened again ends no block; a container would."""
         tags = self.tags[: len(self.stack)]
-        if None in tags or any(name not in _FORMATTING for name in self.stack):
+        if None in tags or any(name not in _AROUND_TEXT for name in self.stack):
             return None
         return b"".join(tags)  # type: ignore[arg-type]  # no None, checked above
 
