@@ -127,6 +127,8 @@ HOSTILE = [
     "<ruby>b<rt>x<rt>y</ruby>",
     "<li><b>x<li>y",
     "<template><p>a<p>b</template>",
+    "<div><select><span><textarea>t</textarea></span></select><p>a</p><p>b</p>tail</div>tail2",  # not followed
+    "<div><h2>a<h3>b</h2>c</h3><p>para one</p><p>para two</p>tail</div>tail2",  # `</h2>` closes the `h3`
     # tables cut between their rows (`_row_cut`), and what a table foster-parents or closes
     "<table><tr><td>a</td></tr><tr><td>b</td></tr><tr><td>c</td></tr></table>",
     "<table><tr><td>a<td>b<tr><td>c<td>d<tr><td>e</table>",  # cells and rows closed implicitly
@@ -296,6 +298,7 @@ FORMATTING = [
     "<span style='display:none'><p>a</p><p>b</p></span>after",
     "<sub><sup><p>a</p><p>b</p></sup></sub><label><p>l</p><q><p>q</p></q></label><ins><p>i</p></ins>",
     "<font face=Arial><span><ul><li>a<li>b</ul><p>c</span></font>",
+    "<div><b><h2>t<div></h1></div></h2><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
 ]
 #: The cases above where no piece is opened by a formatting element: the scan stops (or never
 #: sees a cut) before it could.
@@ -315,8 +318,19 @@ FORMATTING_NOT_CUT = frozenset({
     "<b hidden><p>a</p><p>b</p></b>after",
     "<font style='display:none'><p>a<p>b</font>after",
     "<i style='page-break-after: always'><p>a</p><p>b</p></i>after",
+    # the scan stops at `</h1>`; a piece before it opens with the `div`
+    "<div><b><h2>t<div></h1></div></h2><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
 })
-HOSTILE += FORMS + PRES + FORMATTING
+#: A tag that closes another element than its name says: the scan's stack, if left larger than
+#: the parser's, would pair the page's later end tags with other elements, and a cut would open
+#: again what the parser has closed (`tailtail2` would end up as two blocks).
+MISPAIRED = [
+    "<div><h2>t<div></h1></div></h2><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
+    "<center><h3>t<center></h4></center></h3><p>para one</p><p>para two</p>tail</center>tail2",
+    "<div><select><div><input></div></select><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
+    "<div><select><div><select></div></select><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
+]
+HOSTILE += FORMS + PRES + FORMATTING + MISPAIRED
 #: The cases above where no cut falls inside the form or `pre` (what is open or read there is
 #: not followed: a hiding attribute, a table's modes, a template...).
 NOT_CUT_INSIDE = frozenset({
@@ -449,6 +463,15 @@ def test_formatting_open_around_blocks_is_cut_inside_at_any_size(middle: str, do
         assert html_blocks(page, every) == whole, every
         cut_inside |= any(reopened.match(piece.markup) for piece in list(html_pieces(page, every))[1:])
     assert cut_inside == (middle not in FORMATTING_NOT_CUT)
+
+
+@pytest.mark.parametrize("middle", MISPAIRED)
+def test_a_tag_closing_another_element_than_its_name_says_moves_no_block_at_any_size(middle: str) -> None:
+    page = _page(middle).encode()
+    whole = html_blocks(page, WHOLE)
+    assert "tailtail2" in [block.text for block in whole]
+    for every in range(8, 420, 3):
+        assert html_blocks(page, every) == whole, every
 
 
 def test_a_page_wrapped_in_formatting_is_cut_into_pieces() -> None:

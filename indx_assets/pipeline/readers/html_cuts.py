@@ -15,9 +15,11 @@ tokenizer (tags, attributes with quoted `>`, comments, raw text and RCDATA eleme
 stack of the start tags not yet closed, by their own end tag or by the rules of the body that
 close an element implicitly (`_close_implied`: a block start closes an open `p` in button scope,
 `li` an open `li`, `dd`/`dt` an open `dd`/`dt`, a heading an open heading, an end tag the implied
-`p`, `li` and the like above its element; an end tag with nothing of its name open is ignored).
-The scan follows such a close only where nothing but those implied elements stands above the
-element closed, so that its stack is what the parser holds above `body`, or more (never less). At
+`p`, `li` and the like above its element, a heading's end tag the open heading of any level; an
+end tag with nothing of its name open is ignored). The scan follows such a close only where
+nothing but those implied elements stands above the element closed, so that its stack is what the
+parser holds above `body`: a stack larger than the parser's would pair later end tags with other
+elements than the parser does, and a cut would open again what the parser has closed. At
 the first tag it cannot vouch for (an end tag or a start tag that would close an element such as
 a formatting one, whose closing the parser undoes later (it reconstructs the element from its
 list of active formatting elements), or an end tag that runs the adoption agency; an unterminated token, `frameset`,
@@ -150,6 +152,9 @@ _CLOSES_IMPLIED = frozenset(
 #: (the adoption agency for `a`, `nobr`; a nested button closes the first). A nested form is
 #: followed: see `_Scan._form_ignored`.
 _NOT_NESTED = frozenset(b"a nobr button".split())
+#: Start tags that are not followed in an open `select`: `input`, `keygen`, `textarea` and
+#: `select` close it (with whatever the parser let open in it), `noscript` is ignored there.
+_SELECT_CLOSERS = frozenset(b"input keygen noscript select textarea".split())
 _RUBY = frozenset(b"rb rp rt rtc".split())
 #: Containers a piece may open again (`_Scan._reopen`): the walk reads each as a block of text.
 #: A form too (ASP.NET wraps a whole page in one): reopened, it sets the parser's form element
@@ -641,7 +646,7 @@ class _Scan:
                 self.stack.append(name)
                 self.foreign += 1
             return at
-        if name in _NEVER or (name == b"noscript" and b"select" in self.stack):
+        if name in _NEVER or (b"select" in self.stack and name in _SELECT_CLOSERS):
             self.trusted = False
         elif name in _FOREIGN:
             if not _SELF_CLOSING.search(attrs):
@@ -678,15 +683,19 @@ class _Scan:
         return token.end()
 
     def _end(self, name: bytes) -> None:
-        """Follow an end tag: it closes the innermost open element of its name (with the implied
-        elements above it, for the end tags that close those: `_CLOSES_IMPLIED`), or is ignored
-        when none is open. Anything else stops the scan vouching."""
+        """Follow an end tag: it closes the innermost open element of its name (a heading's, the
+        innermost open heading of any level), with the implied elements above it for the end tags
+        that close those (`_CLOSES_IMPLIED`), or is ignored when none is open. Anything else stops
+        the scan vouching: a stack left larger than the parser's would pair the page's later end
+        tags with other elements than the parser does, and reopen what it has closed."""
         if self.stack and self.stack[-1] == name:
             self.stack.pop()
             if self.foreign:
                 self.foreign -= 1
         elif name == b"br" or self.foreign:
             self.trusted = False  # `</br>` is a `<br>`; in SVG/MathML an end tag may close HTML
+        elif name in _HEADINGS and not _HEADINGS.isdisjoint(self.stack):
+            self._pop_through(_HEADINGS, frozenset())  # `</h1>` closes an open `h2` too
         elif name in _VOID or name in _IGNORED or name not in self.stack:
             pass  # ignored (`</p>` opens and closes an empty `p`: nothing stays open)
         elif name in _CLOSES_IMPLIED and b"select" not in self.stack and b"template" not in self.stack:
