@@ -13,6 +13,7 @@ import pytest
 from chunker_dists import install
 
 from indx_assets.app.daemon_tick import AutomationState, evaluate, run_requested, tick
+from indx_assets.wiring.assets.provenance import latest_records
 from indx_assets.wiring.assets.status import code_versions, corpus_status
 from indx_assets.wiring.definitions import build_definitions, build_resources
 from indx_assets.wiring.settings import Settings
@@ -52,27 +53,41 @@ def test_the_initial_load_runs_by_itself_and_then_automation_asks_for_nothing(in
     assert ids and len(ids) == len(set(ids))
 
 
-def test_a_chain_change_rechunks_every_document_then_reembeds_only_changed_ones(
+def latest_ids(instance: dg.DagsterInstance, asset: str, partitions: set[str]) -> dict[str, int]:
+    """The event id of each partition's latest materialization of `asset`."""
+    return {pk: r.storage_id for pk, r in latest_records(instance, dg.AssetKey(asset), partitions).items()}
+
+
+def test_a_chain_change_rechunks_every_document_and_reembeds_only_changed_ones_in_the_same_run(
     instance, settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """One request carries a chain change to the table: every chunk map re-cut, and in the same
+    run only the documents whose chunks came out different re-embedded and re-written (a run that
+    only re-embeds, after the re-cut, cost a daemon a run per re-cut run)."""
     state = AutomationState()
     settle(instance, settings, state)
     sources = set(instance.get_dynamic_partitions("sources"))
+    changed = "corpus/notes/tea-harvest.txt"
+    before = {asset: latest_ids(instance, asset, sources) for asset in ("chunk_embeddings", "chunks_table")}
+    rows_before = build_resources(settings)["lancedb"].table().to_arrow().to_pylist()  # type: ignore[attr-defined]
     install(tmp_path / "site", monkeypatch, distribution="plain-chunkers", chunkers={"plain": "plain_text_only"})
 
     requested = evaluate(instance, settings, state)
     assert requested == {"source_documents": set(), "page_outputs": set(), "chunk_map": sources,
-                         "chunk_embeddings": set(), "chunks_table": set()}
-    assert all(r.success for r in run_requested(instance, settings, requested))
+                         "chunk_embeddings": sources, "chunks_table": sources}
+    runs = run_requested(instance, settings, requested)
+    assert len(runs) == 1 and runs[0].success
+    assert evaluate(instance, settings, state) == {asset: set() for asset in ASSETS}, "no run that only re-embeds"
 
-    # only the plain-text source's chunks changed: only it is re-embedded and re-written
-    requested = evaluate(instance, settings, state)
-    assert requested == {"source_documents": set(), "page_outputs": set(), "chunk_map": set(),
-                         "chunk_embeddings": {"corpus/notes/tea-harvest.txt"}, "chunks_table": {"corpus/notes/tea-harvest.txt"}}
-    assert all(r.success for r in run_requested(instance, settings, requested))
-    assert evaluate(instance, settings, state) == {asset: set() for asset in ASSETS}
+    # only the plain-text source's chunks changed: only it has new embeddings and rows
+    for asset, ids in before.items():
+        after = latest_ids(instance, asset, sources)
+        assert {pk for pk in sources if after[pk] != ids[pk]} == {changed}, asset
+    status = corpus_status(instance, code_versions(build_definitions(settings)))
+    assert all(s.fresh == len(sources) for s in status.assets.values()), status
     rows = build_resources(settings)["lancedb"].table().to_arrow().to_pylist()  # type: ignore[attr-defined]
-    assert {r["text"].startswith("plain: ") for r in rows if r["source_id"] == "corpus/notes/tea-harvest.txt"} == {True}
+    assert {r["text"].startswith("plain: ") for r in rows if r["source_id"] == changed} == {True}
+    assert [r for r in rows if r["source_id"] != changed] == [r for r in rows_before if r["source_id"] != changed]
     assert len({r["id"] for r in rows}) == len(rows)
 
 
@@ -85,11 +100,8 @@ def test_an_edited_file_is_reread_then_reembedded_and_nothing_else_is_touched(in
 
     first = tick(instance, settings, state)
     assert first.sensor.changed == ["corpus/notes/tea-harvest.txt"] and first.sensor.added == []
-    assert first.requested == {"source_documents": one, "page_outputs": one, "chunk_map": one,
-                               "chunk_embeddings": set(), "chunks_table": set()}
-    second = tick(instance, settings, state)
-    assert second.requested == {"source_documents": set(), "page_outputs": set(), "chunk_map": set(),
-                                "chunk_embeddings": one, "chunks_table": one}
+    assert first.requested == {asset: one for asset in ASSETS}, "re-read, re-cut and re-embedded in one run"
+    assert len(first.runs) == 1
     assert evaluate(instance, settings, state) == {asset: set() for asset in ASSETS}
     rows = build_resources(settings)["lancedb"].table().to_arrow().to_pylist()  # type: ignore[attr-defined]
     assert any("Oolong is bruised" in r["text"] for r in rows)
@@ -99,7 +111,8 @@ def test_the_daemons_sensor_runs_a_chain_changes_scattered_requests_as_one_span(
     """The sensor `dagster-daemon` evaluates (`ingest_automation`, through `evaluate_tick` as the
     code server calls it): after a chain change re-embeds every other document, Dagster's own
     backfill would make a run per document; the sensor asks for one run over the span, whose
-    stages skip the fresh documents, and the table ends right."""
+    stages skip the fresh documents (the text documents' embeddings and rows stay), and the
+    table ends right."""
     from indx_assets.app.runner import materialize_partitions
     from indx_assets.wiring.assets.partitions import RANGE_END, RANGE_START
 
@@ -120,6 +133,7 @@ def test_the_daemons_sensor_runs_a_chain_changes_scattered_requests_as_one_span(
     sensor = defs.get_sensor_def("ingest_automation")
     order = instance.get_dynamic_partitions("sources")
     markdown = {pk for pk in order if pk.endswith(".md")}
+    embedded = latest_ids(instance, "chunk_embeddings", set(order))
 
     cursor, asked = None, []
     for _ in range(4):
@@ -137,10 +151,10 @@ def test_the_daemons_sensor_runs_a_chain_changes_scattered_requests_as_one_span(
     else:
         raise AssertionError(f"the sensor did not settle: {asked}")
 
-    # every chunk map re-cut in one run; the six changed documents re-embedded in one run, not six
-    assert [selection for selection, _ in asked] == [["chunk_map"], ["chunk_embeddings", "chunks_table"]], asked
-    reembedded = asked[1][1]
-    assert markdown <= set(reembedded) and len(reembedded) < len(order), asked
+    # every chunk map re-cut and the six changed documents re-embedded in one run, not seven
+    assert asked == [(["chunk_embeddings", "chunk_map", "chunks_table"], order)], asked
+    after = latest_ids(instance, "chunk_embeddings", set(order))
+    assert {pk for pk in order if after[pk] != embedded[pk]} == markdown
     status = corpus_status(instance, code_versions(defs))
     assert all(s.fresh == len(order) for s in status.assets.values()), status
     rows = build_resources(changed)["lancedb"].table().to_arrow().to_pylist()  # type: ignore[attr-defined]

@@ -7,11 +7,14 @@ another upstream data version, or — for `source_documents` — from bytes othe
 corpus sensor last hashed. Each request is made once (since it was last handled): a partition whose
 run failed is not re-requested every tick; run retries are the instance's job (dagster.yaml).
 
-Requests ride along the graph where the work is certain: `page_outputs` and `chunk_map` are
-requested with their parent (a re-read source is re-read and re-cut in the same run), and
-`chunks_table` with `chunk_embeddings`. `chunk_embeddings` deliberately waits for its chunk
-map's new data version: after a chain change every chunk map is re-cut, and only documents
-whose chunks came out different are re-embedded.
+Requests ride along the graph: every asset below `source_documents` is requested with its
+parent, so a re-read source, or a chain change's re-cut, is carried to the table in the same
+run. That is safe where the work is not certain, too: a stage skips the partitions that are
+fresh by the time it runs (`ingest._Batch.todo`, judged against the parent's record the run has
+just logged), so after a chain change only the documents whose chunks came out different are
+re-embedded and rewritten, the others' embeddings and rows are left as they were. Waiting
+instead for the chunk map's new data version cost a run per re-cut run on a daemon, whose
+sensor ticks while the re-cut runs go on (a small re-embedding run after each).
 """
 
 import warnings
@@ -21,14 +24,14 @@ from typing import Any
 import dagster as dg
 
 from indx_assets.wiring.assets.freshness import PAGE_SIZE, page_status
-from indx_assets.wiring.assets.ingest import BATCH_SIZE, CHUNK_MAP, CHUNKS_TABLE, PAGE_OUTPUTS, PARENT, SOURCE_DOCUMENTS
+from indx_assets.wiring.assets.ingest import BATCH_SIZE, CHUNK_EMBEDDINGS, CHUNK_MAP, CHUNKS_TABLE, PAGE_OUTPUTS, PARENT, SOURCE_DOCUMENTS
 from indx_assets.wiring.assets.partitions import RANGE_END, RANGE_START, SOURCES, ranges, spans
 from indx_assets.wiring.dagster_internals import AssetKeyPartitionKey, with_run_requests
 from indx_assets.wiring.resources.source_index import SourceIndex
 from indx_assets.wiring.settings import DEFAULT_SENSOR_INTERVAL_S
 
 #: Assets requested in the same tick as their parent.
-CHAINED = {PAGE_OUTPUTS, CHUNK_MAP, CHUNKS_TABLE}
+CHAINED = {PAGE_OUTPUTS, CHUNK_MAP, CHUNK_EMBEDDINGS, CHUNKS_TABLE}
 
 
 class ProvenanceStale(dg.AutomationCondition):
