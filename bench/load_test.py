@@ -152,6 +152,20 @@ def run_phases(instance: dg.DagsterInstance, run_ids: list[str]) -> dict:
     return out
 
 
+def run_list(instance: dg.DagsterInstance, records: list) -> list[str]:
+    """Each run in the order it was created: its assets, its span of documents and its step's
+    seconds (which runs there were, and which of them had little to do)."""
+    from indx_assets.wiring.assets.partitions import RANGE_END, RANGE_START
+
+    out = []
+    for record in sorted(records, key=lambda r: r.create_timestamp):
+        run = record.dagster_run
+        assets = ",".join(sorted(k.to_user_string().split("_")[0] + k.to_user_string()[-3:] for k in run.asset_selection or ()))
+        span = f"{run.tags.get(RANGE_START, '?').rsplit('/', 1)[-1]}..{run.tags.get(RANGE_END, '?').rsplit('/', 1)[-1]}"
+        out.append(f"{assets} {span} step {step_seconds(instance, [run.run_id]):.1f}s")
+    return out
+
+
 #: The parts of the topology that outlive a chain change's restart.
 SERVICES = ("postgres", "redis")
 
@@ -204,6 +218,7 @@ def on_cluster(documents: int, workers: int, timeout: float) -> dict:
                                  "runs": len(runs), "step_s": round(inside, 1),
                                  "overhead_per_run_s": round((wall - inside) / max(len(runs), 1), 2),
                                  "median_phase_s": run_phases(instance, runs),
+                                 "run_list": run_list(instance, records),
                                  "cpu_s": phase_cpu(cluster.cpu_seconds(folder), cpu)}
                 progress(f"celery {phase}", report[phase])
             home = Path(env["INDX_HOME"])
