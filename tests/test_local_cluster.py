@@ -183,6 +183,20 @@ def test_documents_reach_the_table_through_the_sensor_automation_and_celery_work
     assert {r["runId"] for r in seen} == {r.run_id for r in runs}
 
 
+def test_an_edited_file_goes_to_the_table_in_one_run_with_no_run_that_only_reembeds(cluster: Cluster) -> None:
+    """The daemon's automation asks for the re-embedding with the re-cut: a run that only
+    re-embedded followed every re-cut run (a chain change's cost doubled in runs)."""
+    cluster.settle()
+    before = {r.run_id for r in cluster.runs()}
+    _edit([cluster.corpus / "notes" / "tea-harvest.txt"], "Oolong")
+    cluster.step_started(before)  # the sensor has seen the edit (until then the topology looks level)
+    cluster.settle()
+    selections = [sorted(k.to_user_string() for k in r.asset_selection or ())
+                  for r in cluster.runs() if r.run_id not in before]
+    assert selections == [sorted(ASSETS)], selections
+    cluster.check_table()
+
+
 def _during_a_run(cluster: Cluster, change: Callable[[], None], fault: Callable[[int], None]) -> dg.DagsterRun:
     before = {r.run_id for r in cluster.runs()}
     change()
