@@ -106,3 +106,60 @@ def test_two_processes_writing_one_source_never_take_each_others_temporary_file(
     stored = StorageResource(root=str(tmp_path)).read("chunk_map", "notes/tea.txt")
     assert stored.column("id").to_pylist() in (["A149"], ["B149"])
     assert not list(tmp_path.rglob("*.partial")), "no temporary file is left behind"
+
+
+_READ_PEAK = r"""
+import re, sys
+from pathlib import Path
+from indx_assets.wiring.resources.storage import StorageResource
+
+def rss(key):
+    return int(re.search(key + r":\s+(\d+) kB", Path("/proc/self/status").read_text()).group(1)) * 1024
+
+storage = StorageResource(root=sys.argv[1])
+before, rows = rss("VmRSS"), 0
+for batch in storage.read_batches("chunks_table", "corpus/ledger.xlsx"):
+    rows += batch.num_rows
+print(rows, rss("VmHWM") - before)
+"""
+
+
+def _read_peak(tmp: Path, rows: int) -> tuple[int, int]:
+    """A `rows`-row chunk table of one source stored in steps (4,096 rows a batch, with 384-float
+    vectors, as `stages.write_rows` stores a long document's), read back batch by batch
+    (`read_batches`, as the LanceDB write reads it) in a process of its own: the rows read
+    and the memory reading took (VmHWM over VmRSS before)."""
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from indx_assets.pipeline.schema import chunk_rows
+
+    schema = chunk_rows(384)
+    vectors = pa.FixedSizeListArray.from_arrays(
+        pa.array(np.random.default_rng(0).random(4096 * 384, dtype=np.float32)), 384).cast(schema.field("vector").type)
+
+    def batches():
+        for at in range(0, rows, 4096):
+            n = min(4096, rows - at)
+            given = {"id": [f"c{at + i}" for i in range(n)], "source_id": ["corpus/ledger.xlsx"] * n,
+                     "text": [f"Entry {at + i} | 2020-01-02 | Rent | {(at + i) * 1.25} | paid " * 8 for i in range(n)],
+                     "vector": vectors.slice(0, n)}
+            yield pa.RecordBatch.from_arrays([given[f.name] if f.name == "vector" else pa.array(given[f.name], f.type)
+                                              if f.name in given else pa.nulls(n, f.type) for f in schema], schema=schema)
+
+    root = tmp / "assets"
+    StorageResource(root=str(root)).write_batches("chunks_table", "corpus/ledger.xlsx", schema, batches(),
+                                                  [n for n in schema.names if n not in ("text", "image")])
+    done = subprocess.run([sys.executable, "-c", _READ_PEAK, str(root)], capture_output=True, text=True, check=True)
+    read, peak = map(int, done.stdout.split())
+    return read, peak
+
+
+def test_reading_a_stored_output_six_times_as_long_batch_by_batch_takes_no_more_memory(tmp_path: Path) -> None:
+    short, long = _read_peak(tmp_path / "short", 16_384), _read_peak(tmp_path / "long", 98_304)
+    assert (short[0], long[0]) == (16_384, 98_304)
+    # `ParquetFile.iter_batches` kept what it had read of a table with vectors: its memory grew with
+    # every row group (108 MiB, then 228 MiB for 6x the rows; read a row group at a time, 86 and 86)
+    assert long[1] < short[1] + 16 * 2**20, f"{short[1] / 2**20:.0f} MiB, then {long[1] / 2**20:.0f} MiB for 6x the rows"

@@ -25,7 +25,7 @@ from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.fidelity import DocumentFidelity, measure
 from indx_assets.pipeline.schema import FIDELITY_KEY, chunks_from_table, text_files
 from indx_assets.wiring.assets import stages
-from indx_assets.wiring.resources.storage import FILE_NAME, StorageResource
+from indx_assets.wiring.resources.storage import FILE_NAME, StorageResource, row_group_batches
 
 PERCENTILES = (0.5, 0.9, 0.99)
 
@@ -68,18 +68,15 @@ def _of_sources(sources: Sequence[str] | None) -> pc.Expression | None:
 def table_counts(table_data: ds.Dataset, sources: Sequence[str] | None = None) -> dict[str, Any]:
     """`chunks_table` rows by chunker and by chunk type, how many carry a vector, and, by
     chunk type, how many do not (image chunks, unless an embedder takes images). Read a file's
-    row group at a time (a long document's are `storage.write_batches`' batches): a vector's
-    null mask comes only with its vectors, and both a dataset scan (which reads ahead) and
-    `iter_batches` (whose allocations grew batch after batch) held more the longer the table:
-    81 MiB over 8,000 rows and 209 MiB over 48,000 (a scan), against 56 and 72 this way."""
+    row group at a time (`storage.row_group_batches`): a vector's null mask comes only with its
+    vectors, and a dataset scan (which reads ahead) held more the longer the table: 81 MiB
+    over 8,000 rows and 209 MiB over 48,000, against 56 and 72 this way."""
     by_chunker: Counter[str] = Counter()
     by_type: Counter[str] = Counter()
     unembedded: Counter[str] = Counter()
     for fragment in table_data.get_fragments(filter=_of_sources(sources)):
         with table_data.filesystem.open_input_file(fragment.path) as f:
-            parquet = pq.ParquetFile(f)
-            for group in range(parquet.metadata.num_row_groups):
-                rows = parquet.read_row_group(group, columns=["chunker", "chunk_type", "vector"], use_threads=False)
+            for rows in row_group_batches(pq.ParquetFile(f), ["chunker", "chunk_type", "vector"]):
                 types, vectors = rows.column("chunk_type"), rows.column("vector")
                 by_chunker.update(rows.column("chunker").to_pylist())
                 by_type.update(types.to_pylist())
