@@ -150,3 +150,63 @@ def test_a_batch_of_documents_reingested_together_stays_one_commit(tmp_path: Pat
     assert result["version"] == before + 1
     rows = lancedb.table().to_arrow().select(["id", "text"]).to_pylist()
     assert {r["id"]: r["text"] for r in rows} == {f"{s}-{i}": f"new {i}" for s in "ab" for i in range(2, 8)}
+
+
+_KILLED_INGEST = r"""
+import os, signal, sys
+from indx_assets.app.ingest import ingest
+from indx_assets.wiring.resources import lancedb as lance
+from indx_assets.wiring.settings import Settings
+
+corpus, step, kill_before = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+lance.MERGE_STEP = step  # a long document is one of more rows than this
+if kill_before:
+    # The kill is real (SIGKILL of this process); only its moment is chosen, by wrapping the
+    # table's own append: before the `kill_before`th step, the steps before it committed.
+    from lancedb.table import LanceTable
+    add, calls = LanceTable.add, []
+    def dying_add(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == kill_before:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return add(self, *args, **kwargs)
+    LanceTable.add = dying_add
+summary = ingest(Settings.from_env(), [corpus])
+print(summary.chunks)
+"""
+
+
+def _ingest_ledger(tmp_path: Path, spec: str, step: int, kill_before: int = 0) -> "subprocess.CompletedProcess[str]":
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "INDX_HOME": str(tmp_path / "indx"), "INDX_EMBEDDER": spec}
+    return subprocess.run([sys.executable, "-c", _KILLED_INGEST, str(tmp_path / "corpus"), str(step), str(kill_before)],
+                          env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_a_long_documents_first_ingest_killed_between_its_appends_ends_equal_to_the_file_after_the_next(tmp_path: Path) -> None:
+    # a long document's first ingest is appended in steps, not one commit: killed (kill -9) between
+    # two, the table holds some of its chunks; the next ingest must leave exactly the file's chunks
+    (tmp_path / "corpus").mkdir()
+    ledger = tmp_path / "corpus" / "ledger.xlsx"
+    ledger.write_bytes(fx.ledger(3_000))
+    spec = f"sentence-transformers:{save_tiny_sentence_transformer(tmp_path / 'tiny-st')}"
+    step = 64
+    killed = _ingest_ledger(tmp_path, spec, step, kill_before=3)
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    lancedb = LanceDBResource(uri=str(tmp_path / "indx" / "lancedb"))
+    assert lancedb.table().count_rows() == 2 * step, "killed between the second and third append"
+
+    # the file edited meanwhile, shorter: the next ingest deletes the chunks it no longer has
+    ledger.write_bytes(fx.ledger(1_000))
+    done = _ingest_ledger(tmp_path, spec, step)
+    assert done.returncode == 0, done.stderr[-3000:]
+    storage = StorageResource(root=str(tmp_path / "indx" / "assets"))
+    chunk_map = storage.read("chunk_map", "corpus/ledger.xlsx").select(["id", "text"]).to_pylist()
+    assert len(chunk_map) > step and int(done.stdout.split()[-1]) == len(chunk_map)
+    rows = lancedb.table().to_arrow().select(["id", "text", "vector"]).to_pylist()
+    assert len(rows) == len({r["id"] for r in rows}) == len(chunk_map), "rows = distinct ids = the chunk map's"
+    assert {r["id"]: r["text"] for r in rows} == {c["id"]: c["text"] for c in chunk_map}, "nothing missing, extra or stale"
+    assert all(r["vector"] is not None for r in rows)

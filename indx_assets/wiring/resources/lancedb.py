@@ -3,9 +3,9 @@
 Each source is written by one `merge_insert` keyed on the chunk id (declared the table's
 primary key) that updates changed chunks, inserts new ones and deletes the source's chunks
 that no longer exist, all in one commit: readers never see a half-replaced document. The one
-exception is the re-ingest of a long document (more rows than `MERGE_STEP`), merged in steps
-then cleared of its vanished chunks (`LanceDBResource._merge_in_steps`), as a merge holds what
-it merges.
+exception is a long document (more rows than `MERGE_STEP`): its first ingest is appended in
+steps, its re-ingest merged in steps then cleared of its vanished chunks
+(`LanceDBResource._merge_in_steps`), as a write holds what it writes.
 """
 
 import itertools
@@ -27,7 +27,8 @@ HIT_COLUMNS = ["id", "document_id", "source_id", "locator", "chunk_type", "paren
                "bbox_reason", "chunker", "text", "start_offset", "end_offset", "metadata"]
 
 
-#: A long document's rows are merged this many at a time on re-ingest (`upsert_stream`).
+#: A long document's rows are written this many at a time: appended on its first ingest,
+#: merged on a re-ingest (`upsert_stream`).
 MERGE_STEP = 8192
 #: Rows deleted by id in one commit (the ids are a SQL `IN` list).
 DELETE_STEP = 1000
@@ -155,17 +156,21 @@ class LanceDBResource(dg.ConfigurableResource):
         return self.upsert_stream(list(rows_by_source), schema, pa.RecordBatchReader.from_batches(schema, rows.to_batches()))
 
     def upsert_stream(self, source_ids: Sequence[str], schema: pa.Schema, rows: pa.RecordBatchReader,
-                      merge_step: int = MERGE_STEP) -> dict[str, int]:
+                      merge_step: int | None = None) -> dict[str, int]:
         """Make the table hold exactly `rows` (of `schema`, `schema.chunk_rows`) for the given
         sources, in one commit; the rows are read batch by batch as the commit takes them, so
         a long document's rows are never all in memory.
 
         One `merge_insert` keyed on the chunk id updates changed chunks, inserts new ones and
         deletes the listed sources' chunks that are no longer there; a batch of sources costs
-        one table version instead of one each. Rows of more than `merge_step` of one source (a long
-        document's re-ingest) are merged `merge_step` at a time instead, as `_merge_in_steps` says: a merge
-        holds what it merges.
+        one table version instead of one each. A single source of more than `merge_step` rows
+        (`MERGE_STEP` when None; a long document) is written `merge_step` rows a commit instead:
+        appended on its first ingest, merged on a re-ingest as `_merge_in_steps` says: a write
+        holds what it writes. A run killed between two steps leaves some of the document's
+        chunks, each once; the next run, which finds the stage not done, finds them there and
+        merges, after which the table holds exactly `rows`.
         """
+        merge_step = MERGE_STEP if merge_step is None else merge_step
         table = self.table_for(schema)
         scope = f"source_id IN ({', '.join(sql_string(s) for s in source_ids)})"
         batches = (batch for batch in rows if batch.num_rows)
@@ -179,8 +184,11 @@ class LanceDBResource(dg.ConfigurableResource):
         if table.count_rows(scope) == 0:
             # none of these sources has a row yet (a first ingest): nothing to match or delete, and
             # an append costs under half the memory of a merge (at 19,000 rows of a sheet, 120
-            # MiB against 270), which holds what it merges
-            table.add(rows, on_bad_vectors="null")
+            # MiB against 270), which holds what it merges. One document's rows go in steps (one
+            # `add` of 103,200 rows grew 108 MiB, in steps of 8,192 67 MiB); a batch of
+            # documents keeps its one commit.
+            for part in _steps(rows, merge_step) if len(source_ids) == 1 else [rows]:
+                table.add(part, on_bad_vectors="null")
             return {"inserted": table.count_rows(scope), "updated": 0, "deleted": 0, "version": table.version}
         head, count = [], 0
         for batch in rows:  # up to a step's rows, to tell a long document's re-ingest
