@@ -109,3 +109,43 @@ def test_a_spool_that_cannot_be_written_fails_the_run_not_the_file(monkeypatch: 
     assert isinstance(stream, SheetStream)
     with pytest.raises(OSError, match="No space left"):
         list(stream.pages())
+
+
+def test_a_one_page_sheet_read_in_steps_is_cut_without_parsing_the_file_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from indx_assets.pipeline.readers import sheets as readers
+
+    path = tmp_path / "budget.xlsx"
+    path.write_bytes(fx.ledger(200))
+    source = f"corpus/{path.name}"
+    storage = StorageResource(root=str(tmp_path / "assets"))
+    stages.store_source(source, UPath(path), storage)
+    _, parsed = stages.read_pages(source, storage, ReaderConfig())
+    assert isinstance(parsed, SheetSpool) and storage.rows("page_outputs", source) == 1
+    parses = []
+    parse = readers.sheets_of
+    monkeypatch.setattr(readers, "sheets_of", lambda *args: parses.append(args) or parse(*args))
+    stages.cut_chunks(source, storage, load_chain(), parsed)
+    # the chunker took the read's spooled sheet: before, it parsed the workbook a second time
+    assert not parses, "the sheet was parsed again to be cut"
+    whole = encode_bytes(path.read_bytes(), source_id=source, name=path.name)
+    assert storage.read("chunk_map", source).equals(chunks_table(to_document(whole)))
+
+
+def test_a_long_sheet_spools_under_the_data_directory_not_the_system_temporary_one(
+        tmp_path: Path, ledgers: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    # a system temporary directory that cannot take a file (full, or gone): the spools of a long
+    # sheet's pages, sheet parts and chunks are under the storage root, beside what they become
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-tmp"))
+    path = ledgers["xlsx"]
+    source = f"corpus/{path.name}"
+    storage = StorageResource(root=str(tmp_path / "assets"))
+    stages.store_source(source, UPath(path), storage)
+    _, parsed = stages.read_pages(source, storage, ReaderConfig())
+    stages.cut_chunks(source, storage, load_chain(), parsed)
+    whole = encode_bytes(path.read_bytes(), source_id=source, name=path.name)
+    assert storage.rows("page_outputs", source) >= 3
+    assert storage.read("chunk_map", source).equals(chunks_table(to_document(whole)))
+    assert list(Path(storage.scratch_dir()).iterdir()) == [], "a spool has no name: none is left behind"

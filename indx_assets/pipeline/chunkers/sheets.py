@@ -13,7 +13,7 @@ a caller that hands each page on before reading the next.
 """
 
 import csv
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from indx_interfaces import ChunkPiece, PageChunks, PageOutput
@@ -28,13 +28,19 @@ class SheetsChunker(ReaderModelChunker[Sheet]):
     page_local = True  # a page's chunks are its own sheet part's regions (`chain_runner.cuts_page_by_page`)
 
     def model_pages(self, content: bytes, media_type: str, parsed: object) -> dict[int, Sheet] | None:
-        """The sheets by page (`parsed`, the spreadsheet reader's `Workbook` of these bytes, if at hand)."""
+        """The sheets by page (`parsed`, the spreadsheet reader's `Workbook` or, from a read in
+        steps, `SheetSpool` of these bytes, if at hand: the file is not parsed again)."""
         from indx_assets.pipeline.readers.ooxml_guard import PackageRefused
-        from indx_assets.pipeline.readers.sheets import Workbook, sheets_of
+        from indx_assets.pipeline.readers.sheets import SheetSpool, Workbook, sheets_of
         from indx_assets.pipeline.readers.text import NotText
 
         try:
-            sheets = parsed.sheets if isinstance(parsed, Workbook) else sheets_of(content, media_type)
+            if isinstance(parsed, Workbook):
+                sheets: Iterable[Sheet] = parsed.sheets
+            elif isinstance(parsed, SheetSpool):
+                sheets = parsed
+            else:
+                sheets = sheets_of(content, media_type)
         except (PackageRefused, NotText, csv.Error):
             return None
         return {sheet.page: sheet for sheet in sheets}

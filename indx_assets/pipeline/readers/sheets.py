@@ -446,10 +446,12 @@ def _read_delimited(media_type: str, content: bytes) -> DocumentRead:
 class SheetSpool:
     """The sheets (pages) a read in steps read (`SheetStream`), each pickled to a temporary file
     as it is read and read back one at a time, in page order: the read's parsed form, handed to
-    the `sheets` chunker page by page, so a long sheet's regions are never all in memory."""
+    the `sheets` chunker page by page, so a long sheet's regions are never all in memory. The
+    file is in `directory` (the system's temporary directory when None) and has no name there,
+    so it is gone however the process ends, kill -9 included."""
 
-    def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile()
+    def __init__(self, directory: str | None = None) -> None:
+        self._file = tempfile.TemporaryFile(dir=directory)
         self.count = 0
 
     def add(self, sheet: Sheet) -> None:
@@ -470,14 +472,15 @@ class SheetStream:
     """A spreadsheet read page by page (`stream_sheets`): `pages()` yields each page's output as
     its sheet part is read, spooling the part for the chunker (`SheetSpool`); once they are all
     read, `read()` is the document's read without its pages (status, reason, metadata), its
-    parsed form the spool. A file found unreadable part way raises `ReadFailed` from `pages()`."""
+    parsed form the spool (in `spool_dir`). A file found unreadable part way raises
+    `ReadFailed` from `pages()`."""
 
-    def __init__(self, media_type: str, sheets: Iterator[Sheet]) -> None:
+    def __init__(self, media_type: str, sheets: Iterator[Sheet], spool_dir: str | None = None) -> None:
         self.media_type = media_type
         self._sheets = sheets
         self._tally = PageTally()
         self._hidden: list[int] = []
-        self.spool = SheetSpool()
+        self.spool = SheetSpool(spool_dir)
 
     def pages(self) -> Iterator[PageOutput]:
         sheets = iter(self._sheets)
@@ -501,11 +504,12 @@ class SheetStream:
         return self._tally.read(self.media_type, **_metadata(self.media_type, self._hidden)).with_parsed(self.spool)
 
 
-def stream_sheets(content: bytes, media_type: str) -> SheetStream | DocumentRead:
-    """The spreadsheet in `content` read page by page (`SheetStream`), or, when it cannot be
-    opened, what it reads as (as `read_xlsx`, `read_csv`, `read_tsv` would return it)."""
+def stream_sheets(content: bytes, media_type: str, spool_dir: str | None = None) -> SheetStream | DocumentRead:
+    """The spreadsheet in `content` read page by page (`SheetStream`, its sheet parts spooled in
+    `spool_dir`), or, when it cannot be opened, what it reads as (as `read_xlsx`, `read_csv`,
+    `read_tsv` would return it)."""
     try:
-        return SheetStream(media_type, iter_sheets(content, media_type))
+        return SheetStream(media_type, iter_sheets(content, media_type), spool_dir)
     except Exception as exc:
         return _refused(media_type, exc) or reader_error(media_type, exc)
 

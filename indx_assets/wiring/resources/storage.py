@@ -27,6 +27,8 @@ from upath import UPath
 from indx_assets.pipeline.stage_clock import CLOCK
 
 FILE_NAME = "part-0.parquet"
+#: The folder of temporary files under a local root (`StorageResource.scratch_dir`): no asset's name.
+SCRATCH = ".scratch"
 BLOB_NAME = "content.bin"
 #: Texts stored beside a row (`write_text`) are named `text-{sha256}.txt`; the one being written, `text-.partial`.
 TEXT_PREFIX = "text-"
@@ -111,9 +113,9 @@ class Spool:
     `dictionary`: the columns worth a dictionary by the rule of `_dictionary_columns`, over all
     the rows spooled."""
 
-    def __init__(self, schema: pa.Schema) -> None:
+    def __init__(self, schema: pa.Schema, directory: str | None = None) -> None:
         self._schema = schema
-        self._file = tempfile.TemporaryFile()
+        self._file = tempfile.TemporaryFile(dir=directory)  # nameless: gone however the process ends
         self._writer: pq.ParquetWriter | None = pq.ParquetWriter(self._file, schema, **_PARQUET_OPTIONS, use_dictionary=False)
         self._too_long: set[str] = set()
         self.rows = 0
@@ -192,11 +194,22 @@ class StorageResource(dg.ConfigurableResource):
         self._remember(asset, source_id, table)
         return str(path)
 
-    @staticmethod
+    def scratch_dir(self) -> str | None:
+        """Where a stage's temporary files go (`Spool`, `readers.sheets.SheetSpool`): `.scratch`
+        under a local root, beside what they become, so a long document's spools fill the data
+        directory's disk, sized for it, not the system's temporary directory (often a small
+        tmpfs); the system's temporary directory (None) for an object-store root. Each file
+        there has no name (`tempfile.TemporaryFile`), so none is left however a process ends."""
+        if "://" in self.root:
+            return None
+        folder = UPath(self.root) / SCRATCH
+        folder.mkdir(parents=True, exist_ok=True)
+        return str(folder)
+
     @contextmanager
-    def spool(schema: pa.Schema) -> Iterator[Spool]:
-        """A `Spool` of rows of `schema`, removed when the block ends."""
-        spooled = Spool(schema)
+    def spool(self, schema: pa.Schema) -> Iterator[Spool]:
+        """A `Spool` of rows of `schema` (in `scratch_dir`), removed when the block ends."""
+        spooled = Spool(schema, self.scratch_dir())
         try:
             yield spooled
         finally:
