@@ -474,6 +474,16 @@ def test_a_tag_closing_another_element_than_its_name_says_moves_no_block_at_any_
         assert html_blocks(page, every) == whole, every
 
 
+@pytest.mark.parametrize("nest", ["<span>", "<q><sub>", "<div><span>"])
+def test_a_page_nested_thousands_deep_is_not_cut_below_a_bounded_depth(nest: str) -> None:
+    # each piece opens again what is open at its cut: 20,000 nested spans made every piece
+    # start with 120 KB of them, and the scan look down 20,000 elements at every tag
+    page = ("<!DOCTYPE html><body>first " + nest * 3000 + "words after a space " * 4000).encode()
+    reopened = [piece.markup.count(b"<") for piece in list(html_pieces(page, 4096))[1:]]
+    assert max(reopened, default=0) <= html_cuts._MAX_OPEN + 1
+    assert html_blocks(page, 4096) == html_blocks(page, WHOLE)
+
+
 def test_a_page_wrapped_in_formatting_is_cut_into_pieces() -> None:
     # issue 17: an old page wraps its whole body in `<font face=..><b>`: it was one piece
     body = "<p>The harbour wall <i>held</i> the tide.\n<br>and the town <a href='/town'>slept</a>.\n" * 200

@@ -174,6 +174,11 @@ _FORMATTING = frozenset(b"a b big code em font i nobr s small strike strong tt u
 _INLINE = frozenset(b"abbr bdi bdo cite data del dfn ins kbd label mark q samp span sub sup time var".split())
 #: What may stand open around a word of text where a piece is cut (`_Scan._text_reopen`).
 _AROUND_TEXT = _FORMATTING | _INLINE
+#: The most elements the scan follows open at once. Past it, it stops proposing cuts: each piece
+#: opens again what is open (the Noah's Ark clause bounds formatting elements, nothing bounds
+#: `span`s), and each tag costs the scan a look down its stack, so a page of thousands of nested
+#: elements would cost every piece, and the scan, in proportion to its depth.
+_MAX_OPEN = 512
 #: Elements that push a marker on the list of active formatting elements: the Noah's Ark clause
 #: counts entries only back to the last marker.
 _MARKERS = frozenset(b"applet caption marquee object td template th".split())
@@ -325,7 +330,9 @@ class _Scan:
                         yield Cut(lt, reopen)
                     depth = len(self.stack)
                     at = self._start(name, token["attrs"], token.end())
-                    if len(self.stack) > depth:
+                    if len(self.stack) > _MAX_OPEN:
+                        self.trusted = False
+                    elif len(self.stack) > depth:
                         del self.tags[depth:]
                         reopenable = name in _REOPENABLE or name in _AROUND_TEXT or name in (b"table", b"pre")
                         reopenable = reopenable and not READ_IN_MARKUP.search(token["attrs"])
