@@ -513,6 +513,12 @@ class _Scan:
             self.trusted = False  # foster-parented: the body's rules with the table's parent
         return True
 
+    def _open_tags(self) -> list[bytes] | None:
+        """The start tags of the open elements, in the stack's order, or None where one has none
+        to be opened again by (`tags`: not reopenable, or with an attribute the walk reads)."""
+        tags = self.tags[: len(self.stack)]
+        return None if None in tags else tags  # type: ignore[return-value]  # no None, checked
+
     def _row_cut(self) -> tuple[bytes, bytes] | None:
         """With a row group on top of the stack, the markup that opens again all that is open
         (the containers, the table, the row group: see `_reopen`) and the table's own tags, when
@@ -520,10 +526,10 @@ class _Scan:
         parses alone as in place behind them: the cell and row before it closed (at a piece's
         end as by the row's start), the formatting elements above the table reopened with the
         same list (see `_formatting_start`)."""
-        tags = self.tags[: len(self.stack)]
-        if None in tags or len(tags) < 2 or b"pre" in self.stack:  # a `pre` is one block of code
+        tags = self._open_tags()
+        if tags is None or len(tags) < 2 or b"pre" in self.stack:  # a `pre` is one block of code
             return None
-        return b"".join(tags), tags[-2] + tags[-1]  # type: ignore[operator, arg-type]  # no None
+        return b"".join(tags), tags[-2] + tags[-1]
 
     def _reopen(self, name: bytes, attrs: bytes) -> bytes | None:
         """What a piece starting with the start tag `name` must begin with to be parsed as it is
@@ -535,8 +541,8 @@ class _Scan:
         block anyway, so an element closed at a piece's end and opened again adds none; nothing
         but them is open, so the parser's state is theirs (for the list of active formatting
         elements too: see `_formatting_start`)."""
-        tags = self.tags[: len(self.stack)]
-        if None in tags or (self.stack and self.stack[-1] in _TABLE_CONTEXT):
+        tags = self._open_tags()
+        if tags is None or (self.stack and self.stack[-1] in _TABLE_CONTEXT):
             return None  # between a table's rows: `_row_cut`
         if b"pre" in self.stack:
             return None  # a `pre` is one block of code: cut only in its text (`_pre_reopen`)
@@ -547,7 +553,7 @@ class _Scan:
         if READ_IN_MARKUP.search(attrs):
             return None
         if (name in _CUT_BEFORE and name != b"table") or name in _ITEMS.get(self.stack[-1], ()):
-            return b"".join(tags)  # type: ignore[arg-type]  # no None, checked above
+            return b"".join(tags)
         return None
 
     def _text_reopen(self) -> bytes | None:
@@ -556,25 +562,25 @@ class _Scan:
         of the formatting and phrasing elements open around the text when nothing else is open
         (none with an attribute the walk reads). The walk reads them as inline text, so one
         closed at a piece's end and opened again ends no block; a container would."""
-        tags = self.tags[: len(self.stack)]
-        if None in tags or any(name not in _AROUND_TEXT for name in self.stack):
+        tags = self._open_tags()
+        if tags is None or any(name not in _AROUND_TEXT for name in self.stack):
             return None
-        return b"".join(tags)  # type: ignore[arg-type]  # no None, checked above
+        return b"".join(tags)
 
     def _pre_reopen(self) -> bytes | None:
         """With a `pre` on top of the stack, what a piece that starts in its text must begin with
         to be parsed as it is in place (`None` where no cut is): the start tags of the open
-        elements, containers the walk reads only as blocks of text around the `pre` (none of
-        the attributes it reads), then a line's end. The parser drops a line's end right after
+        elements around the `pre` (containers, formatting and phrasing elements, none with an
+        attribute the walk reads) and its own, then a line's end. The parser drops a line's end right after
         a `pre` start tag (the HTML standard's rule for `pre`, `listing` and `textarea`), so the
         piece's text is the text after the cut, whole; the walk joins the `pre`'s parts into one
         block of code (`Piece.pre`). Nothing else is open in the `pre`, so nothing is
         reconstructed; the cut falls after a line's end, so never inside a character reference
         or a CR LF pair."""
-        tags = self.tags[: len(self.stack)]
-        if None in tags or b"pre" in self.stack[:-1]:
+        tags = self._open_tags()
+        if tags is None or b"pre" in self.stack[:-1]:
             return None
-        return b"".join(tags) + b"\n"  # type: ignore[arg-type]  # no None, checked above
+        return b"".join(tags) + b"\n"
 
     def _pop_through(self, names: frozenset[bytes], stops: frozenset[bytes]) -> None:
         """Close the innermost open element of `names` as the parser does, popping the elements
