@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from pydantic import PrivateAttr
 from upath import UPath
 
+from indx_assets.pipeline.bounds import is_local
 from indx_assets.pipeline.stage_clock import CLOCK
 
 FILE_NAME = "part-0.parquet"
@@ -200,11 +201,11 @@ class StorageResource(dg.ConfigurableResource):
         directory's disk, sized for it, not the system's temporary directory (often a small
         tmpfs); the system's temporary directory (None) for an object-store root. Each file
         there has no name (`tempfile.TemporaryFile`), so none is left however a process ends."""
-        if "://" in self.root:
-            return None
         folder = UPath(self.root) / SCRATCH
+        if not is_local(folder):
+            return None
         folder.mkdir(parents=True, exist_ok=True)
-        return str(folder)
+        return folder.path
 
     @contextmanager
     def spool(self, schema: pa.Schema) -> Iterator[Spool]:
