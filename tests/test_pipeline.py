@@ -275,26 +275,47 @@ def test_with_sentences_a_hit_is_the_chunk_holding_the_sentence_that_matched(ins
 
 
 CONCURRENT_UPSERT = """
-import sys, pyarrow as pa
+import os, sys, time, pyarrow as pa
+from pathlib import Path
 from indx_assets.wiring.resources.lancedb import LanceDBResource
 from indx_assets.pipeline.schema import CHUNK_ROWS
-lancedb, tag = LanceDBResource(uri=sys.argv[1]), sys.argv[2]
-for round_ in range(6):
-    rows = [dict.fromkeys(CHUNK_ROWS.names) | {"id": f"id-{i}", "source_id": "doc.md", "text": f"{tag} {round_} {i}"}
-            for i in range(20)]
-    lancedb.upsert_source("doc.md", pa.Table.from_pylist(rows, schema=CHUNK_ROWS))
+uri, tag, sources = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+lancedb = LanceDBResource(uri=uri)
+opened = LanceDBResource.table_for
+
+def table_for_then_wait(self, schema):
+    # The race made certain, not hoped for: each process opens the table (its version then: no
+    # rows of these sources) and waits for the other to have done so before it writes.
+    table = opened(self, schema)
+    if not getattr(table_for_then_wait, "met", False):
+        Path(uri, "opened-" + tag).touch()
+        deadline = time.monotonic() + 60
+        while not all(Path(uri, "opened-" + t).exists() for t in "AB") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        table_for_then_wait.met = True
+    return table
+
+LanceDBResource.table_for = table_for_then_wait
+for round_ in range(3):
+    lancedb.upsert_sources({sid: pa.Table.from_pylist(
+        [dict.fromkeys(CHUNK_ROWS.names) | {"id": f"{sid}-{i}", "source_id": sid, "text": f"{tag} {round_}"}
+         for i in range(20)], schema=CHUNK_ROWS) for sid in sources})
 """
 
 
-def test_two_processes_upserting_one_source_leave_no_duplicate_ids(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sources", [["doc.md"], ["a.md", "b.md"]], ids=["one source", "a batch"])
+def test_two_processes_upserting_one_source_leave_no_duplicate_ids(tmp_path: Path, sources: list[str]) -> None:
+    """Two processes write the same new sources at once (each opened the table before either
+    wrote): the table ends with each chunk id once, all of them from one writer's last write."""
     from indx_assets.wiring.resources.lancedb import LanceDBResource
 
     uri = str(tmp_path / "lancedb")
     LanceDBResource(uri=uri).table()
-    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT_UPSERT, uri, tag]) for tag in "AB"]
+    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT_UPSERT, uri, tag, ",".join(sources)]) for tag in "AB"]
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
-    ids = LanceDBResource(uri=uri).table().to_arrow().column("id").to_pylist()
-    assert Counter(ids) == {f"id-{i}": 1 for i in range(20)}
+    rows = LanceDBResource(uri=uri).table().to_arrow().select(["id", "text"]).to_pylist()
+    assert Counter(r["id"] for r in rows) == {f"{sid}-{i}": 1 for sid in sources for i in range(20)}
+    assert len({r["text"] for r in rows}) == 1 and rows[0]["text"].endswith(" 2")
 
 
 def test_the_definitions_load_and_validate(tmp_path: Path) -> None:

@@ -180,25 +180,27 @@ class LanceDBResource(dg.ConfigurableResource):
             if deleted:
                 table.delete(scope)
             return {"inserted": 0, "updated": 0, "deleted": deleted, "version": table.version}
-        rows = pa.RecordBatchReader.from_batches(schema, itertools.chain([first], batches))
-        if table.count_rows(scope) == 0:
-            # none of these sources has a row yet (a first ingest): nothing to match or delete, and
-            # an append costs under half the memory of a merge (at 19,000 rows of a sheet, 120
-            # MiB against 270), which holds what it merges. One document's rows go in steps (one
-            # `add` of 103,200 rows grew 108 MiB, in steps of 8,192 67 MiB); a batch of
-            # documents keeps its one commit.
-            for part in _steps(rows, merge_step) if len(source_ids) == 1 else [rows]:
-                table.add(part, on_bad_vectors="null")
-            return {"inserted": table.count_rows(scope), "updated": 0, "deleted": 0, "version": table.version}
-        head, count = [], 0
-        for batch in rows:  # up to a step's rows, to tell a long document's re-ingest
+        head, count = [first], first.num_rows
+        for batch in batches:  # up to a step's rows, to tell a long document
             head.append(batch)
             count += batch.num_rows
             if count > merge_step:
                 break
-        rest = itertools.chain(head, rows)
+        rest = itertools.chain(head, batches)
         if count > merge_step and len(source_ids) == 1:  # a batch of documents keeps its one commit
+            if table.count_rows(scope) == 0:
+                # a long document's first ingest: nothing to match or delete, and an append holds
+                # under half what a merge does (at 19,000 rows of a sheet, 120 MiB against 270),
+                # in steps (one `add` of 103,200 rows grew 108 MiB, steps of 8,192 67 MiB). Unlike
+                # a merge, an append is not checked against a concurrent writer of the same ids:
+                # it relies on one writer per source (DESIGN §5), which the pipeline keeps.
+                for part in _steps(rest, merge_step):
+                    table.add(part, on_bad_vectors="null")
+                return {"inserted": table.count_rows(scope), "updated": 0, "deleted": 0, "version": table.version}
             return self._merge_in_steps(table, scope, schema, rest, merge_step)
+        # Always a merge, a first ingest too: keyed on the declared primary key, a merge that
+        # races another writer's commit of the same ids is retried against it, where two
+        # appends would both land (two processes that each counted no rows yet).
         result = (
             table.merge_insert("id")
             .when_matched_update_all()
