@@ -242,7 +242,9 @@ class LanceDBResource(dg.ConfigurableResource):
     def delete_sources(self, source_ids: Sequence[str], per_commit: int = 500) -> None:
         """Delete every row of these sources, `per_commit` sources a commit."""
         table = self.existing_table()
-        for i in range(0, len(source_ids) if table is not None else 0, per_commit):
+        if table is None:
+            return
+        for i in range(0, len(source_ids), per_commit):
             table.delete(f"source_id IN ({', '.join(map(sql_string, source_ids[i:i + per_commit]))})")
 
     def source_rows(self, source_ids: Sequence[str], columns: Sequence[str] = HIT_COLUMNS) -> list[dict[str, Any]]:
