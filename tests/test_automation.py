@@ -18,6 +18,7 @@ from indx_assets.wiring.assets.status import code_versions, corpus_status
 from indx_assets.wiring.definitions import build_definitions, build_resources
 from indx_assets.wiring.settings import Settings
 
+ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ("source_documents", "page_outputs", "chunk_map", "chunk_embeddings", "chunks_table")
 
 
@@ -159,3 +160,67 @@ def test_the_daemons_sensor_runs_a_chain_changes_scattered_requests_as_one_span(
     assert all(s.fresh == len(order) for s in status.assets.values()), status
     rows = build_resources(changed)["lancedb"].table().to_arrow().to_pylist()  # type: ignore[attr-defined]
     assert len({r["id"] for r in rows}) == len(rows) and {r["source_id"] for r in rows} == set(order)
+
+
+def _local_cluster_environment(tmp_path: Path) -> dict[str, str]:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("local_cluster", ROOT / "deploy" / "local-cluster" / "cluster.py")
+    cluster = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(cluster)  # type: ignore[union-attr]
+    return cluster.environment(tmp_path / "topology", {"redis": {"port": 6379}, "postgres": {"port": 5432}})
+
+
+def _ui_environment(tmp_path: Path) -> dict[str, str]:
+    from indx_assets.app.cli.ui import dagster_dev_environment
+
+    home = tmp_path / "ui-home"
+    return dagster_dev_environment(Settings(home=home, storage_uri=str(home / "assets"),
+                                            lancedb_uri=str(home / "lancedb"), corpus_roots=()), {})
+
+
+@pytest.mark.parametrize("daemon_env", [_local_cluster_environment, _ui_environment], ids=["local cluster", "indx ui"])
+def test_a_run_in_flight_is_not_asked_for_again_when_its_chunk_maps_change(
+        instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, daemon_env) -> None:
+    """A daemon evaluates the automation while the runs it launched are in flight. After a chain
+    change, a run re-cuts and then re-embeds its documents; once its chunk maps are written, the
+    Markdown documents' embeddings are stale until its next stage ends. They are that run's to
+    re-embed: a tick in between must not ask for them again (on the local cluster such a run
+    followed most re-cut runs, and found everything fresh: Dagster's `in_progress()` did not see
+    the partitions of a run announced by range). The in-flight run is created as the daemon
+    creates a launched run, in the daemon's environment, and left unstarted; the run that writes
+    the chunk maps stands for its first stage."""
+    from indx_assets.app.runner import PLANNED_EVENTS_AS_SUBSETS, materialize_partitions
+    from indx_assets.wiring.assets.partitions import RANGE_END, RANGE_START
+
+    corpus = tmp_path / "inflight"
+    corpus.mkdir()
+    for i in range(6):  # Markdown and text in turn: the chain change below touches only the Markdown
+        body = " ".join(f"Sentence {j} of document {i} says something about harbours and tides." for j in range(12))
+        if i % 2:
+            (corpus / f"doc-{i:02d}.md").write_text(f"# Document {i}\n\n## Part one\n\n{body}\n\n## Part two\n\n{body}\n")
+        else:
+            (corpus / f"doc-{i:02d}.txt").write_text(body + "\n")
+    home = tmp_path / "inflight-home"
+    settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
+                        corpus_roots=(str(corpus),))
+    state = AutomationState()
+    settle(instance, settings, state)
+    changed = replace(settings, chain_config=json.dumps({"options": {"markdown": {"max_characters": 300}}}))
+    defs = build_definitions(changed)
+    order = instance.get_dynamic_partitions("sources")
+
+    requested = evaluate(instance, changed, state, defs)
+    selection = {dg.AssetKey(a) for a, keys in requested.items() if keys}
+    assert selection == {dg.AssetKey(a) for a in ("chunk_map", "chunk_embeddings", "chunks_table")}
+    monkeypatch.delenv(PLANNED_EVENTS_AS_SUBSETS, raising=False)  # set by the in-process runs above
+    for name, value in daemon_env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    job = defs.resolve_implicit_global_asset_job_def().get_subset(asset_selection=selection)
+    in_flight = instance.create_run_for_job(job, asset_selection=selection, status=dg.DagsterRunStatus.NOT_STARTED,
+                                            tags={RANGE_START: order[0], RANGE_END: order[-1]})
+    assert evaluate(instance, changed, state, defs) == {asset: set() for asset in ASSETS}
+
+    assert all(r.success for r in materialize_partitions(instance, changed, order, selection=["chunk_map"]))
+    assert evaluate(instance, changed, state, defs) == {asset: set() for asset in ASSETS}, \
+        f"asked again for what run {in_flight.run_id[:8]} is about to re-embed"

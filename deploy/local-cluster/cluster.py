@@ -152,17 +152,15 @@ def wait_for_port(port: int, what: str, log: Path, timeout: float = 60, pid: int
 
 def environment(folder: Path, state: dict) -> dict[str, str]:
     """What every process of the topology (and a user's shell, through cluster.env) shares."""
-    from indx_assets.app.runner import PLANNED_EVENTS_AS_SUBSETS
-    from indx_assets.wiring.assets.provenance import EVENT_BATCH_SIZE, EVENTS_PER_WRITE
+    from indx_assets.app.runner import daemon_environment
     from indx_assets.wiring.settings import SENSOR_INTERVAL_ENV
 
     home = folder / "indx"
     redis = f"redis://127.0.0.1:{state['redis']['port']}"
     env = {
-        # a stage's materializations go to PostgreSQL in one statement, not one by one
-        EVENT_BATCH_SIZE: str(EVENTS_PER_WRITE),
-        # a launched run announces each asset once with its partition range, not once per partition
-        PLANNED_EVENTS_AS_SUBSETS: "true",
+        # a stage's materializations go to PostgreSQL in one statement, not one by one; a
+        # launched run's partitions are announced one by one, so the automation sees them in flight
+        **daemon_environment(),
         "INDX_HOME": str(home),
         "DAGSTER_HOME": str(home / "dagster"),
         "DAGSTER_PG_URL": f"postgresql+psycopg2://indx@127.0.0.1:{state['postgres']['port']}/dagster",

@@ -27,7 +27,22 @@ from indx_assets.wiring.settings import Settings, has_unlabelled_ids, record_roo
 log = logging.getLogger(__name__)
 
 #: Dagster's switch for one "materialization planned" event per asset and run, not per partition.
+#: Such an event names no partition, and Dagster's `in_progress()` reads each partition's latest
+#: planned event: a run announced so is in flight for nobody. Set only where no automation is
+#: evaluated while the runs are in flight (`materialize_partitions`, whose caller waits for its
+#: runs); never in a daemon's environment (`daemon_environment`).
 PLANNED_EVENTS_AS_SUBSETS = "DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS"
+
+
+def daemon_environment() -> dict[str, str]:
+    """The event settings of the processes of a deployment whose daemon evaluates automation
+    while the runs it launched are in flight (`indx ui`, the local cluster): each stage's
+    materializations handed to the event log as one batch, and each run's planned
+    materializations announced per partition (Dagster's default), so that the automation sees
+    a run's partitions as in progress and does not ask for them again. With the runs announced
+    by range, a chain change's re-cut run was followed by a run that re-embedded what the first
+    was about to re-embed, once its chunk maps were written (6 of 10 runs at 400 documents)."""
+    return {EVENT_BATCH_SIZE: str(EVENTS_PER_WRITE)}
 
 
 #: The instance's event log: Dagster's SQLite files, with connections kept open (see `event_log`).

@@ -10,6 +10,7 @@ SIGTERM) stops the webserver, the daemon and the code server, as it does `dagste
 
 import os
 import sys
+from collections.abc import Mapping
 from typing import Annotated
 
 import typer
@@ -27,6 +28,15 @@ def dagster_dev_command(host: str, port: int) -> list[str]:
     return [sys.executable, "-m", "dagster", "dev", "-m", DEFINITIONS_MODULE, "--host", host, "--port", str(port)]
 
 
+def dagster_dev_environment(settings: Settings, environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment `dagster dev` runs in: `environ` with the data directory's absolute
+    paths, and the event settings of a daemon (`runner.daemon_environment`) where the user set
+    none of their own."""
+    from indx_assets.app.runner import daemon_environment
+
+    return {**daemon_environment(), **environ, HOME_ENV: str(settings.home), "DAGSTER_HOME": str(settings.dagster_home)}
+
+
 @app.command()
 def ui(
     host: Annotated[str, typer.Option("--host", help="Address the webserver listens on.")] = "127.0.0.1",
@@ -34,14 +44,11 @@ def ui(
                                       help="Port the webserver listens on.")] = 3000,
 ) -> None:
     """Start the Dagster UI (webserver and daemon, as `dagster dev` does) on the data directory."""
-    from indx_assets.app.runner import PLANNED_EVENTS_AS_SUBSETS, open_instance
-    from indx_assets.wiring.assets.provenance import EVENT_BATCH_SIZE, EVENTS_PER_WRITE
+    from indx_assets.app.runner import open_instance
 
     settings = Settings.from_env()
     open_instance(settings).dispose()  # creates the data directory and its instance as `indx ingest` does
-    env = {**os.environ, HOME_ENV: str(settings.home), "DAGSTER_HOME": str(settings.dagster_home)}
-    env.setdefault(PLANNED_EVENTS_AS_SUBSETS, "true")
-    env.setdefault(EVENT_BATCH_SIZE, str(EVENTS_PER_WRITE))
+    env = dagster_dev_environment(settings, os.environ)
     typer.echo(f"indx ui: the Dagster UI of {settings.home} at http://{host}:{port} (Ctrl-C stops it)", err=True)
     command = dagster_dev_command(host, port)
     os.execve(command[0], command, env)  # dagster dev in this process's place: its signals are its own
