@@ -5,6 +5,7 @@ the requested partitions are then executed in-process by `app.daemon_tick`.
 """
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -168,7 +169,8 @@ def _local_cluster_environment(tmp_path: Path) -> dict[str, str]:
     spec = importlib.util.spec_from_file_location("local_cluster", ROOT / "deploy" / "local-cluster" / "cluster.py")
     cluster = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(cluster)  # type: ignore[union-attr]
-    return cluster.environment(tmp_path / "topology", {"redis": {"port": 6379}, "postgres": {"port": 5432}})
+    return cluster.process_environment(cluster.environment(tmp_path / "topology", {"redis": {"port": 6379},
+                                                                                  "postgres": {"port": 5432}}))
 
 
 def _ui_environment(tmp_path: Path) -> dict[str, str]:
@@ -176,7 +178,7 @@ def _ui_environment(tmp_path: Path) -> dict[str, str]:
 
     home = tmp_path / "ui-home"
     return dagster_dev_environment(Settings(home=home, storage_uri=str(home / "assets"),
-                                            lancedb_uri=str(home / "lancedb"), corpus_roots=()), {})
+                                            lancedb_uri=str(home / "lancedb"), corpus_roots=()), os.environ)
 
 
 @pytest.mark.parametrize("daemon_env", [_local_cluster_environment, _ui_environment], ids=["local cluster", "indx ui"])
@@ -213,8 +215,12 @@ def test_a_run_in_flight_is_not_asked_for_again_when_its_chunk_maps_change(
     requested = evaluate(instance, changed, state, defs)
     selection = {dg.AssetKey(a) for a, keys in requested.items() if keys}
     assert selection == {dg.AssetKey(a) for a in ("chunk_map", "chunk_embeddings", "chunks_table")}
-    monkeypatch.delenv(PLANNED_EVENTS_AS_SUBSETS, raising=False)  # set by the in-process runs above
-    for name, value in daemon_env(tmp_path).items():
+    # the daemon's process starts from one that ran in-process runs (a bench's, a test's, a shell's)
+    assert os.environ[PLANNED_EVENTS_AS_SUBSETS] == "true", "set by the in-process runs above"
+    env = daemon_env(tmp_path)
+    for name in set(os.environ) - set(env):
+        monkeypatch.delenv(name)
+    for name, value in env.items():
         monkeypatch.setenv(name, value)
     job = defs.resolve_implicit_global_asset_job_def().get_subset(asset_selection=selection)
     in_flight = instance.create_run_for_job(job, asset_selection=selection, status=dg.DagsterRunStatus.NOT_STARTED,

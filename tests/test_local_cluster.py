@@ -288,3 +288,28 @@ def test_two_backfills_at_once_over_overlapping_partitions_leave_one_row_per_chu
     assert len({r.run_id for r in cluster.runs()} - before) >= 2, "both backfills launched runs"
     cluster.settle()
     cluster.check_table()
+
+
+def test_a_chain_change_reaches_the_table_in_one_run_with_none_that_finds_everything_fresh(
+        cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chain change, as a user makes it (the Dagster processes restarted with INDX_CHAIN), is
+    carried to the table in as many runs as in-process: one here (under 100 documents), which
+    re-cuts and re-embeds. The daemon ticks while it runs: once its chunk maps were written, a
+    tick asked again for the re-embedding it was about to do (Dagster's `in_progress()` did not
+    see a run announced by range), and another run followed that found everything fresh. Forty
+    Markdown documents long enough for the new chain to cut differently make its re-embedding
+    outlast a tick."""
+    from indx_assets.pipeline.chain import CHAIN_ENV
+
+    _new_documents(cluster.corpus, 40, "chained")
+    cluster.settle()
+    before = {r.run_id for r in cluster.runs()}
+    chain = json.dumps({"options": {"markdown": {"max_characters": 300}}})
+    local_cluster.restart(cluster.folder, {CHAIN_ENV: chain})
+    monkeypatch.setenv(CHAIN_ENV, chain)  # what `. DIR/cluster.env` now exports
+    cluster.settle()
+    runs = [r for r in cluster.runs() if r.run_id not in before]
+    selections = [sorted(k.to_user_string() for k in r.asset_selection or ()) for r in runs]
+    assert selections == [["chunk_embeddings", "chunk_map", "chunks_table"]], selections
+    assert [r.status for r in runs] == [dg.DagsterRunStatus.SUCCESS]
+    cluster.check_table()

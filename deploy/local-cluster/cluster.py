@@ -158,9 +158,8 @@ def environment(folder: Path, state: dict) -> dict[str, str]:
     home = folder / "indx"
     redis = f"redis://127.0.0.1:{state['redis']['port']}"
     env = {
-        # a stage's materializations go to PostgreSQL in one statement, not one by one; a
-        # launched run's partitions are announced one by one, so the automation sees them in flight
-        **daemon_environment(),
+        # a stage's materializations go to PostgreSQL in one statement, not one by one
+        **daemon_environment({}),
         "INDX_HOME": str(home),
         "DAGSTER_HOME": str(home / "dagster"),
         "DAGSTER_PG_URL": f"postgresql+psycopg2://indx@127.0.0.1:{state['postgres']['port']}/dagster",
@@ -174,11 +173,20 @@ def environment(folder: Path, state: dict) -> dict[str, str]:
     return env
 
 
+def process_environment(env: dict[str, str]) -> dict[str, str]:
+    """The environment a process of the topology starts with: this one's, with `env`, as a
+    daemon's (a launched run's partitions announced one by one, so the automation sees them in
+    flight, whatever this process had set: `runner.daemon_environment`)."""
+    from indx_assets.app.runner import daemon_environment
+
+    return daemon_environment({**os.environ, **env})
+
+
 def spawn(name: str, cmd: list[str], folder: Path, env: dict[str, str], state: dict) -> None:
     if not Path(cmd[0]).exists():
         raise ClusterError(f"{Path(cmd[0]).name} is not installed beside this Python: pip install 'indx-assets[scale]'")
     log = open(folder / f"{name}.log", "ab")
-    proc = subprocess.Popen(cmd, cwd=REPO, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(cmd, cwd=REPO, env=process_environment(env), stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True)
     state["processes"][name] = proc.pid
 

@@ -6,7 +6,7 @@ in-process against `INDX_HOME`.
 
 import logging
 import os
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import dagster as dg
@@ -34,15 +34,19 @@ log = logging.getLogger(__name__)
 PLANNED_EVENTS_AS_SUBSETS = "DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS"
 
 
-def daemon_environment() -> dict[str, str]:
-    """The event settings of the processes of a deployment whose daemon evaluates automation
-    while the runs it launched are in flight (`indx ui`, the local cluster): each stage's
-    materializations handed to the event log as one batch, and each run's planned
-    materializations announced per partition (Dagster's default), so that the automation sees
-    a run's partitions as in progress and does not ask for them again. With the runs announced
-    by range, a chain change's re-cut run was followed by a run that re-embedded what the first
-    was about to re-embed, once its chunk maps were written (6 of 10 runs at 400 documents)."""
-    return {EVENT_BATCH_SIZE: str(EVENTS_PER_WRITE)}
+def daemon_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` as the environment of a deployment's processes whose daemon evaluates
+    automation while the runs it launched are in flight (`indx ui`, the local cluster): each
+    stage's materializations handed to the event log as one batch (unless `environ` says
+    otherwise), and each run's planned materializations announced per partition (Dagster's
+    default; `PLANNED_EVENTS_AS_SUBSETS` is dropped, whoever set it: `materialize_partitions` sets
+    it in its own process, whose children a bench or a test starts), so that the automation sees
+    a run's partitions in progress and does not ask for them again. With the runs announced by
+    range, a chain change's re-cut run was followed by a run that re-embedded what the first was
+    about to re-embed, once its chunk maps were written (6 of 10 runs at 400 documents)."""
+    env = {k: v for k, v in environ.items() if k != PLANNED_EVENTS_AS_SUBSETS}
+    env.setdefault(EVENT_BATCH_SIZE, str(EVENTS_PER_WRITE))
+    return env
 
 
 #: The instance's event log: Dagster's SQLite files, with connections kept open (see `event_log`).

@@ -29,12 +29,11 @@ def dagster_dev_command(host: str, port: int) -> list[str]:
 
 
 def dagster_dev_environment(settings: Settings, environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment `dagster dev` runs in: `environ` with the data directory's absolute
-    paths, and the event settings of a daemon (`runner.daemon_environment`) where the user set
-    none of their own."""
+    """The environment `dagster dev` runs in: `environ` as a daemon's (`runner.daemon_environment`),
+    with the data directory's absolute paths."""
     from indx_assets.app.runner import daemon_environment
 
-    return {**daemon_environment(), **environ, HOME_ENV: str(settings.home), "DAGSTER_HOME": str(settings.dagster_home)}
+    return {**daemon_environment(environ), HOME_ENV: str(settings.home), "DAGSTER_HOME": str(settings.dagster_home)}
 
 
 @app.command()
