@@ -148,14 +148,15 @@ def _edit(files: list[Path], word: str) -> None:
         f.write_text(f.read_text() + f"\n\n{word} was added to this document later.\n")
 
 
-def _new_documents(corpus: Path, n: int, tag: str) -> list[Path]:
+def _new_documents(corpus: Path, n: int, tag: str, paragraphs: int = 12) -> list[Path]:
     folder = corpus / tag
     folder.mkdir()
     paths = []
     for i in range(n):
         path = folder / f"{tag}-{i:02}.md"
         path.write_text(f"# {tag} {i}\n\n" + "\n\n".join(
-            f"Paragraph {p} of {tag} document {i} describes harbour pilots and lighthouse keepers." for p in range(12)))
+            f"Paragraph {p} of {tag} document {i} describes harbour pilots and lighthouse keepers."
+            for p in range(paragraphs)))
         paths.append(path)
     return paths
 
@@ -296,12 +297,12 @@ def test_a_chain_change_reaches_the_table_in_one_run_with_none_that_finds_everyt
     carried to the table in as many runs as in-process: one here (under 100 documents), which
     re-cuts and re-embeds. The daemon ticks while it runs: once its chunk maps were written, a
     tick asked again for the re-embedding it was about to do (Dagster's `in_progress()` did not
-    see a run announced by range), and another run followed that found everything fresh. Forty
-    Markdown documents long enough for the new chain to cut differently make its re-embedding
-    outlast a tick."""
+    see a run announced by range), and another run followed that found everything fresh. Eighty
+    long Markdown documents, which the new chain cuts differently, make its re-embedding outlast
+    a few ticks (forty short ones did not: no tick fell between its two stages)."""
     from indx_assets.pipeline.chain import CHAIN_ENV
 
-    _new_documents(cluster.corpus, 40, "chained")
+    _new_documents(cluster.corpus, 80, "chained", paragraphs=40)
     cluster.settle()
     before = {r.run_id for r in cluster.runs()}
     chain = json.dumps({"options": {"markdown": {"max_characters": 300}}})
