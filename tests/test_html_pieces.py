@@ -303,16 +303,13 @@ FORMATTING = [
 #: The cases above where no piece is opened by a formatting element: the scan stops (or never
 #: sees a cut) before it could.
 FORMATTING_NOT_CUT = frozenset({
-    "<p><b>x</p><p>y",
     "<b><b><b><b>four<p>a</p></b><p>b</p></b><p>c</p></b></b>",
     "<b class=x><b class=x><b class=x><b class=x>four<p>a</p></b><p>b</p>after</b>",
-    "<font size=1><font size=2><font size=3><font size=4><p>a</p></font><p>b</p></font></font></font>",  # by name
     "<b><table><tr><td>a</td></tr></b><tr><td>b</td></tr></table><p>after",
     "<b><object><b>o</object><p>a</p></b>",
     "<b><svg><p>breaks out</p></svg><p>c</p></b>",
     "<b><select><option>x<b>y</select><p>z</b>",
     "<p>para<b><table><tr><td>a</td></tr><tr><td>b</td></tr></table>after</b>",
-    "<ul><li><b>x<li>y</ul>",
     "<p><span>x</p><p>y",
     "<span style='display:none'><p>a</p><p>b</p></span>after",
     "<b hidden><p>a</p><p>b</p></b>after",
@@ -320,6 +317,51 @@ FORMATTING_NOT_CUT = frozenset({
     "<i style='page-break-after: always'><p>a</p><p>b</p></i>after",
     # the scan stops at `</h1>`; a piece before it opens with the `div`
     "<div><b><h2>t<div></h1></div></h2><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
+})
+#: Formatting elements left in the list of active formatting elements off the stack (old pages
+#: leave a `font` or `b` open in a `p`, whose close pops it): the parser reconstructs them in
+#: every later block's first text, which the scan follows; a piece cut there puts them back in
+#: the list, off the stack, in an empty `button` (see `html_cuts._Scan._off_stack`).
+UNCLOSED = [
+    "<p><font face=Arial>one</p><p>two</p><p>three</p><p>four</p><p>five</p>",
+    "<p><font face=Arial size=2>one</p><p><font face=Arial size=2>two</p><p><font face=Arial size=2>three</p>"
+    "<p><font face=Arial size=2>four</p><p><font face=Arial size=2>five</p><p>six</p>",  # Noah's Ark: 3 kept
+    "<p><font face=Arial>a</p><p><font face=Arial size=2>b</p><p><font face='Arial'>c</p><p><font face=\"Arial\">d"
+    "</p><p><font size=2 face=Arial>e</p><p>f</p>",  # the same attributes, quoted or not, in any order
+    "<p><font face=Arial>a</p><ul><li>b</li><li>c</li></ul><ol><li>d<li>e</ol><dl><dt>f<dd>g</dl><p>h</p>",
+    "<p><font face=Arial>a</p><table><tr><td>b</td></tr><tr><td>c</td></tr><tr><td>d</td></tr></table><p>e</p>",
+    "<table><tr><td><p><font face=Arial>a</p><!-- c --><p>b</p></td></tr><tr><td>c</td></tr><tr><td>d</td></tr>"
+    "</table><p>e</p>",
+    "<p><font face=Arial>a</p><h2>b</h2><h3>c</h3><p>d</p><h1>e</h1>",
+    "<p><font face=Arial>a</p><div>b</div><div><p>c</p></div><section><p>d</p></section><p>e",
+    "<div><p><font face=Arial>a</div><div>b</div><p>c</p><div>d</div>",
+    "<font face=Verdana><p><font size=2>a</p><p>b</p><p>c</p><div>d</div></font><p>e</p>",  # on and off the stack
+    "<p><b><i>a</p><p>b</i>c</p><p>d</b>e</p><p>f</p><p>g</p>",  # end tags of entries off the stack
+    "<p><a href=x>a</p><p>b</p><p><a href=y>c</p><p>d</p><p>e</p>",  # a nested `a` drops the one off the stack
+    "<p><nobr>a</p><p>b</p><p><nobr>c</p><p>d</p><p>e</p>",  # reconstructed, then nested: the scan stops
+    "<p><font face=Arial>a</p>\n<p>b</p>\n<p>c</p>\n<p>d</p>",  # whitespace in the body reconstructs it
+    "<p><font face=Arial>a</p><pre>\nx\ny\nz\n</pre><p>b</p><p>c</p>",
+    "<p><b>a</p><form><p>b</p><p>c</p></form><p>d</p>",
+    "<p><span><b>a</span>b</p><p>c</p><p>d</p>",  # a span's end tag pops the `b` above it
+    "<p><b>a<i>b</b>c</i></p><p>d</p><p>e</p>",  # the adoption agency with no furthest block
+    "<p><b hidden>a</p><p>b</p><p>c</p><p>d</p>",  # reconstructed hidden: the later blocks too
+    "<p><b>a</p><object><p>b</p></object><p>c</p><p>d</p>",
+    "<p><font face=&quot;Arial&quot;>a</p><p><font face=&quot;Arial&quot;>b</p><p><font face=&quot;Arial&quot;>c</p>"
+    "<p><font face=&quot;Arial&quot;>d</p><p>e</p><p>f</p>",  # a character reference: a fourth stops the scan
+    "<p><b>a</p><select><option>s</option></select><p>b</p><p>c</p>",
+    "<p><b>a</p><svg><text>s</text></svg><p>b</p><p>c</p>",
+    "<p><b>a</p><table><tr><td>b<p><i>c</p>d</td></tr><tr><td>e</td></tr></table><p>f</p>",  # a marker in the list
+]
+#: The cases above where no piece puts an element back in the list off the stack: it is
+#: reconstructed (or cleared with its cell) before any cut falls.
+UNCLOSED_NOT_PUT_BACK = frozenset({
+    "<p><font face=Arial>a</p>\n<p>b</p>\n<p>c</p>\n<p>d</p>",
+    "<table><tr><td><p><font face=Arial>a</p><!-- c --><p>b</p></td></tr><tr><td>c</td></tr><tr><td>d</td></tr>"
+    "</table><p>e</p>",
+    "<p><b>a<i>b</b>c</i></p><p>d</p><p>e</p>",
+    "<p><b>a</p><object><p>b</p></object><p>c</p><p>d</p>",
+    "<p><b>a</p><select><option>s</option></select><p>b</p><p>c</p>",
+    "<p><b>a</p><svg><text>s</text></svg><p>b</p><p>c</p>",
 })
 #: A tag that closes another element than its name says: the scan's stack, if left larger than
 #: the parser's, would pair the page's later end tags with other elements, and a cut would open
@@ -330,7 +372,7 @@ MISPAIRED = [
     "<div><select><div><input></div></select><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
     "<div><select><div><select></div></select><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
 ]
-HOSTILE += FORMS + PRES + FORMATTING + MISPAIRED
+HOSTILE += FORMS + PRES + FORMATTING + UNCLOSED + MISPAIRED
 #: The cases above where no cut falls inside the form or `pre` (what is open or read there is
 #: not followed: a hiding attribute, a table's modes, a template...).
 NOT_CUT_INSIDE = frozenset({
@@ -463,6 +505,23 @@ def test_formatting_open_around_blocks_is_cut_inside_at_any_size(middle: str, do
         assert html_blocks(page, every) == whole, every
         cut_inside |= any(reopened.match(piece.markup) for piece in list(html_pieces(page, every))[1:])
     assert cut_inside == (middle not in FORMATTING_NOT_CUT)
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
+@pytest.mark.parametrize("middle", UNCLOSED)
+def test_formatting_left_off_the_stack_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
+    # issue 17: a formatting element closed by a block's close stays in the parser's list and is
+    # reconstructed in each later block: the scan stopped at that close, the rest one piece
+    page = _page(middle, doctype).encode()
+    whole = html_blocks(page, WHOLE)
+    close = page.index(b"</", page.index(middle.encode()))  # the first close over a formatting element
+    put_back = cut_after = False
+    for every in range(8, 420, 3):
+        assert html_blocks(page, every) == whole, every
+        put_back |= any(b"</button>" in piece.markup for piece in list(html_pieces(page, every))[1:])
+        cut_after |= any(cut.at > close for cut in html_cuts._Scan(page).cuts(every))
+    assert cut_after
+    assert put_back == (middle not in UNCLOSED_NOT_PUT_BACK)
 
 
 @pytest.mark.parametrize("middle", MISPAIRED)

@@ -174,6 +174,26 @@ _FORMATTING = frozenset(b"a b big code em font i nobr s small strike strong tt u
 _INLINE = frozenset(b"abbr bdi bdo cite data del dfn ins kbd label mark q samp span sub sup time var".split())
 #: What may stand open around a word of text where a piece is cut (`_Scan._text_reopen`).
 _AROUND_TEXT = _FORMATTING | _INLINE
+#: Elements a close pops with no more effect than that (none is special or a scope's boundary,
+#: so the end tag or start tag that closes the element below them pops them too): the implied
+#: ones, phrasing elements, and formatting ones, which stay in the list of active formatting
+#: elements off the stack (`_Scan._truncate`).
+_POPPED_QUIETLY = _IMPLIED | _AROUND_TEXT
+#: Start tags that do not make the parser "reconstruct the active formatting elements" in the
+#: body (the HTML standard's "in body" rules; text does, whitespace too, and every other start
+#: tag), and those whose rule has changed between versions of the standard or parsers (Lexbor's
+#: may not be html5lib's): where an element in the list is off the stack, the scan stops there.
+_NO_RECONSTRUCT = frozenset(
+    b"address article aside base basefont bgsound blockquote body caption center col colgroup dd details dir div dl"
+    b" dt fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 head header hgroup hr html iframe li"
+    b" link listing main menu meta nav noembed noframes ol p param plaintext pre rp rt script section source style"
+    b" summary table tbody td textarea tfoot th thead title tr track ul".split()
+)
+_UNSURE_RECONSTRUCT = frozenset(b"dialog noscript rb rtc search template".split())
+#: One attribute of a start tag: its name, and its value quoted or not (the Noah's Ark clause
+#: compares elements by their attributes' names and values, in any order).
+_ATTR = re.compile(rb"([^" + _WS + rb"/>=][^" + _WS + rb"/>=]*)(?:[" + _WS + rb"]*=[" + _WS +
+                   rb"]*(?:\"([^\"]*)\"|'([^']*)'|([^" + _WS + rb">]*)))?")
 #: The most elements the scan follows open at once. Past it, it stops proposing cuts: each piece
 #: opens again what is open (the Noah's Ark clause bounds formatting elements, nothing bounds
 #: `span`s), and each tag costs the scan a look down its stack, so a page of thousands of nested
@@ -231,8 +251,35 @@ _WORD_AFTER_SPACE = re.compile(rb"[" + _WS + rb"][A-Za-z0-9]")
 _SELF_CLOSING = re.compile(rb"(?:^|[" + _WS + rb"\"'])/+$")
 
 
+class _Entry:
+    """An entry of the parser's list of active formatting elements: the element's name, its
+    start tag (what opens it again), what the Noah's Ark clause compares it by (`key`: None for
+    a marker, which a cell, caption, object and the like push), where its element is on the
+    stack (`depth`) while it is there (`on`), and whether it is still in the list (`listed`: the
+    Noah's Ark clause drops an entry whose element may stay on the stack)."""
+
+    __slots__ = ("name", "tag", "key", "depth", "on", "listed")
+
+    def __init__(self, name: bytes, tag: bytes, key: tuple[bytes, ...] | None, depth: int) -> None:
+        self.name, self.tag, self.key, self.depth = name, tag, key, depth
+        self.on = self.listed = True
+
+
+def _key(name: bytes, attrs: bytes) -> tuple[bytes, ...]:
+    """What the Noah's Ark clause compares a formatting element by: its name and attributes
+    (names lower-cased, the first of a name kept, sorted); or, where a character reference in
+    them may make two that differ here equal to the parser, `&` after the name."""
+    if b"&" in attrs:
+        return (name, b"&", attrs)  # equal where the same
+    seen: dict[bytes, bytes] = {}
+    for attr in _ATTR.finditer(attrs):
+        seen.setdefault(attr[1].lower(), attr[2] or attr[3] or attr[4] or b"")
+    return (name, *sorted(b"%s=%s" % item for item in seen.items()))
+
+
 class _Scan:
-    """The tokenizer's view of a document, token by token, and the stack of open elements."""
+    """The tokenizer's view of a document, token by token, the stack of open elements and the
+    list of active formatting elements."""
 
     def __init__(self, source: Source, released: Callable[[int], None] | None = None) -> None:
         self.source = source
@@ -242,6 +289,12 @@ class _Scan:
         self.doctype = b""
         self.seen_token = False  # a DOCTYPE counts only as the first token
         self.trusted = True
+        #: the list of active formatting elements (markers too), and the entries whose element
+        #: is on the stack, in the stack's order (`_truncate` takes them off as it pops); how
+        #: many of those the Noah's Ark clause has dropped from the list
+        self.active: list[_Entry] = []
+        self.on_stack: list[_Entry] = []
+        self.unlisted = 0
         #: each open element's start tag where a piece may open it again (`_REOPENABLE`, a table
         #: and its row group), else None; only the first `len(stack)` are the open elements' (a
         #: push overwrites past them)
@@ -276,6 +329,11 @@ class _Scan:
             if at < text_end and self._fostering() and _NOT_WS.search(source, at, text_end):
                 self.trusted = False  # text foster-parented before the table
                 break
+            if at < text_end and self._pending():
+                if source.find(b"\0", at, text_end) >= 0:
+                    self.trusted = False  # the body ignores a NUL: a text of NULs reconstructs nothing
+                    break
+                self._reconstruct()  # text, whitespace too, opens the elements off the stack again
             if text_end - last >= every and (not self.stack or self.stack[-1] in _AROUND_TEXT) and \
                     (reopen := self._text_reopen()) is not None:
                 # a word after whitespace in text directly in the body (or in formatting or phrasing elements)
@@ -302,6 +360,8 @@ class _Scan:
                 if self.to_end or self._fostering():
                     self.trusted = False
                     break
+                if self._pending():
+                    self._reconstruct()
                 at = lt + 1
                 self.seen_token = True
                 continue
@@ -322,14 +382,14 @@ class _Scan:
                     at = token.end()  # no element, no `p` closed: the parser ignores the tag
                 else:
                     if not self.foreign:
-                        self._close_implied(name)
+                        self._close_implied(name, token["attrs"])
                         if not self.trusted:
                             break
                     if lt - last >= every and (reopen := self._reopen(name, token["attrs"])) is not None:
                         last = lt
                         yield Cut(lt, reopen)
                     depth = len(self.stack)
-                    at = self._start(name, token["attrs"], token.end())
+                    at = self._start(name, token["attrs"], token.end(), lt)
                     if len(self.stack) > _MAX_OPEN:
                         self.trusted = False
                     elif len(self.stack) > depth:
@@ -377,6 +437,90 @@ class _Scan:
         del self.tags[len(self.stack):]
         self.tags.append(tag)
         self.stack.append(name)
+        if name in _MARKERS:
+            self._listed(_Entry(name, b"", None, len(self.stack) - 1))
+
+    def _listed(self, entry: _Entry) -> None:
+        """Put an entry, its element just pushed, at the end of the list."""
+        self.active.append(entry)
+        self.on_stack.append(entry)
+
+    def _truncate(self, depth: int) -> None:
+        """Pop the open elements from `depth` up, as the parser does: a formatting element's
+        entry stays in the list, off the stack; a marker's element (a cell, a caption, an
+        object...) clears the list back to its marker (a close pops one only so)."""
+        del self.stack[depth:]
+        on_stack = self.on_stack
+        while on_stack and on_stack[-1].depth >= depth:
+            entry = on_stack.pop()
+            entry.on = False
+            if not entry.listed:
+                self.unlisted -= 1
+            elif entry.key is None:
+                while self.active.pop() is not entry:
+                    pass
+
+    def _unlist(self, entry: _Entry) -> None:
+        """Drop an entry from the list (its element, if on the stack, stays there)."""
+        for i in range(len(self.active) - 1, -1, -1):
+            if self.active[i] is entry:
+                del self.active[i]
+                break
+        entry.listed = False
+        if entry.on:
+            self.unlisted += 1
+
+    def _last_entry(self, name: bytes) -> _Entry | None:
+        """The last entry of that name in the list after its last marker."""
+        for entry in reversed(self.active):
+            if entry.key is None:
+                return None
+            if entry.name == name:
+                return entry
+        return None
+
+    def _pending(self) -> bool:
+        """Whether the next text, or a start tag not in `_NO_RECONSTRUCT`, makes the parser
+        reconstruct the active formatting elements: the list's last entry is an element off the
+        stack, and the parser reads it by the body's rules (no SVG/MathML, no table's own modes,
+        no select or template)."""
+        return bool(self.active) and not self.active[-1].on and self.active[-1].key is not None and \
+            not self.foreign and not self._fostering() and b"select" not in self.stack and b"template" not in self.stack
+
+    def _reconstruct(self) -> None:
+        """"Reconstruct the active formatting elements" (the HTML standard): the entries off the
+        stack at the end of the list (after its last entry on the stack, or marker) are opened
+        again, in the list's order, each a new element with the same start tag, now on the stack."""
+        active = self.active
+        first = len(active)
+        while first > 0 and active[first - 1].key is not None and not active[first - 1].on:
+            first -= 1
+        for entry in active[first:]:
+            self._push(entry.name, None if READ_IN_MARKUP.search(entry.tag) else entry.tag)
+            entry.on, entry.depth = True, len(self.stack) - 1
+            self.on_stack.append(entry)
+        if len(self.stack) > _MAX_OPEN:
+            self.trusted = False
+
+    def _off_stack(self) -> bytes | None:
+        """Markup that puts the list's entries off the stack back in the list, off the stack, after
+        the start tags that open again what is open (`_open_tags`), or None where the list is not
+        what those and this rebuild (a marker in it; an element on the stack the Noah's Ark clause
+        dropped from it). Where the scan vouches, the list is the formatting elements on the
+        stack, in its order, then those off it (what pushes an entry first reconstructs those off
+        it; a pop takes the last ones on it off). A `button` holds them: its start tag reconstructs
+        nothing (all are on the stack there), each of their start tags pushes its element and entry
+        (no fourth of a kind: the page's list has none), and its end tag pops them, as a block's
+        close did on the page; the walk skips a button, so the empty one ends no block."""
+        if self.unlisted:
+            return None
+        off: list[bytes] = []
+        for entry in self.active:
+            if entry.key is None or (entry.on and off):
+                return None
+            if not entry.on:
+                off.append(entry.tag)
+        return b"<button>" + b"".join(off) + b"</button>" if off else b""
 
     def _table_context(self) -> int:
         """Where the innermost open element of a table's modes is on the stack, -1 if none."""
@@ -393,7 +537,7 @@ class _Scan:
         if any(name in _UNCLOSABLE_IN_CELL for name in self.stack[at + 1 :]):
             self.trusted = False
         else:
-            del self.stack[at:]
+            self._truncate(at)
 
     def _table_start(self, name: bytes, tag: bytes) -> bool:
         """Follow a start tag as a table's insertion modes do (the HTML standard's "in table",
@@ -426,7 +570,7 @@ class _Scan:
             if top == b"colgroup":
                 if name == b"col":
                     return True  # void
-                self.stack.pop()
+                self._truncate(len(self.stack) - 1)
             elif top == b"table":
                 if name in _IN_TABLE_RAW:
                     return False
@@ -453,7 +597,7 @@ class _Scan:
                 if name in (b"td", b"th"):
                     self._push(b"tr", None)  # implied
                 elif name in _TABLE_STRUCTURE:
-                    self.stack.pop()  # closes the row group
+                    self._truncate(len(self.stack) - 1)  # closes the row group
                 else:
                     self.trusted = False
                     return True
@@ -466,7 +610,7 @@ class _Scan:
                 if name not in _TABLE_STRUCTURE:
                     self.trusted = False
                     return True
-                self.stack.pop()  # closes the row
+                self._truncate(len(self.stack) - 1)  # closes the row
             else:
                 self.trusted = False  # a table's mode with something else on top: not followed
                 return True
@@ -502,12 +646,12 @@ class _Scan:
             return True
         if current == b"colgroup":
             if name != b"col":
-                self.stack.pop()
+                self._truncate(len(self.stack) - 1)
                 return name == b"colgroup" or self._table_end(name)
         elif name == current:
-            self.stack.pop()
+            self._truncate(len(self.stack) - 1)
         elif name == b"table" or (current == b"tr" and name in _SECTIONS and self.stack[-2] == name):
-            self.stack.pop()  # closes the row or row group, then the tag again
+            self._truncate(len(self.stack) - 1)  # closes the row or row group, then the tag again
             return self._table_end(name)
         elif name not in _TABLE_IGNORED_ENDS:
             self.trusted = False  # foster-parented: the body's rules with the table's parent
@@ -525,11 +669,12 @@ class _Scan:
         each has one to open it with (none of the attributes the walk reads); else None. A row
         parses alone as in place behind them: the cell and row before it closed (at a piece's
         end as by the row's start), the formatting elements above the table reopened with the
-        same list (see `_formatting_start`)."""
-        tags = self._open_tags()
-        if tags is None or len(tags) < 2 or b"pre" in self.stack:  # a `pre` is one block of code
+        same list (see `_formatting_start`; those off the stack before the table's tags: they
+        were off it where the table opened, which reconstructs none)."""
+        tags, off = self._open_tags(), self._off_stack()
+        if tags is None or off is None or len(tags) < 2 or b"pre" in self.stack:  # a `pre` is one block of code
             return None
-        return b"".join(tags), tags[-2] + tags[-1]
+        return b"".join(tags[:-2]) + off + tags[-2] + tags[-1], tags[-2] + tags[-1]
 
     def _reopen(self, name: bytes, attrs: bytes) -> bytes | None:
         """What a piece starting with the start tag `name` must begin with to be parsed as it is
@@ -540,20 +685,21 @@ class _Scan:
         that the walk does not skip (none of those attributes in `attrs`). There the walk ends a
         block anyway, so an element closed at a piece's end and opened again adds none; nothing
         but them is open, so the parser's state is theirs (for the list of active formatting
-        elements too: see `_formatting_start`)."""
-        tags = self._open_tags()
-        if tags is None or (self.stack and self.stack[-1] in _TABLE_CONTEXT):
+        elements too, its entries off the stack after them: see `_formatting_start`; none of
+        these start tags reconstructs them)."""
+        tags, off = self._open_tags(), self._off_stack()
+        if tags is None or off is None or (self.stack and self.stack[-1] in _TABLE_CONTEXT):
             return None  # between a table's rows: `_row_cut`
         if b"pre" in self.stack:
             return None  # a `pre` is one block of code: cut only in its text (`_pre_reopen`)
         if not self.stack:
-            return b"" if name in _CUT_BEFORE else None
+            return off if name in _CUT_BEFORE else None
         # not before a table: what a table foster-parents goes before it, into text the
         # container's close at a piece's end would have ended
         if READ_IN_MARKUP.search(attrs):
             return None
         if (name in _CUT_BEFORE and name != b"table") or name in _ITEMS.get(self.stack[-1], ()):
-            return b"".join(tags)
+            return b"".join(tags) + off
         return None
 
     def _text_reopen(self) -> bytes | None:
@@ -561,9 +707,10 @@ class _Scan:
         it is in place (`None` where no cut is): nothing, directly in the body, or the start tags
         of the formatting and phrasing elements open around the text when nothing else is open
         (none with an attribute the walk reads). The walk reads them as inline text, so one
-        closed at a piece's end and opened again ends no block; a container would."""
+        closed at a piece's end and opened again ends no block; a container would. The text
+        before the cut has reconstructed what was off the stack."""
         tags = self._open_tags()
-        if tags is None or any(name not in _AROUND_TEXT for name in self.stack):
+        if tags is None or self._off_stack() != b"" or any(name not in _AROUND_TEXT for name in self.stack):
             return None
         return b"".join(tags)
 
@@ -578,31 +725,34 @@ class _Scan:
         reconstructed; the cut falls after a line's end, so never inside a character reference
         or a CR LF pair."""
         tags = self._open_tags()
-        if tags is None or b"pre" in self.stack[:-1]:
+        if tags is None or self._off_stack() != b"" or b"pre" in self.stack[:-1]:
             return None
         return b"".join(tags) + b"\n"
 
-    def _pop_through(self, names: frozenset[bytes], stops: frozenset[bytes]) -> None:
+    def _pop_through(self, names: frozenset[bytes], stops: frozenset[bytes],
+                     above_it: frozenset[bytes] = _POPPED_QUIETLY) -> None:
         """Close the innermost open element of `names` as the parser does, popping the elements
-        above it, when it is found before any of `stops` and only elements the parser closes
-        implicitly (`_IMPLIED`) stand above it; the scan cannot vouch for it closing others."""
+        above it, when it is found before any of `stops` and only elements whose close the scan
+        follows (`above_it`) stand above it; it cannot vouch for it closing others."""
         for i in range(len(self.stack) - 1, -1, -1):
             if self.stack[i] in names:
-                if all(above in _IMPLIED for above in self.stack[i + 1 :]):
-                    del self.stack[i:]
+                if all(above in above_it for above in self.stack[i + 1 :]):
+                    self._truncate(i)
                 else:
                     self.trusted = False
                 return
             if self.stack[i] in stops:
                 return
 
-    def _close_implied(self, name: bytes) -> None:
+    def _close_implied(self, name: bytes, attrs: bytes) -> None:
         """The open elements a start tag in the body closes before it opens (the HTML standard's
-        "in body" rules for `li`, `dd`, `dt`, a `p` in button scope, headings, `option`)."""
+        "in body" rules for `li`, `dd`, `dt`, a `p` in button scope, headings, `option`), and
+        the formatting elements it reconstructs (`_reconstruct`) and drops from the list (a
+        nested `a`, the Noah's Ark clause: `_formatting_start`)."""
         if b"select" in self.stack or b"template" in self.stack:
             # other insertion modes: followed only as far as an `option` closing an `option`
             if name == b"option" and self.stack[-1] == b"option":
-                self.stack.pop()
+                self._truncate(len(self.stack) - 1)
             elif name in (b"option", b"optgroup") and self.stack[-1] in (b"option", b"optgroup"):
                 self.trusted = False
             return
@@ -614,44 +764,58 @@ class _Scan:
             self._pop_through(frozenset({b"p"}), _BUTTON_SCOPE)
         elif b"p" in self.stack and (name == b"table" or name == b"search"):  # quirks; an element Lexbor may not know
             self.trusted = False
-        if not self.stack:
-            return
-        top = self.stack[-1]
+        top = self.stack[-1] if self.stack else b""
         if name in _HEADINGS and top in _HEADINGS:
-            self.stack.pop()
+            self._truncate(len(self.stack) - 1)
         elif name in (b"option", b"optgroup") and top == b"option":
-            self.stack.pop()
-        elif (name in _NOT_NESTED and name in self.stack) or (name in _RUBY and top in _RUBY):
+            self._truncate(len(self.stack) - 1)
+        elif name in _RUBY and top in _RUBY:
             self.trusted = False
-        if name in _FORMATTING:
-            self._formatting_start(name)
+        if name == b"a" and (entry := self._last_entry(b"a")) is not None and not entry.on:
+            self._unlist(entry)  # the adoption agency for an `a` off the stack drops its entry
+        if name not in _NO_RECONSTRUCT and self._pending():
+            if name in _UNSURE_RECONSTRUCT:
+                self.trusted = False
+                return
+            self._reconstruct()
+        if name in _NOT_NESTED and name in self.stack:
+            self.trusted = False  # the adoption agency (a `nobr` reconstructed counts: in scope)
+        elif name in _FORMATTING:
+            self._formatting_start(name, attrs)
 
-    def _formatting_start(self, name: bytes) -> None:
-        """Stop vouching where a formatting start tag may make the parser drop an entry from its
-        list of active formatting elements (the Noah's Ark clause: a fourth element of the same
-        name and attributes since the last marker drops the earliest; counted here by name, so
-        sooner than the parser drops one).
+    def _formatting_start(self, name: bytes, attrs: bytes) -> None:
+        """The Noah's Ark clause: a fourth element of the same name and attributes since the last
+        marker drops the earliest from the list (its element stays where it is, on the stack or
+        off it). Where a character reference may make attributes the same to the parser, the
+        scan stops at a fourth of the name.
 
-        Why a piece may open the formatting elements again by their start tags: where the scan
-        vouches, the list holds exactly the formatting elements on the stack, in its order (and
-        markers for the cells and the like on it). Each way the parser leaves an element in the
-        list off the stack (the adoption agency for an end tag not closing the current node or
-        for a nested `a` or `nobr`; a block's close, an implied one too, over a formatting
-        element) stops the scan (`_end`, `_pop_through`, `_NOT_NESTED`); a close that pops a
-        formatting element removes its entry (its own end tag on the current node; a cell's
-        close clears the list back to its marker); and here no push drops one. So nothing is
-        ever reconstructed, and the piece's start tags, in the stack's order, with their
-        attributes, push the same list as the page did."""
-        same = 0
-        for open_name in reversed(self.stack):
-            if open_name in _MARKERS:
+        Why a piece may open the formatting elements again by their start tags (then those off
+        the stack: `_off_stack`): where the scan vouches, it holds the list as the parser does.
+        It follows each push (a start tag, `_reconstruct`), pop (a close, its own end tag or a
+        block's, implied or not: `_truncate`; a cell's close clears the list back to its
+        marker), drop (this clause; an end tag for an entry off the stack, a nested `a`: `_end`,
+        `_close_implied`), and the adoption agency where no furthest block is found (the
+        formatting element and what is above it popped: only formatting and phrasing elements);
+        anything else the parser does with the list (the adoption agency with a furthest block, a
+        nested `nobr`) stops it."""
+        key = _key(name, attrs)
+        same_name: list[_Entry] = []
+        same: list[_Entry] = []
+        for entry in reversed(self.active):
+            if entry.key is None:
                 break
-            same += open_name == name
-        if same >= 3:
+            if entry.name == name:
+                same_name.append(entry)
+                if entry.key == key:
+                    same.append(entry)
+        unsure = key[1:2] == (b"&",) or any(entry.key[1:2] == (b"&",) for entry in same_name)  # type: ignore[index]
+        if len(same_name) >= 3 and unsure:
             self.trusted = False
+        elif len(same) >= 3:
+            self._unlist(same[-1])
 
-    def _start(self, name: bytes, attrs: bytes, at: int) -> int:
-        """Follow a start tag ending at `at`; where the next token begins."""
+    def _start(self, name: bytes, attrs: bytes, at: int, tag_start: int) -> int:
+        """Follow a start tag from `tag_start` to `at`; where the next token begins."""
         if self.foreign:
             if name in _BREAKOUT:
                 self.trusted = False
@@ -671,7 +835,11 @@ class _Scan:
                 return at
             return self._raw_text(name, at)
         elif name not in _VOID and name not in _IGNORED:
-            self.stack.append(name)
+            if name in _FORMATTING and b"select" not in self.stack and b"template" not in self.stack:
+                self.stack.append(name)
+                self._listed(_Entry(name, self.source[tag_start:at], _key(name, attrs), len(self.stack) - 1))
+            else:
+                self._push(name, None)  # a marker for `object` and the like
         return at
 
     def _raw_text(self, name: bytes, at: int) -> int:
@@ -700,9 +868,13 @@ class _Scan:
         innermost open heading of any level), with the implied elements above it for the end tags
         that close those (`_CLOSES_IMPLIED`), or is ignored when none is open. Anything else stops
         the scan vouching: a stack left larger than the parser's would pair the page's later end
-        tags with other elements than the parser does, and reopen what it has closed."""
-        if self.stack and self.stack[-1] == name:
-            self.stack.pop()
+        tags with other elements than the parser does, and reopen what it has closed. A formatting
+        element's runs the adoption agency (`_formatting_end`); a phrasing element's closes it with
+        the formatting and phrasing elements above it, or is ignored past a special element."""
+        if not self.foreign and name in _FORMATTING and b"select" not in self.stack and b"template" not in self.stack:
+            self._formatting_end(name)
+        elif self.stack and self.stack[-1] == name:
+            self._truncate(len(self.stack) - 1)
             if self.foreign:
                 self.foreign -= 1
         elif name == b"br" or self.foreign:
@@ -711,10 +883,40 @@ class _Scan:
             self._pop_through(_HEADINGS, frozenset())  # `</h1>` closes an open `h2` too
         elif name in _VOID or name in _IGNORED or name not in self.stack:
             pass  # ignored (`</p>` opens and closes an empty `p`: nothing stays open)
-        elif name in _CLOSES_IMPLIED and b"select" not in self.stack and b"template" not in self.stack:
-            self._pop_through(frozenset({name}), frozenset())
+        elif b"select" in self.stack or b"template" in self.stack:
+            self.trusted = False
+        elif name in _CLOSES_IMPLIED:
+            # `</form>` takes the form off the stack, not what stands above it but implied elements
+            self._pop_through(frozenset({name}), frozenset(), _IMPLIED if name == b"form" else _POPPED_QUIETLY)
+        elif name in _INLINE:
+            self._pop_through(frozenset({name}), _SPECIAL)  # "any other end tag"
         else:
             self.trusted = False  # the adoption agency, or an end tag that closes what is not implied
+
+
+    def _formatting_end(self, name: bytes) -> None:
+        """A formatting element's end tag, as the adoption agency reads it: the current node of
+        that name, dropped from the list, is popped; else the list's last entry of that name
+        after its last marker is the element closed: off the stack, it is dropped from the list;
+        on it, with only formatting and phrasing elements above it (no furthest block), it is
+        popped with them and dropped. Anything else (a furthest block: elements moved and made
+        anew; no entry, where the standard's "any other end tag" reads the stack) stops the scan."""
+        top = len(self.stack) - 1
+        if self.stack[-1:] == [name] and self.on_stack and self.on_stack[-1].depth == top and \
+                not self.on_stack[-1].listed:
+            self._truncate(top)
+            return
+        entry = self._last_entry(name)
+        if entry is None:
+            if name in self.stack:
+                self.trusted = False
+        elif not entry.on:
+            self._unlist(entry)
+        elif all(above in _AROUND_TEXT for above in self.stack[entry.depth + 1 :]):
+            self._truncate(entry.depth)
+            self._unlist(entry)
+        else:
+            self.trusted = False
 
 
 class Cut(NamedTuple):
