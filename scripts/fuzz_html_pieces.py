@@ -63,6 +63,8 @@ UNCLOSED = [
     "<p><b>x<i>y</b>z {i}</i></p>", "<ul><li><font face=Arial>a {i}<li>b</ul>", "</font>", "</b>", " words {i} ",
     "<p><font size=2 face=Arial>", "<p><font face=\"Arial\" size=\"2\">q {i}</p>", "<p><font color=#{i}>c {i}</p>",
     "<div><p><font face=Arial>v {i}</div>", "<table><tr><td>t {i}</td></tr><tr><td>u</td></tr></table>",
+    "<p>para {i} <a href=x{i}>link</p>", "<p><a href=x{i}>a <b>b {i} <a href=y>c</b></p>",
+    "<p><span>s {i} <a href=z{i}>t</span> u</p>", "<p>h {i} <a href=h{i} hidden>h</p>",
 ]
 #: Lines of a long `pre`.
 LINE = ["    line {i} of code\n", "\n", "  x = {i} &amp;&amp; y &lt; z\n", "\r\n", "<b>bold {i}</b>\n", "tab\t{i}\n",

@@ -363,6 +363,24 @@ UNCLOSED_NOT_PUT_BACK = frozenset({
     "<p><b>a</p><select><option>s</option></select><p>b</p><p>c</p>",
     "<p><b>a</p><svg><text>s</text></svg><p>b</p><p>c</p>",
 })
+#: A link opened while another is in the list of active formatting elements (left open in a
+#: block, reconstructed in the next block's text): the new `a` runs the adoption agency for the
+#: one before, as `</a>` would, then drops it from the list; the scan follows that where no
+#: furthest block is found (only formatting and phrasing elements above the `a`, which it pops).
+NESTED_A = [
+    "<p>para <a href=x>a</p><p>b <a href=y>c</p><p>d</p><p>e <a href=z>f</a></p><p>g</p>",  # reconstructed, then nested
+    "<p>para <a href=x hidden>a</p><p>b <a href=y>c</p><p>d</p><p>e</p>",  # the hidden one reconstructed no more
+    "<p><a href=x>a <b>b <a href=y>c</b></p><p>d</p><p>e</p>",  # the `b` popped with it, reconstructed in it
+    "<p><a href=x>a</p><p><span>b <a href=y>c</span></p><p>d</p><p>e</p>",
+    "<a href=x>a <a href=y>b <a href=z>c</a></a><p>d</p><p>e</p>",  # on the stack, never closed
+    "<a href=x><div>a <a href=y>b</div></a><p>d</p><p>e</p>",  # a furthest block: the scan stops
+    "<a href=x><object>a <a href=y>b</object></a><p>d</p><p>e</p>",  # one past a marker, nested: it stops
+]
+#: The cases above where the scan stops at the nested `a`.
+NESTED_A_STOPS = frozenset({
+    "<a href=x><div>a <a href=y>b</div></a><p>d</p><p>e</p>",
+    "<a href=x><object>a <a href=y>b</object></a><p>d</p><p>e</p>",
+})
 #: A tag that closes another element than its name says: the scan's stack, if left larger than
 #: the parser's, would pair the page's later end tags with other elements, and a cut would open
 #: again what the parser has closed (`tailtail2` would end up as two blocks).
@@ -372,7 +390,7 @@ MISPAIRED = [
     "<div><select><div><input></div></select><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
     "<div><select><div><select></div></select><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
 ]
-HOSTILE += FORMS + PRES + FORMATTING + UNCLOSED + MISPAIRED
+HOSTILE += FORMS + PRES + FORMATTING + UNCLOSED + NESTED_A + MISPAIRED
 #: The cases above where no cut falls inside the form or `pre` (what is open or read there is
 #: not followed: a hiding attribute, a table's modes, a template...).
 NOT_CUT_INSIDE = frozenset({
@@ -522,6 +540,21 @@ def test_formatting_left_off_the_stack_is_cut_after_at_any_size(middle: str, doc
         cut_after |= any(cut.at > close for cut in html_cuts._Scan(page).cuts(every))
     assert cut_after
     assert put_back == (middle not in UNCLOSED_NOT_PUT_BACK)
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
+@pytest.mark.parametrize("middle", NESTED_A)
+def test_a_link_opened_while_another_is_open_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
+    # a nested `a` (one left open in a `p` and reconstructed in the next) stopped the scan: the
+    # rest of the page one piece
+    page = _page(middle, doctype).encode()
+    whole = html_blocks(page, WHOLE)
+    nested = page.rindex(b"<a ", 0, page.index(middle.encode()) + len(middle))  # the last link opened
+    cut_after = False
+    for every in range(8, 420, 3):
+        assert html_blocks(page, every) == whole, every
+        cut_after |= any(cut.at > nested for cut in html_cuts._Scan(page).cuts(every))
+    assert cut_after == (middle not in NESTED_A_STOPS)
 
 
 @pytest.mark.parametrize("middle", MISPAIRED)

@@ -4,28 +4,27 @@ A parser's tree costs many times its page's size (Lexbor: about 15x for short pa
 large page is parsed a piece at a time (`html_pieces`). Tree construction never looks ahead, so
 a prefix of a document parses as the document does up to the cut. The rest parses alone as it
 would have in place exactly when, at the cut, the parser would have held nothing open but
-`html` and `body` (no formatting element to reconstruct, no table, select, template or foreign
-content; but see the containers and formatting elements below) and the piece starts with a token
+`html` and `body` (no table, select, template or foreign content; but see the containers and
+formatting elements below) and the piece starts with a token
 that goes to the body from any mode before it: a block start tag, or a word of text after
 whitespace. Each piece after the first is given the document's DOCTYPE, so it is parsed in the
 same (no-)quirks mode.
 
-The scan below proves that state without building a tree, conservatively: it follows the
-tokenizer (tags, attributes with quoted `>`, comments, raw text and RCDATA elements) and keeps a
-stack of the start tags not yet closed, by their own end tag or by the rules of the body that
-close an element implicitly (`_close_implied`: a block start closes an open `p` in button scope,
-`li` an open `li`, `dd`/`dt` an open `dd`/`dt`, a heading an open heading, an end tag the implied
-`p`, `li` and the like above its element, a heading's end tag the open heading of any level; an
-end tag with nothing of its name open is ignored). The scan follows such a close only where
-nothing but those implied elements stands above the element closed, so that its stack is what the
-parser holds above `body`: a stack larger than the parser's would pair later end tags with other
-elements than the parser does, and a cut would open again what the parser has closed. At
-the first tag it cannot vouch for (an end tag or a start tag that would close an element such as
-a formatting one, whose closing the parser undoes later (it reconstructs the element from its
-list of active formatting elements), or an end tag that runs the adoption agency; an unterminated token, `frameset`,
-`plaintext`, a script that enters its double-escaped state, HTML breaking out of SVG/MathML) it
-stops proposing cuts: the rest is one piece, parsed whole, as before. A page with a `frameset`
-tag anywhere is not cut at all (see `_FRAMESET`).
+The scan below proves that state without building a tree, conservatively: it follows the tokenizer
+(tags, attributes with quoted `>`, comments, raw text and RCDATA elements) and keeps a stack of the
+start tags not yet closed, by their own end tag or by the rules of the body that close an element
+implicitly (`_close_implied`: a block start closes an open `p` in button scope, `li` an open `li`,
+`dd`/`dt` an open `dd`/`dt`, a heading an open heading, an end tag the implied `p`, `li` and the
+like above its element, a heading's end tag the open heading of any level; an end tag with nothing
+of its name open is ignored). The scan follows such a close only where nothing but those implied
+elements, formatting and phrasing elements stand above the element closed, so that its stack is
+what the parser holds above `body`: a stack larger than the parser's would pair later end tags with
+other elements than the parser does, and a cut would open again what the parser has closed. At the
+first tag it cannot vouch for (a close over another element, an end tag that runs the adoption
+agency with a furthest block, an unterminated token, `frameset`, `plaintext`, a script that enters
+its double-escaped state, HTML breaking out of SVG/MathML) it stops proposing cuts: the rest is one
+piece, parsed whole, as before. A page with a `frameset` tag anywhere is not cut at all (see
+`_FRAMESET`).
 
 Where only containers the walk reads as blocks of text are open (`div`, `section`, lists, a
 `form` and the like, with no attribute the walk reads: `READ_IN_MARKUP`), a cut may fall before a
@@ -39,13 +38,21 @@ a table's modes.
 Formatting elements (`b`, `font`, `a`... : `_FORMATTING`; old pages wrap a whole body in
 `<font face=..><b>`) and phrasing elements such as `span` (`_INLINE`) are reopened as containers
 are, by their own start tags, attributes and all, where none has an attribute the walk reads: the
-walk reads them as inline text, so a cut before a block start tag inside them, or before a word
-of text where only they are open, ends no block the page does not end. The next piece's parser
-then holds the same stack and the same list of active formatting elements, because where the
-scan vouches that list holds exactly the formatting elements on the stack, in order: whatever
-would leave one in the list off the stack, or drop one from it (the adoption agency, a block
-closed over one, a nested `a` or `nobr`, a fourth of a name since the last marker: the Noah's
-Ark clause), stops the scan (`_Scan._formatting_start`).
+walk reads them as inline text, so a cut before a block start tag inside them, or before a word of
+text where only they are open, ends no block the page does not end. The scan keeps the parser's
+list of active formatting elements as the parser does (`_Scan._formatting_start`): an element a
+block's close pops stays in it, off the stack (old pages leave a `font` or `b` open in each `p`),
+and the next text, whitespace too, or start tag of most kinds reconstructs it where it is then
+(`_Scan._reconstruct`); a fourth of the same name and attributes since the last marker drops the
+earliest (the Noah's Ark clause); an end tag drops an entry off the stack; an `a` start tag, where
+the list holds an `a` after its last marker, first runs the adoption agency for it as `</a>` would
+(popping it where it is on the stack with only formatting and phrasing elements above it), then
+drops it. The list is the formatting elements on the stack, in its order, then those off it; a
+piece opens the first again with the stack and puts the others back in the list, off the stack, in
+an empty `button` (`_Scan._off_stack`), which the walk skips. Where the list holds what that cannot
+rebuild (a marker, an element on the stack the Noah's Ark clause dropped from it), no cut falls;
+where the parser does what the scan does not follow (the adoption agency with a furthest block, a
+nested `nobr`), it stops.
 
 Where a `pre` is open, with nothing open in it and only those containers around it, a cut may
 fall after a line's end in its text: the next piece opens the containers and the `pre` again,
@@ -148,9 +155,10 @@ _CLOSES_IMPLIED = frozenset(
     b" header hgroup listing main menu nav ol pre section summary ul p li dd dt h1 h2 h3 h4 h5 h6 form select td th tr"
     b" table".split()
 )
-#: Start tags whose effect on an open element of the same name the scan does not follow
-#: (the adoption agency for `a`, `nobr`; a nested button closes the first). A nested form is
-#: followed: see `_Scan._form_ignored`.
+#: Start tags whose effect on an open element of the same name the scan does not follow: a
+#: nested `nobr` (the adoption agency), a nested button (it closes the first), an `a` where one
+#: is still on the stack once the one in the list after its last marker is closed (one opened
+#: before a marker: `<a><object><a>`). A nested form is followed: see `_Scan._form_ignored`.
 _NOT_NESTED = frozenset(b"a nobr button".split())
 #: Start tags that are not followed in an open `select`: `input`, `keygen`, `textarea` and
 #: `select` close it (with whatever the parser let open in it), `noscript` is ignored there.
@@ -771,8 +779,12 @@ class _Scan:
             self._truncate(len(self.stack) - 1)
         elif name in _RUBY and top in _RUBY:
             self.trusted = False
-        if name == b"a" and (entry := self._last_entry(b"a")) is not None and not entry.on:
-            self._unlist(entry)  # the adoption agency for an `a` off the stack drops its entry
+        if name == b"a" and self._last_entry(b"a") is not None:
+            # the adoption agency for the `a` in the list, as its end tag runs it, before the
+            # reconstruction (a link left open in a `p` is reconstructed in the next one, which
+            # opens another); where it is followed, it has taken the `a` off the stack and the
+            # list, which the standard's "remove that element" then finds done
+            self._formatting_end(b"a")
         if name not in _NO_RECONSTRUCT and self._pending():
             if name in _UNSURE_RECONSTRUCT:
                 self.trusted = False
