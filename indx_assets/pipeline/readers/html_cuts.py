@@ -78,6 +78,7 @@ Nothing here decides what text a page has; a wrong cut could only move a block b
 import mmap
 import re
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import NamedTuple
 
 from indx_assets.pipeline.readers.html_attrs import READ_IN_MARKUP
@@ -273,6 +274,7 @@ class _Entry:
         self.on = self.listed = True
 
 
+@lru_cache(maxsize=1024)  # a page repeats a few start tags: `<font face=Arial size=2>` in every `p`
 def _key(name: bytes, attrs: bytes) -> tuple[bytes, ...]:
     """What the Noah's Ark clause compares a formatting element by: its name and attributes
     (names lower-cased, the first of a name kept, sorted); or, where a character reference in
