@@ -10,7 +10,8 @@ picks them), and pages of HTML's other shapes (`_BLOCKS`): short paragraphs (an 
 bytes, where the parser's tree and the walk over it dominate), paragraphs and list items closed
 only implicitly, paragraphs inside wrapping containers, one large table (and one as a page
 writes it: `html-table-page`), paragraphs in one form around the page (`html-form`) or in
-formatting elements around it, as old pages write them (`html-font`), one large
+formatting elements around it, as old pages write them (`html-font`), or each with a `font` left
+open in it, which the parser reconstructs in the next (`html-font-unclosed`), one large
 `pre` (`html-pre`), and a page in Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
 INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
@@ -74,6 +75,12 @@ _BLOCKS = {
     "html-wrapped": (b"<div id=page><main class=content>", _PARAGRAPH * 12945),
     # short paragraphs in formatting elements around the whole page, as old pages write them
     "html-font": (b"<font face=Arial size=2><b>", _PARAGRAPH * 12945),
+    # short paragraphs each with a `font` left open in it, as old pages exported by word
+    # processors write them: its close pops it and the parser reconstructs it in the next
+    # paragraph, so from the fourth on each holds four nested (three reconstructed, the Noah's
+    # Ark clause's bound, and its own)
+    "html-font-unclosed": (b"", b"<p><font face=Arial size=2>The harbour wall held the <b>tide</b> back, and the town"
+                                b" slept behind it.</p>" * 11140),
     # one table of short rows
     "html-table": (b"<table>", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 17246),
     # one table as a page writes it: in a wrapping div, a header row group, cells closed only
