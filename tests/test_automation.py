@@ -6,6 +6,7 @@ the requested partitions are then executed in-process by `app.daemon_tick`.
 
 import json
 import os
+import uuid
 from dataclasses import replace
 from pathlib import Path
 
@@ -161,6 +162,44 @@ def test_the_daemons_sensor_runs_a_chain_changes_scattered_requests_as_one_span(
     assert all(s.fresh == len(order) for s in status.assets.values()), status
     rows = build_resources(changed)["lancedb"].table().to_arrow().to_pylist()  # type: ignore[attr-defined]
     assert len({r["id"] for r in rows}) == len(rows) and {r["source_id"] for r in rows} == set(order)
+
+
+def test_the_daemons_sensor_waits_while_runs_it_asked_for_are_queued(instance, tmp_path: Path) -> None:
+    """While a run the sensor asked for is still queued, a tick evaluates nothing and keeps its
+    cursor; once the queue has emptied, the next tick asks for what changed meanwhile."""
+    corpus = tmp_path / "queued"
+    corpus.mkdir()
+    for i in range(2):
+        (corpus / f"doc-{i}.md").write_text(f"# Document {i}\n\n" + "Harbours and tides. " * 40 + "\n")
+    home = tmp_path / "queued-home"
+    settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
+                        corpus_roots=(str(corpus),))
+    settle(instance, settings, AutomationState())
+    changed = replace(settings, chain_config=json.dumps({"options": {"markdown": {"max_characters": 300}}}))
+    defs = build_definitions(changed)
+    sensor = defs.get_sensor_def("ingest_automation")
+    # a queued run as the daemon's queue holds it: Dagster requires the code location it came from
+    from dagster._core.remote_origin import GrpcServerCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
+
+    origin = RemoteJobOrigin(RemoteRepositoryOrigin(GrpcServerCodeLocationOrigin("localhost", 4266, "indx"),
+                                                    "__repository__"), "__ASSET_JOB")
+    queued = instance.add_run(dg.DagsterRun(job_name="__ASSET_JOB", run_id=str(uuid.uuid4()), remote_job_origin=origin,
+                                            status=dg.DagsterRunStatus.QUEUED,
+                                            tags=dg.DagsterRun.tags_for_sensor(sensor)))
+
+    def evaluate(cursor: str | None):  # noqa: ANN202
+        return sensor.evaluate_tick(dg.build_sensor_context(instance=instance, repository_def=defs.get_repository_def(),
+                                                            cursor=cursor))
+
+    first = evaluate(None)
+    waiting = evaluate("the cursor as it was")
+    assert not first.run_requests and "1 runs it asked for are still queued" in (first.skip_message or "")
+    assert not waiting.run_requests and waiting.cursor == "the cursor as it was"
+
+    instance.report_run_canceled(queued)
+    asked = evaluate(None)
+    assert [sorted(k.to_user_string() for k in r.asset_selection) for r in asked.run_requests] == [
+        ["chunk_embeddings", "chunk_map", "chunks_table"]]
 
 
 def _local_cluster_environment(tmp_path: Path) -> dict[str, str]:

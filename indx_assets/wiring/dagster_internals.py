@@ -15,7 +15,8 @@ event-log storage (`app/event_log.py`), which subclasses Dagster's SQLite storag
 - The automation cursor's type, and `AssetKeyPartitionKey` (what automation conditions and
   their evaluation results are made of).
 - Sensor ticks: a tick's result with other run requests (`with_run_requests`), for the
-  automation sensor that runs its requests as spans.
+  automation sensor that runs its requests as spans, or with none and the cursor as it was
+  (`skipped_tick`: the sensor daemon stores whatever cursor a tick returns, `None` too).
 - Provenance tags by event: the event log's tag index (`asset_event_tags`, one row per indexed
   tag of an asset event), read for many events in one query and filled in for events stored
   before a storage indexed a tag (`indexed_event_tags`, `index_event_tags`).
@@ -97,6 +98,11 @@ def with_run_requests(result: SensorExecutionData, run_requests: Sequence[dg.Run
         asset_events=result.asset_events,
         automation_condition_evaluations=result.automation_condition_evaluations,
     )
+
+
+def skipped_tick(cursor: str | None, message: str) -> SensorExecutionData:
+    """A sensor tick's result that requests nothing and leaves the sensor's cursor as it was."""
+    return SensorExecutionData(run_requests=[], skip_message=message, cursor=cursor)
 
 
 def report_runless_batch(instance: dg.DagsterInstance,

@@ -26,7 +26,7 @@ import dagster as dg
 from indx_assets.wiring.assets.freshness import PAGE_SIZE, page_status
 from indx_assets.wiring.assets.ingest import BATCH_SIZE, CHUNK_EMBEDDINGS, CHUNK_MAP, CHUNKS_TABLE, PAGE_OUTPUTS, PARENT, SOURCE_DOCUMENTS
 from indx_assets.wiring.assets.partitions import RANGE_END, RANGE_START, SOURCES, ranges, spans
-from indx_assets.wiring.dagster_internals import AssetKeyPartitionKey, with_run_requests
+from indx_assets.wiring.dagster_internals import AssetKeyPartitionKey, skipped_tick, with_run_requests
 from indx_assets.wiring.resources.source_index import SourceIndex
 from indx_assets.wiring.settings import DEFAULT_SENSOR_INTERVAL_S
 
@@ -95,9 +95,19 @@ class SpanningAutomationSensor(dg.AutomationConditionSensorDefinition):
     whose chunks came out different is re-embedded): 1,000 runs for 2,000 documents. The same
     requests become runs over spans (`partitions.spans`), in which the stages skip the fresh
     partitions; the in-process path (`app.daemon_tick`) runs the same spans.
+
+    While runs it asked for are still queued it does not evaluate: an evaluation reads the
+    provenance of every partition of every asset (a few CPU-seconds at thousands of documents,
+    each tick, taken from the steps on a small machine), and what it could ask for meanwhile
+    would only queue behind them. A file that changes in that time is read when its run starts,
+    or seen by the first evaluation after the queue has emptied, while the last runs go on.
     """
 
     def evaluate_tick(self, context: dg.SensorEvaluationContext) -> Any:
+        queued = context.instance.get_runs_count(dg.RunsFilter(
+            statuses=[dg.DagsterRunStatus.QUEUED], tags=dg.DagsterRun.tags_for_sensor(self)))
+        if queued:
+            return skipped_tick(context.cursor, f"{queued} runs it asked for are still queued")
         result = super().evaluate_tick(context)
         requested: dict[str, set[str]] = defaultdict(set)
         others = []
