@@ -11,7 +11,8 @@ bytes, where the parser's tree and the walk over it dominate), paragraphs and li
 only implicitly, paragraphs inside wrapping containers, one large table (and one as a page
 writes it: `html-table-page`), paragraphs in one form around the page (`html-form`) or in
 formatting elements around it, as old pages write them (`html-font`), or each with a `font` left
-open in it, which the parser reconstructs in the next (`html-font-unclosed`), one large
+open in it, which the parser reconstructs in the next (`html-font-unclosed`), or each in a `b`
+closed inside it (`html-misnested`, the adoption agency with a furthest block), one large
 `pre` (`html-pre`), and a page in Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
 INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
@@ -81,6 +82,10 @@ _BLOCKS = {
     # Ark clause's bound, and its own)
     "html-font-unclosed": (b"", b"<p><font face=Arial size=2>The harbour wall held the <b>tide</b> back, and the town"
                                 b" slept behind it.</p>" * 11140),
+    # short paragraphs each in a `b` closed inside it, as old pages misnest them: its end tag
+    # runs the adoption agency with the paragraph as its furthest block
+    "html-misnested": (b"", b"<b><p>The harbour wall held the <i>tide</i></b> back, and the town slept behind it.</p>\n"
+                            * 12945),
     # one table of short rows
     "html-table": (b"<table>", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 17246),
     # one table as a page writes it: in a wrapping div, a header row group, cells closed only

@@ -338,7 +338,7 @@ UNCLOSED = [
     "<font face=Verdana><p><font size=2>a</p><p>b</p><p>c</p><div>d</div></font><p>e</p>",  # on and off the stack
     "<p><b><i>a</p><p>b</i>c</p><p>d</b>e</p><p>f</p><p>g</p>",  # end tags of entries off the stack
     "<p><a href=x>a</p><p>b</p><p><a href=y>c</p><p>d</p><p>e</p>",  # a nested `a` drops the one off the stack
-    "<p><nobr>a</p><p>b</p><p><nobr>c</p><p>d</p><p>e</p>",  # reconstructed, then nested: the scan stops
+    "<p><nobr>a</p><p>b</p><p><nobr>c</p><p>d</p><p>e</p>",  # reconstructed, then nested
     "<p><font face=Arial>a</p>\n<p>b</p>\n<p>c</p>\n<p>d</p>",  # whitespace in the body reconstructs it
     "<p><font face=Arial>a</p><pre>\nx\ny\nz\n</pre><p>b</p><p>c</p>",
     "<p><b>a</p><form><p>b</p><p>c</p></form><p>d</p>",
@@ -373,14 +373,39 @@ NESTED_A = [
     "<p><a href=x>a <b>b <a href=y>c</b></p><p>d</p><p>e</p>",  # the `b` popped with it, reconstructed in it
     "<p><a href=x>a</p><p><span>b <a href=y>c</span></p><p>d</p><p>e</p>",
     "<a href=x>a <a href=y>b <a href=z>c</a></a><p>d</p><p>e</p>",  # on the stack, never closed
-    "<a href=x><div>a <a href=y>b</div></a><p>d</p><p>e</p>",  # a furthest block: the scan stops
+    "<a href=x><div>a <a href=y>b</div></a><p>d</p><p>e</p>",  # a furthest block: moved into the div
     "<a href=x><object>a <a href=y>b</object></a><p>d</p><p>e</p>",  # one past a marker, nested: it stops
 ]
 #: The cases above where the scan stops at the nested `a`.
 NESTED_A_STOPS = frozenset({
-    "<a href=x><div>a <a href=y>b</div></a><p>d</p><p>e</p>",
     "<a href=x><object>a <a href=y>b</object></a><p>d</p><p>e</p>",
 })
+#: A formatting element closed where a special element (a block, a list, an item...) stands
+#: open above it (the adoption agency's furthest block): the parser moves that block out of it
+#: and puts a copy of the formatting element in the block, around what the block holds; the
+#: formatting elements between them are copied, dropped past the third, and the other elements
+#: between them leave the stack. The scan follows that on its stack and list, and cuts after.
+MISNESTED = [  # `<!--aa-->` after the tag that runs it
+    "<b><p>x</b><!--aa-->y</p><p>z</p><p>w</p><p>v</p>",
+    "<b><div>a</b><!--aa-->b</div><p>c</p><p>d</p><p>e</p>",
+    "<font face=Arial><i><p>a</font><!--aa-->b</i></p><p>c</p><p>d</p><p>e</p>",  # the i copied, the font after it
+    "<b><span><p>a</b><!--aa-->b</p><p>c</p><p>d</p>",  # the span leaves the stack
+    "<b><i><u><s><em><p>x</b><!--aa-->y</p><p>z</p><p>w</p>",  # past the third, the i is dropped
+    "<b><div><div>x</b><!--aa-->y</div>z</div><p>w</p><p>v</p>",  # a round per block: the copy closed by the last
+    "<b><p><i>x</b><!--aa-->y</i></p><p>z</p><p>w</p>",  # formatting above the block goes with it
+    "<b class=x><ul><li>a</b><!--aa--><li>b</ul><p>c</p><p>d</p>",
+    "<p><b>a</p><div>b</b><!--aa-->c</div><p>d</p><p>e</p>",  # reconstructed in the div, then misnested
+    "<b><p>a<i><p>b</b><!--aa-->c</i></p><p>d</p><p>e</p>",
+    "<font><font><font><font><p>x</font><!--aa-->y</p></font></font></font><p>z</p><p>w</p>",  # the Noah's Ark clause's
+    "<b><table><tr><td>a</td></tr></table><div>x</b><!--aa-->y</div><p>z</p><p>w</p>",
+    "<b><h2>t</b><!--aa-->u</h2><h3>v</h3><p>w</p><p>x</p>",
+    "<a href=x><div>a <a href=y><!--aa-->b</div></a><p>d</p><p>e</p>",  # a nested `a`
+    "<nobr>a<p>b<nobr><!--aa-->c</p>d</nobr><p>e</p><p>f</p>",  # a nested `nobr`, the first in scope
+    "<nobr>a<nobr><!--aa-->b</nobr><p>c</p><p>d</p>",
+    "<p><nobr>a</p><p>b<nobr><!--aa-->c</p><p>d</p><p>e</p>",  # reconstructed, then nested
+]
+#: The cases above where the scan stops at the close.
+MISNESTED_STOPS: frozenset[str] = frozenset()
 #: A tag that closes another element than its name says: the scan's stack, if left larger than
 #: the parser's, would pair the page's later end tags with other elements, and a cut would open
 #: again what the parser has closed (`tailtail2` would end up as two blocks).
@@ -390,7 +415,7 @@ MISPAIRED = [
     "<div><select><div><input></div></select><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
     "<div><select><div><select></div></select><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
 ]
-HOSTILE += FORMS + PRES + FORMATTING + UNCLOSED + NESTED_A + MISPAIRED
+HOSTILE += FORMS + PRES + FORMATTING + UNCLOSED + NESTED_A + MISNESTED + MISPAIRED
 #: The cases above where no cut falls inside the form or `pre` (what is open or read there is
 #: not followed: a hiding attribute, a table's modes, a template...).
 NOT_CUT_INSIDE = frozenset({
@@ -555,6 +580,21 @@ def test_a_link_opened_while_another_is_open_is_cut_after_at_any_size(middle: st
         assert html_blocks(page, every) == whole, every
         cut_after |= any(cut.at > nested for cut in html_cuts._Scan(page).cuts(every))
     assert cut_after == (middle not in NESTED_A_STOPS)
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
+@pytest.mark.parametrize("middle", MISNESTED)
+def test_formatting_closed_over_a_block_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
+    # issue 17: the adoption agency with a furthest block stopped the scan: the rest of the page
+    # one piece, parsed whole
+    page = _page(middle, doctype).encode()
+    whole = html_blocks(page, WHOLE)
+    misnested = page.index(b"<!--aa-->")
+    cut_after = False
+    for every in range(8, 420, 3):
+        assert html_blocks(page, every) == whole, every
+        cut_after |= any(cut.at > misnested for cut in html_cuts._Scan(page).cuts(every))
+    assert cut_after == (middle not in MISNESTED_STOPS)
 
 
 @pytest.mark.parametrize("middle", MISPAIRED)

@@ -20,8 +20,7 @@ of its name open is ignored). The scan follows such a close only where nothing b
 elements, formatting and phrasing elements stand above the element closed, so that its stack is
 what the parser holds above `body`: a stack larger than the parser's would pair later end tags with
 other elements than the parser does, and a cut would open again what the parser has closed. At the
-first tag it cannot vouch for (a close over another element, an end tag that runs the adoption
-agency with a furthest block, an unterminated token, `frameset`, `plaintext`, a script that enters
+first tag it cannot vouch for (a close over another element, an unterminated token, `frameset`, `plaintext`, a script that enters
 its double-escaped state, HTML breaking out of SVG/MathML) it stops proposing cuts: the rest is one
 piece, parsed whole, as before. A page with a `frameset` tag anywhere is not cut at all (see
 `_FRAMESET`).
@@ -47,12 +46,18 @@ and the next text, whitespace too, or start tag of most kinds reconstructs it wh
 earliest (the Noah's Ark clause); an end tag drops an entry off the stack; an `a` start tag, where
 the list holds an `a` after its last marker, first runs the adoption agency for it as `</a>` would
 (popping it where it is on the stack with only formatting and phrasing elements above it), then
-drops it. The list is the formatting elements on the stack, in its order, then those off it; a
+drops it; a nested `nobr` runs it too. Where a special element (a block, a list, an item...)
+stands open above the formatting element an end tag closes, the adoption agency's furthest
+block, the scan moves the stack and the list as the parser does (`_Scan._furthest_block`): the
+formatting elements between them are copied in place (dropped from the list past the third),
+the other elements between them leave the stack, and the formatting element's copy goes just
+above the block. The list is the formatting elements on the stack, in its order, then those off it; a
 piece opens the first again with the stack and puts the others back in the list, off the stack, in
 an empty `button` (`_Scan._off_stack`), which the walk skips. Where the list holds what that cannot
 rebuild (a marker, an element on the stack the Noah's Ark clause dropped from it), no cut falls;
-where the parser does what the scan does not follow (the adoption agency with a furthest block, a
-nested `nobr`), it stops.
+where the parser does what the scan does not follow (a furthest block whose copies a table
+foster-parents, an `a` left on the stack below a marker, eight rounds of the adoption agency
+that leave the element open), it stops.
 
 Where a `pre` is open, with nothing open in it and only those containers around it, a cut may
 fall after a line's end in its text: the next piece opens the containers and the `pre` again,
@@ -157,9 +162,9 @@ _CLOSES_IMPLIED = frozenset(
     b" table".split()
 )
 #: Start tags whose effect on an open element of the same name the scan does not follow: a
-#: nested `nobr` (the adoption agency), a nested button (it closes the first), an `a` where one
-#: is still on the stack once the one in the list after its last marker is closed (one opened
-#: before a marker: `<a><object><a>`). A nested form is followed: see `_Scan._form_ignored`.
+#: nested button (it closes the first), an `a` or `nobr` still on the stack once the adoption
+#: agency has run for it (one opened before a marker: `<a><object><a>`). A nested form is
+#: followed: see `_Scan._form_ignored`.
 _NOT_NESTED = frozenset(b"a nobr button".split())
 #: Start tags that are not followed in an open `select`: `input`, `keygen`, `textarea` and
 #: `select` close it (with whatever the parser let open in it), `noscript` is ignored there.
@@ -792,10 +797,24 @@ class _Scan:
                 self.trusted = False
                 return
             self._reconstruct()
+        if name == b"nobr" and self._in_scope(name):
+            # a nested `nobr` closes the open one as its end tag would, then reconstructs again
+            self._formatting_end(name)
+            if self.trusted and self._pending():
+                self._reconstruct()
         if name in _NOT_NESTED and name in self.stack:
             self.trusted = False  # the adoption agency (a `nobr` reconstructed counts: in scope)
         elif name in _FORMATTING:
             self._formatting_start(name, attrs)
+
+    def _in_scope(self, name: bytes) -> bool:
+        """Whether an element of that name is open in the default scope (none of `_SCOPE` above it)."""
+        for open_name in reversed(self.stack):
+            if open_name == name:
+                return True
+            if open_name in _SCOPE:
+                return False
+        return False
 
     def _formatting_start(self, name: bytes, attrs: bytes) -> None:
         """The Noah's Ark clause: a fourth element of the same name and attributes since the last
@@ -808,10 +827,8 @@ class _Scan:
         It follows each push (a start tag, `_reconstruct`), pop (a close, its own end tag or a
         block's, implied or not: `_truncate`; a cell's close clears the list back to its
         marker), drop (this clause; an end tag for an entry off the stack, a nested `a`: `_end`,
-        `_close_implied`), and the adoption agency where no furthest block is found (the
-        formatting element and what is above it popped: only formatting and phrasing elements);
-        anything else the parser does with the list (the adoption agency with a furthest block, a
-        nested `nobr`) stops it."""
+        `_close_implied`), and the adoption agency (`_formatting_end`, `_furthest_block`);
+        anything else the parser does with the list stops it."""
         key = _key(name, attrs)
         same_name: list[_Entry] = []
         same: list[_Entry] = []
@@ -909,28 +926,86 @@ class _Scan:
 
 
     def _formatting_end(self, name: bytes) -> None:
-        """A formatting element's end tag, as the adoption agency reads it: the current node of
-        that name, dropped from the list, is popped; else the list's last entry of that name
-        after its last marker is the element closed: off the stack, it is dropped from the list;
-        on it, with only formatting and phrasing elements above it (no furthest block), it is
-        popped with them and dropped. Anything else (a furthest block: elements moved and made
-        anew; no entry, where the standard's "any other end tag" reads the stack) stops the scan."""
+        """A formatting element's end tag: the HTML standard's adoption agency algorithm, on the
+        stack and the list. The current node of that name, dropped from the list, is popped;
+        else, up to eight times, the list's last entry of that name after its last marker is the
+        formatting element: off the stack, it is dropped from the list; on it but out of scope,
+        the tag is ignored; with no special element above it, it is popped with what is above it
+        and dropped; else the first special element above it is the furthest block, which the
+        element's new copy goes into (`_furthest_block`), and the next round closes that copy.
+        Where no entry is found, the standard's "any other end tag" reads the stack, which the
+        scan follows only where none of that name is open."""
         top = len(self.stack) - 1
         if self.stack[-1:] == [name] and self.on_stack and self.on_stack[-1].depth == top and \
                 not self.on_stack[-1].listed:
             self._truncate(top)
             return
-        entry = self._last_entry(name)
-        if entry is None:
-            if name in self.stack:
-                self.trusted = False
-        elif not entry.on:
-            self._unlist(entry)
-        elif all(above in _AROUND_TEXT for above in self.stack[entry.depth + 1 :]):
-            self._truncate(entry.depth)
-            self._unlist(entry)
-        else:
+        for round in range(8):
+            entry = self._last_entry(name)
+            if entry is None:
+                if round or name in self.stack:
+                    self.trusted = False
+                return
+            if not entry.on:
+                self._unlist(entry)
+                return
+            above = self.stack[entry.depth + 1 :]
+            if not _SCOPE.isdisjoint(above):
+                return  # not in scope: ignored
+            if b"noscript" in above:
+                self.trusted = False  # special or raw text by the parser's scripting flag
+                return
+            block = next((i for i, e in enumerate(above) if e in _SPECIAL), None)
+            if block is None:
+                self._truncate(entry.depth)
+                self._unlist(entry)
+                return
+            self._furthest_block(entry, entry.depth + 1 + block)
+            if not self.trusted:
+                return
+
+    def _furthest_block(self, formatting: _Entry, block: int) -> None:
+        """One round of the adoption agency with a furthest block (`block`, on the stack), as it
+        moves the stack and the list; the tree's moves are the parser's business, but for one:
+        where the element below the formatting element is a table's (a table, row group or row),
+        the elements moved are foster-parented before the table, which the scan stops at.
+
+        Walking down from the block to the formatting element: the fourth element and those
+        after it are dropped from the list; each element not (or no longer) in the list leaves
+        the stack; each still in it is replaced by a copy from its start tag, in place. The
+        formatting element leaves the stack and the list; its copy goes on the stack just above
+        the block, and in the list just after the copy nearest the block (or in its own place
+        where there is none)."""
+        depth = formatting.depth
+        if depth and self.stack[depth - 1] in _FOSTERING:
             self.trusted = False
+            return
+        entries = {entry.depth: entry for entry in self.on_stack if entry.depth >= depth}
+        kept: list[int] = []
+        bookmark: _Entry | None = None
+        for count, i in enumerate(range(block - 1, depth, -1), start=1):
+            entry = entries.get(i)
+            if entry is not None and entry.listed and count > 3:
+                self._unlist(entry)
+            if entry is None or not entry.listed:
+                if entry is not None:  # off the stack, no longer counted as left on it
+                    entry.on = False
+                    self.unlisted -= 1
+                continue
+            kept.append(i)
+            bookmark = bookmark or entry
+        if bookmark is not None:
+            self.active.remove(formatting)
+            self.active.insert(self.active.index(bookmark) + 1, formatting)
+        order = [*range(depth), *reversed(kept), block, depth, *range(block + 1, len(self.stack))]
+        self.stack[:] = [self.stack[i] for i in order]
+        self.tags[:] = [self.tags[i] for i in order]
+        del self.on_stack[len(self.on_stack) - len(entries):]
+        for new, old in enumerate(order[depth:], start=depth):
+            entry = entries.get(old)
+            if entry is not None and entry.on:
+                entry.depth = new
+                self.on_stack.append(entry)
 
 
 class Cut(NamedTuple):
