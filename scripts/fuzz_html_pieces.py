@@ -36,7 +36,7 @@ FRAGMENTS = [
     "<tr><td>x</td> fostered <td>z</td></tr>",
     # forms: nested (ignored while one is open), closed out of order, in a table, hidden
     "<form>", "<form id=form1 runat=server>", "</form>", "<form hidden>", "<form action='a?b=1&amp;c=2'>",
-    "<fieldset>f", "</fieldset>", "<button>b</button>", "<input name=q>", "<template><form>t</form></template>",
+    "<fieldset>f", "</fieldset>", "<button>b</button>", "<button>", "</button>", "<input name=q>", "<template><form>t</form></template>",
     # pre: line ends at its start and end, CR LF, inline markup, blocks and references in it
     "<pre>", "<pre class=c>", "<pre>\n", "</pre>", "<pre hidden>", "<listing>\n", "</listing>", "\r\n", "\r",
     "line of code\n", "  indented\n", "\n\n", "a &lt; b &amp;&amp; c\n", "<span class=k>if</span> x:\n",

@@ -406,6 +406,18 @@ MISNESTED = [  # `<!--aa-->` after the tag that runs it
 ]
 #: The cases above where the scan stops at the close.
 MISNESTED_STOPS: frozenset[str] = frozenset()
+#: A button opened where one is open in scope closes it, with everything above it.
+NESTED_BUTTON = [  # `<!--aa-->` after the nested one
+    "<button>a<button><!--aa-->b</button><p>c</p><p>d</p><p>e</p>",
+    "<button><div><p>a<b>b<button><!--aa-->c</button>d</b><p>e</p><p>f</p><p>g</p>",  # the b reconstructed after
+    "<div><button><ul><li>a<button><!--aa-->b</button></div><p>c</p><p>d</p>",
+    "<button>a<form><p>b<button><!--aa-->c</button></form><p>d</p><p>e</p>",  # a form closed so: the scan stops
+    "<button>a<object><button><!--aa-->b</button></object></button><p>c</p><p>d</p>",  # not in scope
+]
+NESTED_BUTTON_STOPS = frozenset({
+    "<button>a<form><p>b<button><!--aa-->c</button></form><p>d</p><p>e</p>",
+    "<button>a<object><button><!--aa-->b</button></object></button><p>c</p><p>d</p>",
+})
 #: A tag that closes another element than its name says: the scan's stack, if left larger than
 #: the parser's, would pair the page's later end tags with other elements, and a cut would open
 #: again what the parser has closed (`tailtail2` would end up as two blocks).
@@ -415,7 +427,7 @@ MISPAIRED = [
     "<div><select><div><input></div></select><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
     "<div><select><div><select></div></select><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
 ]
-HOSTILE += FORMS + PRES + FORMATTING + UNCLOSED + NESTED_A + MISNESTED + MISPAIRED
+HOSTILE += FORMS + PRES + FORMATTING + UNCLOSED + NESTED_A + MISNESTED + NESTED_BUTTON + MISPAIRED
 #: The cases above where no cut falls inside the form or `pre` (what is open or read there is
 #: not followed: a hiding attribute, a table's modes, a template...).
 NOT_CUT_INSIDE = frozenset({
@@ -582,19 +594,31 @@ def test_a_link_opened_while_another_is_open_is_cut_after_at_any_size(middle: st
     assert cut_after == (middle not in NESTED_A_STOPS)
 
 
+def _cut_after_the_mark(middle: str, doctype: str) -> bool:
+    """Whether a page of `middle` is cut after its `<!--aa-->` at some piece size; its pieces
+    parse to the whole page's blocks at every size."""
+    page = _page(middle, doctype).encode()
+    whole = html_blocks(page, WHOLE)
+    mark = page.index(b"<!--aa-->")
+    cut_after = False
+    for every in range(8, 420, 3):
+        assert html_blocks(page, every) == whole, every
+        cut_after |= any(cut.at > mark for cut in html_cuts._Scan(page).cuts(every))
+    return cut_after
+
+
 @pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
 @pytest.mark.parametrize("middle", MISNESTED)
 def test_formatting_closed_over_a_block_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
     # issue 17: the adoption agency with a furthest block stopped the scan: the rest of the page
     # one piece, parsed whole
-    page = _page(middle, doctype).encode()
-    whole = html_blocks(page, WHOLE)
-    misnested = page.index(b"<!--aa-->")
-    cut_after = False
-    for every in range(8, 420, 3):
-        assert html_blocks(page, every) == whole, every
-        cut_after |= any(cut.at > misnested for cut in html_cuts._Scan(page).cuts(every))
-    assert cut_after == (middle not in MISNESTED_STOPS)
+    assert _cut_after_the_mark(middle, doctype) == (middle not in MISNESTED_STOPS)
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
+@pytest.mark.parametrize("middle", NESTED_BUTTON)
+def test_a_button_opened_in_another_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
+    assert _cut_after_the_mark(middle, doctype) == (middle not in NESTED_BUTTON_STOPS)
 
 
 @pytest.mark.parametrize("middle", MISPAIRED)

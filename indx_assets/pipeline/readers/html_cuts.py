@@ -162,9 +162,8 @@ _CLOSES_IMPLIED = frozenset(
     b" table".split()
 )
 #: Start tags whose effect on an open element of the same name the scan does not follow: a
-#: nested button (it closes the first), an `a` or `nobr` still on the stack once the adoption
-#: agency has run for it (one opened before a marker: `<a><object><a>`). A nested form is
-#: followed: see `_Scan._form_ignored`.
+#: button, `a` or `nobr` still on the stack once the one in scope is closed (one opened before
+#: a marker: `<a><object><a>`). A nested form is followed: see `_Scan._form_ignored`.
 _NOT_NESTED = frozenset(b"a nobr button".split())
 #: Start tags that are not followed in an open `select`: `input`, `keygen`, `textarea` and
 #: `select` close it (with whatever the parser let open in it), `noscript` is ignored there.
@@ -761,7 +760,8 @@ class _Scan:
 
     def _close_implied(self, name: bytes, attrs: bytes) -> None:
         """The open elements a start tag in the body closes before it opens (the HTML standard's
-        "in body" rules for `li`, `dd`, `dt`, a `p` in button scope, headings, `option`), and
+        "in body" rules for `li`, `dd`, `dt`, a `p` in button scope, headings, `option`, a
+        `button` in scope), and
         the formatting elements it reconstructs (`_reconstruct`) and drops from the list (a
         nested `a`, the Noah's Ark clause: `_formatting_start`)."""
         if b"select" in self.stack or b"template" in self.stack:
@@ -771,6 +771,14 @@ class _Scan:
             elif name in (b"option", b"optgroup") and self.stack[-1] in (b"option", b"optgroup"):
                 self.trusted = False
             return
+        if name == b"button" and self._in_scope(name):
+            # a nested button closes the open one with all above it; a form among them keeps the
+            # parser's form pointer set, which the scan reads from the stack
+            at = len(self.stack) - 1 - self.stack[::-1].index(name)
+            if b"form" in self.stack[at + 1 :]:
+                self.trusted = False
+                return
+            self._truncate(at)
         if name == b"li":
             self._pop_through(frozenset({b"li"}), _ITEM_SEARCH_STOP)
         elif name in (b"dd", b"dt"):
