@@ -110,6 +110,16 @@ def test_an_edited_file_is_reread_then_reembedded_and_nothing_else_is_touched(in
     assert any("Oolong is bruised" in r["text"] for r in rows)
 
 
+def loaded_then_chain_changed(instance: dg.DagsterInstance, corpus: Path, home: Path) -> tuple[Settings, dg.Definitions]:
+    """`corpus` loaded by automation into `home`, then the settings and definitions of a chain
+    change that re-cuts its Markdown documents."""
+    settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
+                        corpus_roots=(str(corpus),))
+    settle(instance, settings, AutomationState())
+    changed = replace(settings, chain_config=json.dumps({"options": {"markdown": {"max_characters": 300}}}))
+    return changed, build_definitions(changed)
+
+
 def test_the_daemons_sensor_runs_a_chain_changes_scattered_requests_as_one_span(instance, tmp_path: Path) -> None:
     """The sensor `dagster-daemon` evaluates (`ingest_automation`, through `evaluate_tick` as the
     code server calls it): after a chain change re-embeds every other document, Dagster's own
@@ -127,12 +137,7 @@ def test_the_daemons_sensor_runs_a_chain_changes_scattered_requests_as_one_span(
             (corpus / f"doc-{i:02d}.md").write_text(f"# Document {i}\n\n## Part one\n\n{body}\n\n## Part two\n\n{body}\n")
         else:
             (corpus / f"doc-{i:02d}.txt").write_text(body + "\n")
-    home = tmp_path / "scattered-home"
-    settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
-                        corpus_roots=(str(corpus),))
-    settle(instance, settings, AutomationState())
-    changed = replace(settings, chain_config=json.dumps({"options": {"markdown": {"max_characters": 300}}}))
-    defs = build_definitions(changed)
+    changed, defs = loaded_then_chain_changed(instance, corpus, tmp_path / "scattered-home")
     sensor = defs.get_sensor_def("ingest_automation")
     order = instance.get_dynamic_partitions("sources")
     markdown = {pk for pk in order if pk.endswith(".md")}
@@ -171,12 +176,7 @@ def test_the_daemons_sensor_waits_while_runs_it_asked_for_are_queued(instance, t
     corpus.mkdir()
     for i in range(2):
         (corpus / f"doc-{i}.md").write_text(f"# Document {i}\n\n" + "Harbours and tides. " * 40 + "\n")
-    home = tmp_path / "queued-home"
-    settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
-                        corpus_roots=(str(corpus),))
-    settle(instance, settings, AutomationState())
-    changed = replace(settings, chain_config=json.dumps({"options": {"markdown": {"max_characters": 300}}}))
-    defs = build_definitions(changed)
+    _, defs = loaded_then_chain_changed(instance, corpus, tmp_path / "queued-home")
     sensor = defs.get_sensor_def("ingest_automation")
     # a queued run as the daemon's queue holds it: Dagster requires the code location it came from
     from dagster._core.remote_origin import GrpcServerCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
