@@ -315,8 +315,6 @@ FORMATTING_NOT_CUT = frozenset({
     "<b hidden><p>a</p><p>b</p></b>after",
     "<font style='display:none'><p>a<p>b</font>after",
     "<i style='page-break-after: always'><p>a</p><p>b</p></i>after",
-    # the scan stops at `</h1>`; a piece before it opens with the `div`
-    "<div><b><h2>t<div></h1></div></h2><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
 })
 #: Formatting elements left in the list of active formatting elements off the stack (old pages
 #: leave a `font` or `b` open in a `p`, whose close pops it): the parser reconstructs them in
@@ -420,7 +418,8 @@ NESTED_BUTTON_STOPS = frozenset({
 })
 #: A tag that closes another element than its name says: the scan's stack, if left larger than
 #: the parser's, would pair the page's later end tags with other elements, and a cut would open
-#: again what the parser has closed (`tailtail2` would end up as two blocks).
+#: again what the parser has closed (`tailtail2` would end up as two blocks). The scan follows
+#: the heading's (`</h1>` closes an open `h2` with the `div` above it) and stops at the select's.
 MISPAIRED = [
     "<div><h2>t<div></h1></div></h2><p>para one</p><p>para two</p><p>para three</p>tail</div>tail2",
     "<center><h3>t<center></h4></center></h3><p>para one</p><p>para two</p>tail</center>tail2",
@@ -619,6 +618,31 @@ def test_formatting_closed_over_a_block_is_cut_after_at_any_size(middle: str, do
 @pytest.mark.parametrize("middle", NESTED_BUTTON)
 def test_a_button_opened_in_another_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
     assert _cut_after_the_mark(middle, doctype) == (middle not in NESTED_BUTTON_STOPS)
+
+
+#: A tag that closes its element with blocks above it (a `div`, a list, an item...): the parser
+#: pops them all where the element is in its scope, and ignores the tag where it is not.
+CLOSED_OVER_BLOCKS = [  # `<!--aa-->` after the tag
+    "<ul><li><div>a<li><!--aa-->b</ul><p>c</p><p>d</p><p>e</p>",  # an item closes the div in the one before
+    "<div><ul><li>a</div><!--aa--><p>b</p><p>c</p><p>d</p>",
+    "<section><div><p>a</section><!--aa--><p>b</p><p>c</p><p>d</p>",
+    "<div><h2>t<div></h1><!--aa--></div></h2><p>one</p><p>two</p><p>three</p>tail</div>tail2",
+    "<p>a<button>b</p><!--aa-->c</button><p>d</p><p>e</p><p>f</p>",  # not in button scope: an empty p closed
+    "<div><object><div>a</object><!--aa--></div><p>b</p><p>c</p>",  # the div outside the object not in scope
+    "<dl><dt><div>a<dd><!--aa-->b</dl><p>c</p><p>d</p><p>e</p>",
+    "<div><form>a</div><!--aa--><p>b</p><p>c</p>",  # the form popped, its pointer set: the scan stops
+]
+CLOSED_OVER_BLOCKS_STOPS = frozenset({
+    "<div><form>a</div><!--aa--><p>b</p><p>c</p>",
+    "<div><object><div>a</object><!--aa--></div><p>b</p><p>c</p>",  # `</object>` is not followed
+})
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
+@pytest.mark.parametrize("middle", CLOSED_OVER_BLOCKS)
+def test_a_close_over_blocks_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
+    # issue 17: a close with a block above the element it closes stopped the scan
+    assert _cut_after_the_mark(middle, doctype) == (middle not in CLOSED_OVER_BLOCKS_STOPS)
 
 
 @pytest.mark.parametrize("middle", MISPAIRED)

@@ -16,10 +16,12 @@ start tags not yet closed, by their own end tag or by the rules of the body that
 implicitly (`_close_implied`: a block start closes an open `p` in button scope, `li` an open `li`,
 `dd`/`dt` an open `dd`/`dt`, a heading an open heading, an end tag the implied `p`, `li` and the
 like above its element, a heading's end tag the open heading of any level; an end tag with nothing
-of its name open is ignored). The scan follows such a close only where nothing but those implied
-elements, formatting and phrasing elements stand above the element closed, so that its stack is
-what the parser holds above `body`: a stack larger than the parser's would pair later end tags with
-other elements than the parser does, and a cut would open again what the parser has closed. At the
+of its name open is ignored, and so is one whose element is out of the scope the parser looks
+in). Such a close pops whatever stands above the element closed, blocks too, as the parser
+does; the scan follows it but where it would pop a form (the parser's form pointer stays set), a
+select, a template or a `noscript` (`_UNPOPPABLE`), so that its stack is what the parser holds
+above `body`: a stack larger than the parser's would pair later end tags with other elements
+than the parser does, and a cut would open again what the parser has closed. At the
 first tag it cannot vouch for (a close over another element, an unterminated token, `frameset`, `plaintext`, a script that enters
 its double-escaped state, HTML breaking out of SVG/MathML) it stops proposing cuts: the rest is one
 piece, parsed whole, as before. A page with a `frameset` tag anywhere is not cut at all (see
@@ -146,6 +148,14 @@ _HEADINGS = frozenset(b"h1 h2 h3 h4 h5 h6".split())
 #: Where the default scope stops a search down the stack, and button scope too.
 _SCOPE = frozenset(b"applet caption html table td th marquee object template".split())
 _BUTTON_SCOPE = _SCOPE | {b"button"}
+#: The scope an end tag's element must be in to be closed (else the tag is ignored; an empty `p`
+#: opened and closed for `</p>`): the default scope, but these. `</form>` out of scope is ignored
+#: but clears the form pointer, which the scan does not follow: it looks past every scope.
+_END_TAG_SCOPE = {b"p": _BUTTON_SCOPE, b"li": _SCOPE | {b"ol", b"ul"}, b"form": frozenset()}
+#: Elements a close must not pop, though the parser does: a form (its pointer stays set, and the
+#: scan reads the pointer from the stack), a select or template (insertion modes of their own),
+#: a `noscript` (its content is markup or text by the parser's scripting flag).
+_UNPOPPABLE = frozenset(b"form select template noscript".split())
 #: The HTML standard's special elements (those the scan can hold): where `li`'s and `dd`'s
 #: search for an open item to close stops (but not at address, div or p).
 _SPECIAL = frozenset(
@@ -182,16 +192,10 @@ _REOPENABLE = frozenset(
 _FORMATTING = frozenset(b"a b big code em font i nobr s small strike strong tt u".split())
 #: Phrasing elements a piece may open again as formatting ones (`_Scan._reopen`): the walk reads
 #: them as inline text, and the parser gives them nothing but a place on the stack (none is
-#: special, a scope's boundary, a formatting element or closed implicitly); what closes one with
-#: others above it stops the scan (`_end`, `_pop_through`).
+#: special, a scope's boundary, a formatting element or closed implicitly).
 _INLINE = frozenset(b"abbr bdi bdo cite data del dfn ins kbd label mark q samp span sub sup time var".split())
 #: What may stand open around a word of text where a piece is cut (`_Scan._text_reopen`).
 _AROUND_TEXT = _FORMATTING | _INLINE
-#: Elements a close pops with no more effect than that (none is special or a scope's boundary,
-#: so the end tag or start tag that closes the element below them pops them too): the implied
-#: ones, phrasing elements, and formatting ones, which stay in the list of active formatting
-#: elements off the stack (`_Scan._truncate`).
-_POPPED_QUIETLY = _IMPLIED | _AROUND_TEXT
 #: Start tags that do not make the parser "reconstruct the active formatting elements" in the
 #: body (the HTML standard's "in body" rules; text does, whitespace too, and every other start
 #: tag), and those whose rule has changed between versions of the standard or parsers (Lexbor's
@@ -744,13 +748,15 @@ class _Scan:
         return b"".join(tags) + b"\n"
 
     def _pop_through(self, names: frozenset[bytes], stops: frozenset[bytes],
-                     above_it: frozenset[bytes] = _POPPED_QUIETLY) -> None:
+                     above_it: frozenset[bytes] | None = None) -> None:
         """Close the innermost open element of `names` as the parser does, popping the elements
-        above it, when it is found before any of `stops` and only elements whose close the scan
-        follows (`above_it`) stand above it; it cannot vouch for it closing others."""
+        above it, when it is found before any of `stops` (the scope the parser looks in, or
+        where its search ends); nothing where it is not. It cannot vouch for a close that pops
+        one of `_UNPOPPABLE`, or, where `above_it` is given, anything but those."""
         for i in range(len(self.stack) - 1, -1, -1):
             if self.stack[i] in names:
-                if all(above in above_it for above in self.stack[i + 1 :]):
+                above = self.stack[i + 1 :]
+                if _UNPOPPABLE.isdisjoint(above) if above_it is None else all(a in above_it for a in above):
                     self._truncate(i)
                 else:
                     self.trusted = False
@@ -904,12 +910,12 @@ class _Scan:
 
     def _end(self, name: bytes) -> None:
         """Follow an end tag: it closes the innermost open element of its name (a heading's, the
-        innermost open heading of any level), with the implied elements above it for the end tags
-        that close those (`_CLOSES_IMPLIED`), or is ignored when none is open. Anything else stops
-        the scan vouching: a stack left larger than the parser's would pair the page's later end
-        tags with other elements than the parser does, and reopen what it has closed. A formatting
-        element's runs the adoption agency (`_formatting_end`); a phrasing element's closes it with
-        the formatting and phrasing elements above it, or is ignored past a special element."""
+        innermost open heading of any level) in its scope, with everything above it, for the end
+        tags that close those (`_CLOSES_IMPLIED`), or is ignored when none is open there. Anything
+        else stops the scan vouching: a stack left larger than the parser's would pair the page's
+        later end tags with other elements than the parser does, and reopen what it has closed. A
+        formatting element's runs the adoption agency (`_formatting_end`); a phrasing element's
+        closes it with the elements above it, or is ignored past a special element."""
         if not self.foreign and name in _FORMATTING and b"select" not in self.stack and b"template" not in self.stack:
             self._formatting_end(name)
         elif self.stack and self.stack[-1] == name:
@@ -919,14 +925,14 @@ class _Scan:
         elif name == b"br" or self.foreign:
             self.trusted = False  # `</br>` is a `<br>`; in SVG/MathML an end tag may close HTML
         elif name in _HEADINGS and not _HEADINGS.isdisjoint(self.stack):
-            self._pop_through(_HEADINGS, frozenset())  # `</h1>` closes an open `h2` too
+            self._pop_through(_HEADINGS, _SCOPE)  # `</h1>` closes an open `h2` too
         elif name in _VOID or name in _IGNORED or name not in self.stack:
             pass  # ignored (`</p>` opens and closes an empty `p`: nothing stays open)
         elif b"select" in self.stack or b"template" in self.stack:
             self.trusted = False
         elif name in _CLOSES_IMPLIED:
             # `</form>` takes the form off the stack, not what stands above it but implied elements
-            self._pop_through(frozenset({name}), frozenset(), _IMPLIED if name == b"form" else _POPPED_QUIETLY)
+            self._pop_through(frozenset({name}), _END_TAG_SCOPE.get(name, _SCOPE), _IMPLIED if name == b"form" else None)
         elif name in _INLINE:
             self._pop_through(frozenset({name}), _SPECIAL)  # "any other end tag"
         else:
