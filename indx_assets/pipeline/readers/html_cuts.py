@@ -21,10 +21,10 @@ in). Such a close pops whatever stands above the element closed, blocks too, as 
 does; the scan follows it but where it would pop a form (the parser's form pointer stays set), a
 select, a template or a `noscript` (`_UNPOPPABLE`), so that its stack is what the parser holds
 above `body`: a stack larger than the parser's would pair later end tags with other elements
-than the parser does, and a cut would open again what the parser has closed. At the
-first tag it cannot vouch for (a close over another element, an unterminated token, `frameset`, `plaintext`, a script that enters
-its double-escaped state, HTML breaking out of SVG/MathML) it stops proposing cuts: the rest is one
-piece, parsed whole, as before. A page with a `frameset` tag anywhere is not cut at all (see
+than the parser does, and a cut would open again what the parser has closed. At the first tag it
+cannot vouch for (such a close, an unterminated token, `frameset`, `plaintext`, a script that
+enters its double-escaped state, HTML breaking out of SVG/MathML) it stops proposing cuts: the
+rest is one piece, parsed whole, as before. A page with a `frameset` tag anywhere is not cut at all (see
 `_FRAMESET`).
 
 Where only containers the walk reads as blocks of text are open (`div`, `section`, lists, a
@@ -46,16 +46,16 @@ block's close pops stays in it, off the stack (old pages leave a `font` or `b` o
 and the next text, whitespace too, or start tag of most kinds reconstructs it where it is then
 (`_Scan._reconstruct`); a fourth of the same name and attributes since the last marker drops the
 earliest (the Noah's Ark clause); an end tag drops an entry off the stack; an `a` start tag, where
-the list holds an `a` after its last marker, first runs the adoption agency for it as `</a>` would
-(popping it where it is on the stack with only formatting and phrasing elements above it), then
-drops it; a nested `nobr` runs it too. Where a special element (a block, a list, an item...)
-stands open above the formatting element an end tag closes, the adoption agency's furthest
-block, the scan moves the stack and the list as the parser does (`_Scan._furthest_block`): the
-formatting elements between them are copied in place (dropped from the list past the third),
-the other elements between them leave the stack, and the formatting element's copy goes just
-above the block. The list is the formatting elements on the stack, in its order, then those off it; a
-piece opens the first again with the stack and puts the others back in the list, off the stack, in
-an empty `button` (`_Scan._off_stack`), which the walk skips. Where the list holds what that cannot
+the list holds an `a` after its last marker, first runs the adoption agency for it as `</a>`
+would, then drops it; a `nobr` start tag, where one is in scope, runs it too. Where a special
+element (a block, a list, an item...) stands open above the formatting element an end tag
+closes, the adoption agency's furthest block, the scan moves the stack and the list as the
+parser does (`_Scan._furthest_block`): the formatting elements between them are copied in place
+(dropped from the list past the third), the other elements between them leave the stack, and
+the formatting element's copy goes just above the block. The list is the formatting elements
+on the stack, in its order, then those off it; a piece opens the first again with the stack
+and puts the others back in the list, off the stack, in an empty `button` (`_Scan._off_stack`),
+which the walk skips. Where the list holds what that cannot
 rebuild (a marker, an element on the stack the Noah's Ark clause dropped from it), no cut falls;
 where the parser does what the scan does not follow (a furthest block whose copies a table
 foster-parents, an `a` left on the stack below a marker, eight rounds of the adoption agency
@@ -777,14 +777,8 @@ class _Scan:
             elif name in (b"option", b"optgroup") and self.stack[-1] in (b"option", b"optgroup"):
                 self.trusted = False
             return
-        if name == b"button" and self._in_scope(name):
-            # a nested button closes the open one with all above it; a form among them keeps the
-            # parser's form pointer set, which the scan reads from the stack
-            at = len(self.stack) - 1 - self.stack[::-1].index(name)
-            if b"form" in self.stack[at + 1 :]:
-                self.trusted = False
-                return
-            self._truncate(at)
+        if name == b"button":
+            self._pop_through(frozenset({b"button"}), _SCOPE)  # a nested one closes the open one
         if name == b"li":
             self._pop_through(frozenset({b"li"}), _ITEM_SEARCH_STOP)
         elif name in (b"dd", b"dt"):
@@ -932,7 +926,8 @@ class _Scan:
             self.trusted = False
         elif name in _CLOSES_IMPLIED:
             # `</form>` takes the form off the stack, not what stands above it but implied elements
-            self._pop_through(frozenset({name}), _END_TAG_SCOPE.get(name, _SCOPE), _IMPLIED if name == b"form" else None)
+            self._pop_through(frozenset({name}), _END_TAG_SCOPE.get(name, _SCOPE),
+                              _IMPLIED if name == b"form" else None)
         elif name in _INLINE:
             self._pop_through(frozenset({name}), _SPECIAL)  # "any other end tag"
         else:
@@ -954,10 +949,10 @@ class _Scan:
                 not self.on_stack[-1].listed:
             self._truncate(top)
             return
-        for round in range(8):
+        for rounds in range(8):
             entry = self._last_entry(name)
             if entry is None:
-                if round or name in self.stack:
+                if rounds or name in self.stack:
                     self.trusted = False
                 return
             if not entry.on:
