@@ -273,7 +273,7 @@ FORMATTING = [
     "<b>x</body></html><p>y</p><p>z</p>",
     "<font color=red><table><tr><td>a</td></tr><tr><td>b</td></tr><tr><td>c</td></tr></table><p>after</font>",
     "<b><table><tr><td><b>in a cell<tr><td>x</td></tr><tr><td>y</td></tr></table><p>after</b>",
-    "<b><table><tr><td>a</td></tr></b><tr><td>b</td></tr></table><p>after",  # `</b>` in a table
+    "<b><table><tr><td>a</td></tr></b><tr><td>b</td></tr></table><p>after",  # `</b>` in a table: ignored
     "<font><ul><li>a<li>b</ul><p>c</font>",
     "<font><form><p>a<p>b</form><p>c</font>",
     "<font face=Arial><pre>a\nb\nc\n</pre><p>d</font>",
@@ -305,7 +305,6 @@ FORMATTING = [
 FORMATTING_NOT_CUT = frozenset({
     "<b><b><b><b>four<p>a</p></b><p>b</p></b><p>c</p></b></b>",
     "<b class=x><b class=x><b class=x><b class=x>four<p>a</p></b><p>b</p>after</b>",
-    "<b><table><tr><td>a</td></tr></b><tr><td>b</td></tr></table><p>after",
     "<b><object><b>o</object><p>a</p></b>",
     "<b><svg><p>breaks out</p></svg><p>c</p></b>",
     "<b><select><option>x<b>y</select><p>z</b>",
@@ -459,7 +458,9 @@ def _no_page_read_again(request: pytest.FixtureRequest, caplog: pytest.LogCaptur
     with caplog.at_level(logging.WARNING, logger=html_reader.log.name):
         yield
     if request.node.originalname != _FAULTY_CUTS:
-        assert "parsed whole" not in caplog.text
+        # the test's own records: in a fixture's teardown, `caplog.text` holds the teardown's
+        read_again = [r.getMessage() for r in caplog.get_records("call") if "parsed whole" in r.getMessage()]
+        assert not read_again, read_again[0]
 
 
 def _page(middle: str, doctype: str = "<!DOCTYPE html>") -> str:
@@ -644,6 +645,48 @@ def test_a_close_over_blocks_is_cut_after_at_any_size(middle: str, doctype: str)
     assert _cut_after_the_mark(middle, doctype) == (middle not in CLOSED_OVER_BLOCKS_STOPS)
 
 
+#: What a table's modes give to the body's rules (foster parenting): an end tag of an element
+#: below the table (ignored), text, a void element or `</p>` (before the table), a table (which
+#: closes the open one).
+FOSTERED = [  # `<!--aa-->` after it
+    "<center><table width=728></center><!--aa--><tr><td>a</td></tr></table></center><p>b</p><p>c</p>",
+    "<div><table><tr></div><!--aa--><td>a</td></tr></table></div><p>b</p><p>c</p>",
+    "<p><b>x</p><table><tr></b><!--aa--><td>a</td></tr></table><p>c</p><p>d</p>",  # drops the b off the stack
+    "<b>x<table><tr></b><!--aa--><td>a</table>y</b><p>c</p><p>d</p>",  # the b below the table: ignored
+    "<table><tr><td>a</td></tr></table><table></span></h2></li><!--aa--><tr><td>b</table><p>c</p>",
+    "<table>stray<!--aa--><tr><td>a</td></tr></table><p>b</p><p>c</p>",
+    "<table><tr><td>a</td></tr>lost<tr><td>b</td></tr><!--aa--><tr><td>c</td></tr><tr><td>d</td></tr></table><p>e</p>",
+    "<table>< 3 &amp; 4<!--aa--><tr><td>a</table><p>b</p><p>c</p>",
+    "<table><br><br><!--aa--><tr><td>a</td></tr></table><p>b</p><p>c</p>",
+    "<table><tr><img src=x alt=pic><hr><wbr><!--aa--><td>a</table><p>b</p><p>c</p>",
+    "<table><input type=hidden name=a><input name=b><!--aa--><tr><td>a</table><p>b</p>",
+    "<table></p></br><!--aa--><tr><td>a</table><p>b</p><p>c</p>",
+    "<table><tr><td>a</td></tr><table><!--aa--><tr><td>b</td></tr></table><p>c</p><p>d</p>",
+    "<div><table><caption>c</caption><colgroup><col><table><!--aa--><tr><td>b</table></div><p>c</p>",
+    "<table><tr><td>a<table><tr><td>b</td></tr><table><!--aa--><tr><td>c</table></table><p>d</p>",
+    "<p>open<table><tr><td>a</td></tr><table><!--aa--><tr><td>b</table><p>c</p>",
+    "<p><b>x</p><table>text<!--aa--><tr><td>a</table><p>b</p>",  # reconstructs the b before the table
+    "<form><table><tr></form><!--aa--><td>a</table></form><p>b</p>",  # clears the form pointer
+    "<table><div>a</div><!--aa--><tr><td>b</table><p>c</p>",  # a div before the table, open above it
+]
+#: In quirks mode (no DOCTYPE) a table opens inside an open `p`, which the scan does not follow.
+FOSTERED_STOPS_IN_QUIRKS = frozenset({"<p>open<table><tr><td>a</td></tr><table><!--aa--><tr><td>b</table><p>c</p>"})
+FOSTERED_STOPS = frozenset({
+    "<p><b>x</p><table>text<!--aa--><tr><td>a</table><p>b</p>",
+    "<form><table><tr></form><!--aa--><td>a</table></form><p>b</p>",
+    "<table><div>a</div><!--aa--><tr><td>b</table><p>c</p>",
+})
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
+@pytest.mark.parametrize("middle", FOSTERED)
+def test_what_a_table_foster_parents_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
+    # issue 17: an end tag in a table's modes, text, a void element or a table there stopped the
+    # scan (a real page: `<CENTER><table ...></CENTER>`): the rest of the page one piece, parsed whole
+    stops = middle in FOSTERED_STOPS or (not doctype and middle in FOSTERED_STOPS_IN_QUIRKS)
+    assert _cut_after_the_mark(middle, doctype) == (not stops)
+
+
 @pytest.mark.parametrize("middle", MISPAIRED)
 def test_a_tag_closing_another_element_than_its_name_says_moves_no_block_at_any_size(middle: str) -> None:
     page = _page(middle).encode()
@@ -798,7 +841,8 @@ TABLES = {
     + _rows(60, _ROW) + "</table>",
     "never closed": "<div><table><tbody>" + _rows(60, _ROW),
     "ending in a tag": "<div><table><tbody>" + _rows(60, _ROW) + "<tr><td class='never closed>",
-    "foster-parented late": "<table>" + _rows(60, _ROW) + "stray text<tr><td>last</td></tr></table>",
+    "foster-parented late": "<table>" + _rows(60, _ROW) + "stray text" + _rows(30, _ROW.replace("harbour", "quay"))
+    + "</table>",
     "nested in a cell": "<table><tr><td><table>" + _rows(60, _ROW) + "</table></td></tr></table>",
     "closed by a table": "<table>" + _rows(60, _ROW) + "<table><tr><td>second</td></tr></table>",
     "styled": "<div style='margin: 0 auto'><table style='border-collapse: collapse' width=100%><tbody "
@@ -818,8 +862,12 @@ def test_a_large_table_is_cut_between_its_rows_into_one_block(shape: str, doctyp
     tables = [block for block in whole if block.kind == "table"]
     assert any("harbour 59" in block.text and block.html for block in tables)
     pieces = list(html_pieces(page, 512))
-    if shape in ("foster-parented late", "nested in a cell", "closed by a table"):
-        assert not any(piece.table for piece in pieces)  # what the table holds moves: not cut
+    if shape == "nested in a cell":
+        assert not any(piece.table for piece in pieces)  # what the cell holds is one block
+    elif shape == "foster-parented late":
+        # the text goes before the whole table: no cut before it, and cuts after it
+        assert any(b"harbour 0<" in piece.markup and b"stray text" in piece.markup for piece in pieces)
+        assert sum(bool(piece.table) and b"quay" in piece.markup for piece in pieces) > 2
     else:
         assert sum(bool(piece.table) for piece in pieces) > 4
     for every in range(16, 1200, 23):  # a cut before each row, over the sizes

@@ -71,11 +71,14 @@ rows and cells closed implicitly, a caption, a column group), and cut before a r
 but a row group stands above the table and nothing but those containers below it: the next
 piece opens the containers, the table and its row group again, and the reader joins the table's
 parts into one block (`Piece.table`). What a table foster-parents (text, or a tag it does not
-hold) goes before the whole table, so a table's cuts are told only once it has closed with
-nothing foster-parented (or the document ended inside it); a table inside a cell, or with an
-attribute the walk reads, is not cut. A table inside formatting elements is: nothing the parser
-does in a table's modes reconstructs them (a cell's marker stops it, and what a table
-foster-parents stops the scan), and an end tag of one in the table stops the scan.
+hold) goes before the whole table, so a table's cuts are told only once it has closed (or the
+document ended inside it), without those before the last thing it foster-parented; the scan
+follows what leaves nothing open there (text, a void element, an end tag: `_foster`,
+`_fostered_end`) and stops at the rest. A `table` start tag in a table closes it. A table inside
+a cell, or with an attribute the walk reads, is not cut. A table inside formatting elements is:
+nothing the parser does in a table's modes reconstructs them (a cell's marker stops it, and
+the scan stops where what a table foster-parents would), and an end tag of one in the table is
+ignored, or drops it from the list where it is off the stack.
 
 Nothing here decides what text a page has; a wrong cut could only move a block boundary, and
 `tests/test_html_pieces.py` compares every piece-wise parse against the whole
@@ -233,6 +236,9 @@ _TABLE_IGNORED_ENDS = _TABLE_STRUCTURE | frozenset(b"body html".split())
 #: Where the current node is one of these, text other than whitespace and any tag a table's
 #: modes do not place in the table go before the table (foster parenting).
 _FOSTERING = _SECTIONS | frozenset(b"table tr colgroup".split())
+#: Void elements the body's rules insert (and pop) wherever a table's modes give them to it:
+#: foster-parented, they leave nothing open (`hidden` inputs the table holds itself; a `col` is its own).
+_FOSTERED_VOID = _VOID - {b"col"}
 #: Start tags placed in the table itself from those modes (raw text, so nothing stays open).
 _IN_TABLE_RAW = frozenset(b"script style".split())
 #: Elements a cell's or caption's close must not pop: the parser keeps a form's pointer after it;
@@ -333,20 +339,20 @@ class _Scan:
         before; none once the scan cannot vouch.
 
         A cut between a table's rows is told only once the table has closed (or the document
-        ended) with nothing foster-parented: what a table foster-parents goes before the whole
-        table, which a piece parsed alone would put before its own part of it."""
+        ended), and not where the table foster-parents something after it (`_foster`): what a
+        table foster-parents goes before the whole table, which a piece parsed alone would put
+        before its own part of it."""
         source, at, last = self.source, 0, 0
         while self.trusted:
-            if self.pending and len(self.stack) <= self.pending_table:
-                yield from self.pending  # the table closed: its cuts hold
-                self.pending = []
+            yield from self._held_cuts()
             lt = source.find(b"<", at)
             text_end = len(source) if lt < 0 else lt
             if not self.seen_token and _NOT_WS.search(source, at, text_end):
                 self.seen_token = True  # text: a DOCTYPE after it is ignored
             if at < text_end and self._fostering() and _NOT_WS.search(source, at, text_end):
-                self.trusted = False  # text foster-parented before the table
-                break
+                self._foster()  # text, before the table
+                if not self.trusted:
+                    break
             if at < text_end and self._pending():
                 if source.find(b"\0", at, text_end) >= 0:
                     self.trusted = False  # the body ignores a NUL: a text of NULs reconstructs nothing
@@ -375,9 +381,13 @@ class _Scan:
                 # a tag, comment or the like that never ends; or a lone `<`, text, which a
                 # table foster-parents
                 self.to_end = _TAG_START.match(source, lt) is not None
-                if self.to_end or self._fostering():
+                if self.to_end:
                     self.trusted = False
                     break
+                if self._fostering():
+                    self._foster()
+                    if not self.trusted:
+                        break
                 if self._pending():
                     self._reconstruct()
                 at = lt + 1
@@ -403,6 +413,7 @@ class _Scan:
                         self._close_implied(name, token["attrs"])
                         if not self.trusted:
                             break
+                    yield from self._held_cuts()  # a `table` start tag has closed the table: before its own cut
                     if lt - last >= every and (reopen := self._reopen(name, token["attrs"])) is not None:
                         last = lt
                         yield Cut(lt, reopen)
@@ -438,10 +449,30 @@ class _Scan:
         if self.trusted or self.to_end:
             yield from self.pending  # the document ends inside the table: so does the parse
 
+    def _held_cuts(self) -> list["Cut"]:
+        """The cuts held in a table that has closed since (then no longer held), else none."""
+        if self.pending and len(self.stack) <= self.pending_table:
+            held, self.pending = self.pending, []
+            return held
+        return []
+
     def _fostering(self) -> bool:
         """Whether the parser would foster-parent text or a tag it does not place in a table:
         the current node is a table, its row group, a row or a column group."""
         return bool(self.stack) and not self.foreign and self.stack[-1] in _FOSTERING
+
+    def _foster(self) -> None:
+        """Follow what the open table foster-parents where it leaves nothing open: text, a void
+        element, `</p>` (an empty `p`). It goes before the whole table, which a piece cut inside
+        the table would put before its own part of it: the cuts held in the table so far are
+        dropped (those after it hold). The body's rules for it first reconstruct the formatting
+        elements off the stack, which would be foster-parented too and stay open above the
+        table's own: the scan stops there."""
+        active = self.active
+        if active and active[-1].key is not None and not active[-1].on:
+            self.trusted = False
+        elif self.pending and self.pending_table == len(self.stack) - 1 - self.stack[::-1].index(b"table"):
+            self.pending = []
 
     def _form_ignored(self, name: bytes) -> bool:
         """Whether the parser ignores this start tag in the body: a `form` while its form element
@@ -562,8 +593,8 @@ class _Scan:
         "in table body", "in row", "in column group", and a table's tags in a cell or caption,
         which close it first); False where the body's rules read the tag (no table open, or in
         a cell or caption a tag that is not a table's; `script` and `style`, which a table
-        holds as the head would). Where the parser would foster-parent (any other tag) or
-        close a table (a `table` in it), the scan stops vouching. A row starting where nothing
+        holds as the head would). A `table` in a table's own modes closes it first. Where the
+        parser would foster-parent (any other tag), the scan stops vouching. A row starting where nothing
         but a row group is open above the table sets `row_cut`."""
         self.row_cut = None
         if name not in _TABLE_ANY and not self._fostering():
@@ -585,6 +616,15 @@ class _Scan:
         implied = False  # a row group this tag opened: a piece cut before the tag would not hold it
         while True:  # each step reprocesses the tag in the mode the one before left
             top = self.stack[-1] if self.stack else b""
+            if name == b"table" and top in _FOSTERING:
+                # a table's start closes the open table (its own elements, all that stands above
+                # it where the scan vouches), then the mode that leaves reads it: the body's, or
+                # a cell's of the table around it
+                self._truncate(len(self.stack) - 1 - self.stack[::-1].index(b"table"))
+                return False
+            if name in _FOSTERED_VOID and top != b"colgroup" and top in _FOSTERING:
+                self._foster()
+                return True
             if top == b"colgroup":
                 if name == b"col":
                     return True  # void
@@ -603,7 +643,7 @@ class _Scan:
                 elif name == b"col":
                     self._push(b"colgroup", None)  # implied; `col` is void
                 else:
-                    self.trusted = False  # foster-parented, or a table closing this one
+                    self.trusted = False  # foster-parented, left open above the table
                 return True
             elif top in _SECTIONS:
                 if name in _IN_TABLE_RAW:
@@ -672,8 +712,25 @@ class _Scan:
             self._truncate(len(self.stack) - 1)  # closes the row or row group, then the tag again
             return self._table_end(name)
         elif name not in _TABLE_IGNORED_ENDS:
-            self.trusted = False  # foster-parented: the body's rules with the table's parent
+            self._fostered_end(name)
         return True
+
+    def _fostered_end(self, name: bytes) -> None:
+        """An end tag a table's modes give to the body's rules (foster parenting enabled) while the
+        current node is the table's own (`_FOSTERING`). Every open element it could close stands
+        below the table, out of every scope (the table bounds them all) and past the special
+        element the standard's "any other end tag" stops at (the current node), so the tag is
+        ignored (`<center><table></center>`: old pages close a wrapper early), but these: a
+        formatting element's drops its entry from the list where that entry is off the stack (the
+        adoption agency's first check); `</p>` and `</br>` insert an element that closes at once,
+        foster-parented (`_foster`); `</form>` clears the form pointer that an open form below
+        the table set, which the scan does not follow."""
+        if name in (b"p", b"br"):
+            self._foster()
+        elif name == b"form" and b"form" in self.stack:
+            self.trusted = False
+        elif name in _FORMATTING and (entry := self._last_entry(name)) is not None and not entry.on:
+            self._unlist(entry)
 
     def _open_tags(self) -> list[bytes] | None:
         """The start tags of the open elements, in the stack's order, or None where one has none
