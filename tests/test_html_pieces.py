@@ -406,11 +406,10 @@ NESTED_BUTTON = [  # `<!--aa-->` after the nested one
     "<button>a<button><!--aa-->b</button><p>c</p><p>d</p><p>e</p>",
     "<button><div><p>a<b>b<button><!--aa-->c</button>d</b><p>e</p><p>f</p><p>g</p>",  # the b reconstructed after
     "<div><button><ul><li>a<button><!--aa-->b</button></div><p>c</p><p>d</p>",
-    "<button>a<form><p>b<button><!--aa-->c</button></form><p>d</p><p>e</p>",  # a form closed so: the scan stops
+    "<button>a<form><p>b<button><!--aa-->c</button></form><p>d</p><p>e</p>",  # the form closed so: cut after </form>
     "<button>a<object><button><!--aa-->b</button></object></button><p>c</p><p>d</p>",  # not in scope
 ]
 NESTED_BUTTON_STOPS = frozenset({
-    "<button>a<form><p>b<button><!--aa-->c</button></form><p>d</p><p>e</p>",
     "<button>a<object><button><!--aa-->b</button></object></button><p>c</p><p>d</p>",
 })
 #: A tag that closes another element than its name says: the scan's stack, if left larger than
@@ -685,6 +684,34 @@ def test_what_a_table_foster_parents_is_cut_after_at_any_size(middle: str, docty
     # scan (a real page: `<CENTER><table ...></CENTER>`): the rest of the page one piece, parsed whole
     stops = middle in FOSTERED_STOPS or (not doctype and middle in FOSTERED_STOPS_IN_QUIRKS)
     assert _cut_after_the_mark(middle, doctype) == (not stops)
+
+
+#: A form's pointer set with the form closed another way than by `</form>` (a block's close, a
+#: cell's, a form in a table's modes, which closes at once), then cleared by `</form>`; and one
+#: left open by a `</form>` out of scope, which the next `</form>` does not close.
+FORM_POINTER = [  # `<!--aa-->` after the `</form>`
+    "<div><form><p>a</div><p>b</form><!--aa--><p>c</p><p>d</p>",
+    "<div><form>a</div><form>ignored<p>b</form><!--aa--><p>c</p><p>d</p>",
+    "<table><tr><td><form>a</td></tr></table></form><!--aa--><p>b</p><p>c</p>",
+    "<table><form><tr><td>a</td></tr></form><!--aa--><tr><td>b</td></tr><tr><td>c</td></tr></table><p>d</p>",
+    "<table><tr><td><form>a</td><td>b</td></tr><tr><td>c</form><!--aa--></td></tr></table><p>d</p><p>e</p>",
+    "<form><table><tr><td></form>x</td></tr></table><p>a</p></form><!--aa--><p>b</p><p>c</p>",
+    "<form><table><tr><td></form>x</td></tr></table><form><p>a</p></form><!--aa--><p>b</p>",
+]
+#: The form left open stays open to the end, which no piece could open again with the pointer
+#: cleared; a second form opened beside it is not followed.
+FORM_POINTER_STOPS = frozenset({
+    "<form><table><tr><td></form>x</td></tr></table><p>a</p></form><!--aa--><p>b</p><p>c</p>",
+    "<form><table><tr><td></form>x</td></tr></table><form><p>a</p></form><!--aa--><p>b</p>",
+})
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
+@pytest.mark.parametrize("middle", FORM_POINTER)
+def test_a_form_closed_otherwise_is_cut_after_its_end_tag_at_any_size(middle: str, doctype: str) -> None:
+    # issue 17: a form closed by a block's or a cell's close, or opened in a table, stopped the
+    # scan: the rest of the page one piece, parsed whole
+    assert _cut_after_the_mark(middle, doctype) == (middle not in FORM_POINTER_STOPS)
 
 
 @pytest.mark.parametrize("middle", MISPAIRED)

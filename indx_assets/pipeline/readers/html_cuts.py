@@ -18,7 +18,7 @@ implicitly (`_close_implied`: a block start closes an open `p` in button scope, 
 like above its element, a heading's end tag the open heading of any level; an end tag with nothing
 of its name open is ignored, and so is one whose element is out of the scope the parser looks
 in). Such a close pops whatever stands above the element closed, blocks too, as the parser
-does; the scan follows it but where it would pop a form (the parser's form pointer stays set), a
+does; the scan follows it but where it would pop a form (a
 select, a template or a `noscript` (`_UNPOPPABLE`), so that its stack is what the parser holds
 above `body`: a stack larger than the parser's would pair later end tags with other elements
 than the parser does, and a cut would open again what the parser has closed. At the first tag it
@@ -31,10 +31,12 @@ Where only containers the walk reads as blocks of text are open (`div`, `section
 `form` and the like, with no attribute the walk reads: `READ_IN_MARKUP`), a cut may fall before a
 block start tag, or before an item of the list open innermost: the next piece starts by opening
 them again, which the walk of blocks does not see (see `_reopen`). A form reopened sets the
-parser's form element pointer as the open form did; the scan follows that pointer (a nested
-`<form>` is ignored while it is set: `_Scan._form_ignored`) and stops where a form closes
-otherwise than by `</form>` (which clears the pointer; any other close leaves it set) or opens in
-a table's modes.
+parser's form element pointer as the open form did. The scan keeps that pointer
+(`_Scan.form_pointer`: a nested `<form>` is ignored while it is set, `_Scan._form_ignored`): a
+form start tag sets it (in a table's modes too, where the form closes at once), `</form>` clears
+it (and closes the form where it is in scope), any other close of the form leaves it set. No cut
+falls where the pointer is not what the open forms would set again (one form open exactly while
+it is set: `_Scan._open_tags`).
 
 Formatting elements (`b`, `font`, `a`... : `_FORMATTING`; old pages wrap a whole body in
 `<font face=..><b>`) and phrasing elements such as `span` (`_INLINE`) are reopened as containers
@@ -152,13 +154,12 @@ _HEADINGS = frozenset(b"h1 h2 h3 h4 h5 h6".split())
 _SCOPE = frozenset(b"applet caption html table td th marquee object template".split())
 _BUTTON_SCOPE = _SCOPE | {b"button"}
 #: The scope an end tag's element must be in to be closed (else the tag is ignored; an empty `p`
-#: opened and closed for `</p>`): the default scope, but these. `</form>` out of scope is ignored
-#: but clears the form pointer, which the scan does not follow: it looks past every scope.
-_END_TAG_SCOPE = {b"p": _BUTTON_SCOPE, b"li": _SCOPE | {b"ol", b"ul"}, b"form": frozenset()}
-#: Elements a close must not pop, though the parser does: a form (its pointer stays set, and the
-#: scan reads the pointer from the stack), a select or template (insertion modes of their own),
-#: a `noscript` (its content is markup or text by the parser's scripting flag).
-_UNPOPPABLE = frozenset(b"form select template noscript".split())
+#: opened and closed for `</p>`): the default scope, but these. (`</form>` closes the form the
+#: pointer points to: `_Scan._end`.)
+_END_TAG_SCOPE = {b"p": _BUTTON_SCOPE, b"li": _SCOPE | {b"ol", b"ul"}}
+#: Elements a close must not pop, though the parser does: a select or template (insertion modes
+#: of their own), a `noscript` (its content is markup or text by the parser's scripting flag).
+_UNPOPPABLE = frozenset(b"select template noscript".split())
 #: The HTML standard's special elements (those the scan can hold): where `li`'s and `dd`'s
 #: search for an open item to close stops (but not at address, div or p).
 _SPECIAL = frozenset(
@@ -241,12 +242,12 @@ _FOSTERING = _SECTIONS | frozenset(b"table tr colgroup".split())
 _FOSTERED_VOID = _VOID - {b"col"}
 #: Start tags placed in the table itself from those modes (raw text, so nothing stays open).
 _IN_TABLE_RAW = frozenset(b"script style".split())
-#: Elements a cell's or caption's close must not pop: the parser keeps a form's pointer after it;
+#: Elements a cell's or caption's close must not pop: a select or template;
 #: `applet`, `marquee` and `object` push a marker on the list of active formatting elements, and
 #: the close clears that list only back to their marker, so a formatting element opened before
 #: them in the cell is reconstructed after the table (the HTML standard's "clear the list of
 #: active formatting elements up to the last marker"). `_IN_CELL` leaves them out for the same reason.
-_UNCLOSABLE_IN_CELL = frozenset(b"form select template applet marquee object".split())
+_UNCLOSABLE_IN_CELL = frozenset(b"select template applet marquee object".split())
 #: The rest of a table's row, from after its start tag to the next row's (a lookahead), when it
 #: holds nothing but whitespace and cells of text and of tags whose effect stays in the cell (the
 #: cell's close, which the next row's start makes, pops them and clears their formatting): read
@@ -310,6 +311,8 @@ class _Scan:
         self.released = released
         self.stack: list[bytes] = []
         self.foreign = 0  # how many of the open elements are SVG/MathML
+        #: the parser's form element pointer is set (to an open form, or one a close has popped)
+        self.form_pointer = False
         self.doctype = b""
         self.seen_token = False  # a DOCTYPE counts only as the first token
         self.trusted = True
@@ -474,13 +477,18 @@ class _Scan:
         elif self.pending and self.pending_table == len(self.stack) - 1 - self.stack[::-1].index(b"table"):
             self.pending = []
 
+    def _point_to_form(self, open_: bool) -> None:
+        """Set the form pointer to a form just opened (`open_`: on the stack) or closed at once (in
+        a table). So that a form on the stack while the pointer is set is the one it points to,
+        the scan stops where another form is open (one a `</form>` out of scope left open)."""
+        if b"form" in self.stack[: len(self.stack) - open_]:
+            self.trusted = False
+        self.form_pointer = True
+
     def _form_ignored(self, name: bytes) -> bool:
         """Whether the parser ignores this start tag in the body: a `form` while its form element
-        pointer is set (and no `template` is open). Where the scan vouches, the pointer is set
-        exactly while a form is open: only a form opened in the body sets it (a form in a table's
-        modes stops the scan), and what closes an open form clears it (`</form>`), or stops the
-        scan (another end tag, a cell's close: `_UNCLOSABLE_IN_CELL`, above it)."""
-        return name == b"form" and b"form" in self.stack and b"template" not in self.stack
+        pointer is set (and no `template` is open). Else a form start tag sets it (`_start`)."""
+        return name == b"form" and self.form_pointer and b"template" not in self.stack
 
     def _push(self, name: bytes, tag: bytes | None) -> None:
         del self.tags[len(self.stack):]
@@ -625,6 +633,12 @@ class _Scan:
             if name in _FOSTERED_VOID and top != b"colgroup" and top in _FOSTERING:
                 self._foster()
                 return True
+            if name == b"form" and top != b"colgroup" and top in _FOSTERING:
+                # ignored while the pointer is set; else the form goes into the table, sets the
+                # pointer and closes at once (no template is open: see above)
+                if not self.form_pointer:
+                    self._point_to_form(open_=False)
+                return True
             if top == b"colgroup":
                 if name == b"col":
                     return True  # void
@@ -723,18 +737,19 @@ class _Scan:
         ignored (`<center><table></center>`: old pages close a wrapper early), but these: a
         formatting element's drops its entry from the list where that entry is off the stack (the
         adoption agency's first check); `</p>` and `</br>` insert an element that closes at once,
-        foster-parented (`_foster`); `</form>` clears the form pointer that an open form below
-        the table set, which the scan does not follow."""
+        foster-parented (`_foster`); `</form>` clears the form pointer."""
         if name in (b"p", b"br"):
             self._foster()
-        elif name == b"form" and b"form" in self.stack:
-            self.trusted = False
+        elif name == b"form":
+            self.form_pointer = False
         elif name in _FORMATTING and (entry := self._last_entry(name)) is not None and not entry.on:
             self._unlist(entry)
 
     def _open_tags(self) -> list[bytes] | None:
         """The start tags of the open elements, in the stack's order, or None where one has none
         to be opened again by (`tags`: not reopenable, or with an attribute the walk reads)."""
+        if self.stack.count(b"form") != self.form_pointer:
+            return None  # the forms opened again would set the pointer otherwise (or be ignored)
         tags = self.tags[: len(self.stack)]
         return None if None in tags else tags  # type: ignore[return-value]  # no None, checked
 
@@ -936,6 +951,8 @@ class _Scan:
                 self._listed(_Entry(name, self.source[tag_start:at], _key(name, attrs), len(self.stack) - 1))
             else:
                 self._push(name, None)  # a marker for `object` and the like
+                if name == b"form" and b"template" not in self.stack and b"select" not in self.stack:
+                    self._point_to_form(open_=True)
         return at
 
     def _raw_text(self, name: bytes, at: int) -> int:
@@ -967,6 +984,13 @@ class _Scan:
         later end tags with other elements than the parser does, and reopen what it has closed. A
         formatting element's runs the adoption agency (`_formatting_end`); a phrasing element's
         closes it with the elements above it, or is ignored past a special element."""
+        if name == b"form" and not self.foreign and b"select" not in self.stack and b"template" not in self.stack:
+            # the form the pointer points to, in scope, closes (the pointer is cleared anyway);
+            # one left open by an earlier `</form>` out of scope is not closed by the next
+            pointed, self.form_pointer = self.form_pointer, False
+            if pointed:
+                self._pop_through(frozenset({name}), _SCOPE, _IMPLIED)
+            return
         if not self.foreign and name in _FORMATTING and b"select" not in self.stack and b"template" not in self.stack:
             self._formatting_end(name)
         elif self.stack and self.stack[-1] == name:
@@ -982,9 +1006,7 @@ class _Scan:
         elif b"select" in self.stack or b"template" in self.stack:
             self.trusted = False
         elif name in _CLOSES_IMPLIED:
-            # `</form>` takes the form off the stack, not what stands above it but implied elements
-            self._pop_through(frozenset({name}), _END_TAG_SCOPE.get(name, _SCOPE),
-                              _IMPLIED if name == b"form" else None)
+            self._pop_through(frozenset({name}), _END_TAG_SCOPE.get(name, _SCOPE))
         elif name in _INLINE:
             self._pop_through(frozenset({name}), _SPECIAL)  # "any other end tag"
         else:
