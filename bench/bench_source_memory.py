@@ -12,7 +12,8 @@ only implicitly, paragraphs inside wrapping containers, one large table (and one
 writes it: `html-table-page`), paragraphs in one form around the page (`html-form`) or in
 formatting elements around it, as old pages write them (`html-font`), or each with a `font` left
 open in it, which the parser reconstructs in the next (`html-font-unclosed`), or each in a `b`
-closed inside it (`html-misnested`, the adoption agency with a furthest block), one large
+closed inside it (`html-misnested`, the adoption agency with a furthest block), sections of
+tables and forms as old sites write them (`html-old-tables`), one large
 `pre` (`html-pre`), and a page in Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
 INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
@@ -86,6 +87,12 @@ _BLOCKS = {
     # runs the adoption agency with the paragraph as its furthest block
     "html-misnested": (b"", b"<b><p>The harbour wall held the <i>tide</i></b> back, and the town slept behind it.</p>\n"
                             * 12945),
+    # sections as old sites write them: each table in a `center` its start tag closes early (the
+    # table's modes ignore the end tag), a form opened in a cell and closed by the cell's close,
+    # its `</form>` after the table
+    "html-old-tables": (b"", b"<center><table width='728' border=1></center><tr><td><form action=/q><b>Grade</b>"
+                             b" harbour wall</td><td>held the tide</td></tr></table></form></center>\n<p>The harbour"
+                             b" wall held the <b>tide</b> back.</p>\n" * 5380),
     # one table of short rows
     "html-table": (b"<table>", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 17246),
     # one table as a page writes it: in a wrapping div, a header row group, cells closed only
