@@ -173,6 +173,12 @@ def test_documents_reach_the_table_through_the_sensor_automation_and_celery_work
     warmed = cluster.warmed_processes()
     assert len(warmed) == 2 and all(len(pids) == 1 for pids in warmed.values()), \
         f"each worker's process loaded the model once, as it started: {warmed}"
+    # both workers may run an ingest step at once, each with its share of the cores for torch
+    assert cluster.instance.event_log_storage.get_concurrency_info("embedder").slot_count == 2
+    share = f"OMP_NUM_THREADS={max(1, (os.cpu_count() or 1) // 2)}".encode()
+    for pids in warmed.values():
+        (pid,) = pids
+        assert share in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     cluster.check_table()
     # one code server for the daemon and the webserver (not one each)
     assert len(cluster.code_servers()) == 1, cluster.code_servers()

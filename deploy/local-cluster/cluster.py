@@ -20,9 +20,9 @@
   monitoring and retries);
 - the Dagster webserver on `--port`.
 
-The instance (`DIR/indx/dagster/dagster.yaml`) queues runs, keeps the `embedder` pool at one slot
-(one writer per source across all workers), retries failed runs, and `INDX_EXECUTOR=celery` sends
-every launched run's steps to the workers. On a real cluster the same settings hold, with the
+The instance (`DIR/indx/dagster/dagster.yaml`) queues runs, gives the `embedder` pool one slot per
+worker (their LanceDB commits go one at a time: `LanceDBResource.writing`), retries failed runs, and
+`INDX_EXECUTOR=celery` sends every launched run's steps to the workers. On a real cluster the same settings hold, with the
 services on their own hosts (deploy/k8s). Everything it starts, `down` stops.
 """
 
@@ -243,10 +243,35 @@ def up(folder: Path, workers: int, corpus: list[str], port: int) -> dict:
         (folder / "celery.yaml").write_text(json.dumps({"execution": {"config": {
             "broker": env["CELERY_BROKER_URL"], "backend": env["CELERY_BACKEND_URL"]}}}))
         write_env(folder, env)
+        set_ingest_slots(env, workers)
         start_dagster(folder, state, env)
     finally:
         (folder / STATE).write_text(json.dumps(state, indent=1))
     return state
+
+
+def worker_threads(workers: int) -> dict[str, str]:
+    """Each worker's share of this machine's cores for its embedder's matrix products
+    (`OMP_NUM_THREADS`, which torch reads as it starts). Every worker embeds at once (one pool
+    slot each: `set_ingest_slots`), and torch otherwise starts a thread per core in each: two
+    workers on two cores ran four threads, and the load took 246 s where it took 202 with one
+    each. A setting of the user's (this environment's, or `restart --set`) wins."""
+    share = max(1, (os.cpu_count() or 1) // max(1, workers))
+    return {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", str(share))}
+
+
+def set_ingest_slots(env: dict[str, str], slots: int) -> None:
+    """Give the ingest op's pool (`embedder`) `slots` slots in the instance: one per worker, so
+    every worker runs an ingest step at once, each reading, chunking and embedding its own run's
+    documents. Their LanceDB commits still go one at a time (`LanceDBResource.writing`: the
+    database is a folder of this machine, as of a cluster's shared volume)."""
+    import dagster as dg
+
+    from indx_assets.wiring.assets.ingest import INGEST_POOL
+
+    os.environ.update(env)  # the instance's storage is read from it
+    with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
+        instance.event_log_storage.set_concurrency_slots(INGEST_POOL, slots)
 
 
 def write_env(folder: Path, env: dict[str, str]) -> None:
@@ -262,11 +287,13 @@ def read_env(folder: Path) -> dict[str, str]:
 def start_dagster(folder: Path, state: dict, env: dict[str, str]) -> None:
     """The workers, the code server, the daemon and the webserver (they load the definitions, so settings such
     as INDX_CHAIN take effect when they start)."""
+    worker_env = {**worker_threads(state["workers"]), **env}
     for i in range(state["workers"]):
         # one task at a time: the worker's one child keeps the embedding model loaded
         # indx's app: dagster-celery's tasks, each worker process warmed as it starts
         spawn(f"worker-{i}", [str(BIN / "dagster-celery"), "worker", "start", "-A", WORKER_APP, "-y",
-                              str(folder / "celery.yaml"), "-n", f"indx-{i}", "--", "--concurrency=1"], folder, env, state)
+                              str(folder / "celery.yaml"), "-n", f"indx-{i}", "--", "--concurrency=1"], folder,
+              worker_env, state)
     # One code server for the daemon and the webserver (each would start its own from a
     # `python_module` workspace); it is up before they look for it.
     code_port = free_port()

@@ -10,8 +10,10 @@
 
 It applies to runs launched by the daemon, the webserver or `dagster job launch`; `indx ingest`
 runs its work in its own process whatever this says. Each source's rows are still written by
-one writer at a time: the `embedder` pool bounds the ingest op across every worker (the run's
-execution loop takes a slot before it hands a step to Celery or Dask).
+one writer at a time: every commit to the LanceDB table holds its writer lock
+(`LanceDBResource.writing`), and the `embedder` pool bounds how many ingest steps run at once
+across every worker (the run's execution loop takes a slot before it hands a step to Celery or
+Dask).
 """
 
 import dagster as dg

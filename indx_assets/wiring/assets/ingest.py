@@ -45,7 +45,9 @@ READERS_CODE_VERSION = "readers-v1"
 TABLE_CODE_VERSION = "lancedb-chunks-v1"
 #: The run failure's metadata entry naming each failed source and why (`runner.BatchResult.failed`).
 FAILED_SOURCES = "failed_sources"
-#: The op's concurrency pool (deploy/dagster.yaml gives it one slot: one embedder, one writer).
+#: The op's concurrency pool: how many ingest steps run at once (deploy/dagster.yaml gives it one,
+#: the embedder has the cores; the local cluster one per worker). Its LanceDB commits go one at a
+#: time whatever the slots (`LanceDBResource.writing`).
 INGEST_POOL = "embedder"
 
 SOURCE_DOCUMENTS = dg.AssetKey(stages.SOURCE_DOCUMENTS)

@@ -41,25 +41,27 @@ class MaintenanceConfig(dg.Config):
 )
 def chunks_table_maintenance(context: dg.AssetExecutionContext, config: MaintenanceConfig,
                              lancedb: LanceDBResource) -> dg.MaterializeResult:
-    table = lancedb.existing_table()
-    if table is None:
-        return dg.MaterializeResult(metadata={"skipped": "the chunks table does not exist yet"})
-    before = table.version
-    lancedb.ensure_indexes()
-    embedded = table.count_rows("vector IS NOT NULL")
-    indexed = {tuple(i.columns) for i in table.list_indices()}
-    built_vector_index = False
-    if embedded >= config.vector_index_min_rows and ("vector",) not in indexed:
-        table.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_PQ")
-        built_vector_index = True
-    # Through Lance itself: LanceDB's optimize() refuses to clean up while an old version is
-    # tagged, and the tags `indx backfill` leaves must survive maintenance.
-    dataset = table.to_lance()
-    compaction = dataset.optimize.compact_files()
-    dataset.optimize.optimize_indices()
-    prune = dataset.cleanup_old_versions(older_than=timedelta(days=config.keep_versions_days),
-                                         error_if_tagged_old_versions=False)
-    table = lancedb.table()
+    # its compaction and index builds are commits: not beside an ingest's (`LanceDBResource.writing`)
+    with lancedb.writing():
+        table = lancedb.existing_table()
+        if table is None:
+            return dg.MaterializeResult(metadata={"skipped": "the chunks table does not exist yet"})
+        before = table.version
+        lancedb.ensure_indexes()
+        embedded = table.count_rows("vector IS NOT NULL")
+        indexed = {tuple(i.columns) for i in table.list_indices()}
+        built_vector_index = False
+        if embedded >= config.vector_index_min_rows and ("vector",) not in indexed:
+            table.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_PQ")
+            built_vector_index = True
+        # Through Lance itself: LanceDB's optimize() refuses to clean up while an old version is
+        # tagged, and the tags `indx backfill` leaves must survive maintenance.
+        dataset = table.to_lance()
+        compaction = dataset.optimize.compact_files()
+        dataset.optimize.optimize_indices()
+        prune = dataset.cleanup_old_versions(older_than=timedelta(days=config.keep_versions_days),
+                                             error_if_tagged_old_versions=False)
+        table = lancedb.table()
     context.log.info(f"optimize: {compaction}; cleanup: {prune}")
     return dg.MaterializeResult(metadata={
         "rows": table.count_rows(),

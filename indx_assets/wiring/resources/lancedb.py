@@ -6,11 +6,19 @@ that no longer exist, all in one commit: readers never see a half-replaced docum
 exception is a long document (more rows than `MERGE_STEP`): its first ingest is appended in
 steps, its re-ingest merged in steps then cleared of its vanished chunks
 (`LanceDBResource._merge_in_steps`), as a write holds what it writes.
+
+Every write goes through `LanceDBResource.writing`: one process writes the table at a time, so
+several workers may ingest at once (a pool of more than one slot) and each source's rows are
+still replaced by one writer at a time.
 """
 
+import fcntl
 import itertools
+import os
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +45,14 @@ DELETE_STEP = 1000
 #: first ingest: on ledger chunks of 10 rows, the build grew 53 MiB for 10,000 chunks and 278
 #: for 100,000; with 16 MiB, 52 and 98-107, the index in more partitions).
 FTS_BUILD_MIB = 16
+#: The writer lock's file in a local database's folder (see `LanceDBResource.writing`).
+WRITER_LOCK_FILE = ".indx-writer.lock"
+
+# Writer locks this process holds, by file, with how often each was entered: a write that
+# builds the indexes (`ensure_indexes`) inside another's must not lock itself out, since
+# flock locks on two descriptors of one file exclude each other even within one process.
+_held: dict[Path, int] = {}
+_held_guard = threading.Lock()
 
 
 def _steps(rows: Iterable[pa.RecordBatch], size: int) -> Iterator[pa.Table]:
@@ -79,6 +95,40 @@ class LanceDBResource(dg.ConfigurableResource):
 
             self._db = lancedb.connect(self.uri)
         return self._db
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the database's writer lock: one process writes the table at a time, whatever
+        runs hold which sources (two backfills over the same partitions, on two workers) and
+        however many ingest steps run at once; each waits for the one before (a commit or an
+        index build takes seconds, the reading and embedding around it do not wait).
+        Re-entrant within a process. A `flock` on a file in a local database's folder, which
+        the kernel drops when its process ends however it ends; an object store has no such
+        file: there, one ingest step at a time (the pool's one slot) keeps one writer."""
+        if "://" in self.uri:
+            yield
+            return
+        folder = Path(self.uri).resolve()
+        path = folder / WRITER_LOCK_FILE
+        with _held_guard:
+            reentered = path in _held
+            _held[path] = _held.get(path, 0) + 1
+        try:
+            if reentered:
+                yield
+                return
+            folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)  # waits for the writer before
+                yield
+            finally:
+                os.close(fd)  # closing the descriptor releases the flock
+        finally:
+            with _held_guard:
+                _held[path] -= 1
+                if not _held[path]:
+                    del _held[path]
 
     def existing_table(self) -> Any | None:
         """The chunk table, or None before the first write (a local database that does not exist
@@ -132,6 +182,12 @@ class LanceDBResource(dg.ConfigurableResource):
         return self.db.create_table(self.table_name, schema=schema, mode="overwrite")
 
     def ensure_indexes(self) -> None:
+        """Full-text index on text and scalar indexes on source_id and id, if missing (see
+        `_ensure_indexes`), under the writer lock."""
+        with self.writing():
+            self._ensure_indexes()
+
+    def _ensure_indexes(self) -> None:
         """Full-text index on text and scalar indexes on source_id and id, if missing (indexes
         cover rows written since on `optimize()`; unindexed rows are still searched, just
         slower). The id index serves the upsert's join on the key and search's step from a
@@ -163,6 +219,12 @@ class LanceDBResource(dg.ConfigurableResource):
 
     def upsert_stream(self, source_ids: Sequence[str], schema: pa.Schema, rows: pa.RecordBatchReader,
                       merge_step: int | None = None) -> dict[str, int]:
+        """`_upsert_stream` under the writer lock."""
+        with self.writing():
+            return self._upsert_stream(source_ids, schema, rows, merge_step)
+
+    def _upsert_stream(self, source_ids: Sequence[str], schema: pa.Schema, rows: pa.RecordBatchReader,
+                       merge_step: int | None = None) -> dict[str, int]:
         """Make the table hold exactly `rows` (of `schema`, `schema.chunk_rows`) for the given
         sources, in one commit; the rows are read batch by batch as the commit takes them, so
         a long document's rows are never all in memory.
@@ -199,7 +261,7 @@ class LanceDBResource(dg.ConfigurableResource):
                 # under half what a merge does (at 19,000 rows of a sheet, 120 MiB against 270),
                 # in steps (one `add` of 103,200 rows grew 108 MiB, steps of 8,192 67 MiB). Unlike
                 # a merge, an append is not checked against a concurrent writer of the same ids:
-                # it relies on one writer per source (DESIGN §5), which the pipeline keeps.
+                # it relies on one writer per source (DESIGN §5), which `writing` keeps.
                 for part in _steps(rest, merge_step):
                     table.add(part, on_bad_vectors="null")
                 return {"inserted": table.count_rows(scope), "updated": 0, "deleted": 0, "version": table.version}
@@ -250,8 +312,9 @@ class LanceDBResource(dg.ConfigurableResource):
         table = self.existing_table()
         if table is None:
             return
-        for i in range(0, len(source_ids), per_commit):
-            table.delete(f"source_id IN ({', '.join(map(sql_string, source_ids[i:i + per_commit]))})")
+        with self.writing():
+            for i in range(0, len(source_ids), per_commit):
+                table.delete(f"source_id IN ({', '.join(map(sql_string, source_ids[i:i + per_commit]))})")
 
     def source_rows(self, source_ids: Sequence[str], columns: Sequence[str] = HIT_COLUMNS) -> list[dict[str, Any]]:
         """Every row of these sources (through the scalar index on `source_id`)."""
