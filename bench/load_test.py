@@ -14,7 +14,7 @@ exactly the chunk ids of the stored chunk maps.
 With `--executor celery` the same load and chain change also run on the local cluster
 (`deploy/local-cluster/cluster.py`: PostgreSQL, Redis, `--workers` Celery workers, the real
 daemon and webserver), in the same run as the in-process path, and it prints documents/s of
-each, their ratio, and the orchestration overhead per run (wall time not spent inside a step,
+each, their ratio, and the orchestration overhead per run (wall time in which no step ran,
 divided by the runs), and the CPU-seconds each part of the topology used (`cpu_s`: workers, code
 server, the runs' processes, daemon, webserver, PostgreSQL, Redis). A cluster phase's wall time runs from its start (the chain change's
 includes restarting the Dagster processes, `restart_s`) to its last run's end; `settled_s` is
@@ -98,7 +98,21 @@ CHAIN_CHANGE = json.dumps({"options": {"markdown": {"max_characters": 300}}})
 
 def step_seconds(instance: dg.DagsterInstance, run_ids: list[str]) -> float:
     """Seconds spent inside steps (step start to its success or failure) over these runs."""
-    total = 0.0
+    return sum(end - start for start, end in step_spans(instance, run_ids))
+
+
+def stepping_seconds(spans: list[tuple[float, float]]) -> float:
+    """Seconds in which at least one of these steps ran (steps run at once on several workers)."""
+    total, reached = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        total += max(0.0, end - max(start, reached))
+        reached = max(reached, end)
+    return total
+
+
+def step_spans(instance: dg.DagsterInstance, run_ids: list[str]) -> list[tuple[float, float]]:
+    """Each step's start and end (its success or failure) over these runs."""
+    spans = []
     for run_id in run_ids:
         started: dict[str, float] = {}
         for record in instance.get_records_for_run(run_id, of_type={
@@ -108,8 +122,8 @@ def step_seconds(instance: dg.DagsterInstance, run_ids: list[str]) -> float:
             if entry.dagster_event_type == dg.DagsterEventType.STEP_START:
                 started[entry.step_key] = entry.timestamp
             elif entry.step_key in started:
-                total += entry.timestamp - started.pop(entry.step_key)
-    return total
+                spans.append((started.pop(entry.step_key), entry.timestamp))
+    return spans
 
 
 #: A run's milestones in order (the Celery worker's "Executing steps" engine event is `picked`);
@@ -201,7 +215,8 @@ def on_cluster(documents: int, workers: int, timeout: float) -> dict:
             instance = dg.DagsterInstance.from_config(env["DAGSTER_HOME"])
             cpu: dict[str, float] = {}
             for phase, change in (("initial_load", None), ("chain_change", CHAIN_CHANGE)):
-                before = {r.run_id for r in instance.get_runs()}
+                # every run of the new instance is the load's: one may have started during `up`
+                before = {r.run_id for r in instance.get_runs()} if change else set()
                 started = time.time()
                 if change:
                     cpu = cluster.cpu_seconds(folder)  # the restart ends the Dagster processes
@@ -213,10 +228,12 @@ def on_cluster(documents: int, workers: int, timeout: float) -> dict:
                 # the work ends with the last run; `settle` then needs two level looks (an `indx
                 # status` each) to be sure nothing more comes, which the in-process loop does not
                 wall = max((r.end_time for r in records if r.end_time), default=started + settled) - started
-                inside = step_seconds(instance, runs)
+                spans = step_spans(instance, runs)
+                stepping = stepping_seconds(spans)  # steps run at once on the workers: not their sum
                 report[phase] = {"wall_s": round(wall, 1), "settled_s": round(settled, 1), "restart_s": round(restart, 1),
-                                 "runs": len(runs), "step_s": round(inside, 1),
-                                 "overhead_per_run_s": round((wall - inside) / max(len(runs), 1), 2),
+                                 "runs": len(runs), "step_s": round(sum(b - a for a, b in spans), 1),
+                                 "stepping_s": round(stepping, 1),
+                                 "overhead_per_run_s": round((wall - stepping) / max(len(runs), 1), 2),
                                  "median_phase_s": run_phases(instance, runs),
                                  "run_list": run_list(instance, records),
                                  "cpu_s": phase_cpu(cluster.cpu_seconds(folder), cpu)}
