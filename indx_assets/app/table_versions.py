@@ -30,8 +30,9 @@ def restore(lancedb: LanceDBResource, tag: str) -> dict[str, Any]:
     known = tags(lancedb)
     if tag not in known:
         raise KeyError(f"no table version is tagged {tag!r}; tags: {', '.join(sorted(known)) or 'none'}")
-    table = lancedb.table()
-    before = table.version
-    table.restore(tag)
+    with lancedb.writing():  # a commit too: not beside a run's
+        table = lancedb.table()
+        before = table.version
+        table.restore(tag)
     return {"tag": tag, "tagged_version": known[tag], "version_before": before, "version": table.version,
             "rows": table.count_rows()}
