@@ -58,3 +58,14 @@ def test_a_process_nests_its_hold_of_the_table(tmp_path: Path) -> None:
         lancedb.upsert_sources({"a.md": _rows("a.md", 2)})  # takes it again: no wait on itself
         lancedb.ensure_indexes()
     assert lancedb.table().count_rows() == 2
+
+
+def test_another_thread_of_the_process_waits_for_the_holder(tmp_path: Path) -> None:
+    # the hold was counted per process: a second thread found it held and wrote beside the first
+    lancedb = LanceDBResource(uri=str(tmp_path / "lancedb"))
+    entered = threading.Event()
+    with lancedb.writing():
+        other = threading.Thread(target=lambda: (lancedb.writing().__enter__(), entered.set()), daemon=True)
+        other.start()
+        assert not entered.wait(timeout=1.5)  # waiting for this thread's hold
+    assert entered.wait(timeout=30)

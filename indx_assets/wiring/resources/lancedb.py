@@ -48,11 +48,11 @@ FTS_BUILD_MIB = 16
 #: The writer lock's file in a local database's folder (see `LanceDBResource.writing`).
 WRITER_LOCK_FILE = ".indx-writer.lock"
 
-# Writer locks this process holds, by file, with how often each was entered: a write that
-# builds the indexes (`ensure_indexes`) inside another's must not lock itself out, since
-# flock locks on two descriptors of one file exclude each other even within one process.
-_held: dict[Path, int] = {}
-_held_guard = threading.Lock()
+# Writer locks this thread holds, by file, with how often each was entered: a write that builds
+# the indexes (`ensure_indexes`) inside another's must not lock itself out, since flock locks on
+# two descriptors of one file exclude each other even within one process. Per thread: another
+# thread's write opens its own descriptor and waits, as another process's does.
+_held = threading.local()
 
 
 def _steps(rows: Iterable[pa.RecordBatch], size: int) -> Iterator[pa.Table]:
@@ -102,7 +102,7 @@ class LanceDBResource(dg.ConfigurableResource):
         runs hold which sources (two backfills over the same partitions, on two workers) and
         however many ingest steps run at once; each waits for the one before (a commit or an
         index build takes seconds, the reading and embedding around it do not wait).
-        Re-entrant within a process. A `flock` on a file in a local database's folder, which
+        Re-entrant within a thread. A `flock` on a file in a local database's folder, which
         the kernel drops when its process ends however it ends; an object store has no such
         file: there, one ingest step at a time (the pool's one slot) keeps one writer."""
         if "://" in self.uri:
@@ -110,25 +110,25 @@ class LanceDBResource(dg.ConfigurableResource):
             return
         folder = Path(self.uri).resolve()
         path = folder / WRITER_LOCK_FILE
-        with _held_guard:
-            reentered = path in _held
-            _held[path] = _held.get(path, 0) + 1
-        try:
-            if reentered:
-                yield
-                return
-            folder.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        depths: dict[Path, int] = _held.__dict__.setdefault("depths", {})
+        if depths.get(path):
+            depths[path] += 1
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX)  # waits for the writer before
                 yield
             finally:
-                os.close(fd)  # closing the descriptor releases the flock
+                depths[path] -= 1
+            return
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # waits for the writer before
+            depths[path] = 1
+            try:
+                yield
+            finally:
+                depths[path] = 0
         finally:
-            with _held_guard:
-                _held[path] -= 1
-                if not _held[path]:
-                    del _held[path]
+            os.close(fd)  # closing the descriptor releases the flock
 
     def existing_table(self) -> Any | None:
         """The chunk table, or None before the first write (a local database that does not exist
