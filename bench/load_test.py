@@ -17,7 +17,7 @@ daemon and webserver), in the same run as the in-process path, and it prints doc
 each, their ratio, and the orchestration overhead per run (wall time in which no step ran,
 divided by the runs), and the CPU-seconds each part of the topology used (`cpu_s`: workers, code
 server, the runs' processes, daemon, webserver, PostgreSQL, Redis). A cluster phase's wall time runs from its start (the chain change's
-includes restarting the Dagster processes, `restart_s`) to its last run's end; `settled_s` is
+includes restarting the code server and the workers with the new chain, `restart_s`) to its last run's end; `settled_s` is
 when the bench had seen the topology level twice (`cluster.settle`), and the ratio by it is
 printed too.
 """
@@ -180,14 +180,15 @@ def run_list(instance: dg.DagsterInstance, records: list) -> list[str]:
     return out
 
 
-#: The parts of the topology that outlive a chain change's restart.
-SERVICES = ("postgres", "redis")
+#: The parts of the topology that outlive a chain change's restart (of the code server and the
+#: workers only: `cluster.restart(code_only=True)`).
+SERVICES = ("postgres", "redis", "daemon", "webserver")
 
 
 def phase_cpu(now: dict[str, float], before_restart: dict[str, float]) -> dict[str, float]:
     """CPU-seconds of each part of the topology in a phase (`cluster.cpu_seconds`): the initial
     load's count from the start (the workers' model load and every process's imports included);
-    the chain change's Dagster processes are new, and its services' count goes on from before."""
+    the chain change's code server and workers are new, and the others' count goes on from before."""
     return {role: round(s - (before_restart.get(role, 0.0) if role in SERVICES else 0.0), 1) for role, s in now.items()}
 
 
@@ -219,8 +220,9 @@ def on_cluster(documents: int, workers: int, timeout: float) -> dict:
                 before = {r.run_id for r in instance.get_runs()} if change else set()
                 started = time.time()
                 if change:
-                    cpu = cluster.cpu_seconds(folder)  # the restart ends the Dagster processes
-                    cluster.restart(folder, {"INDX_CHAIN": change})
+                    cpu = cluster.cpu_seconds(folder)  # the restart ends the code server and the workers
+                    # as a new release of the code is rolled out: the daemon and webserver go on
+                    cluster.restart(folder, {"INDX_CHAIN": change}, code_only=True)
                 restart = time.time() - started
                 settled = cluster.settle(folder, timeout) + restart
                 records = [r for r in instance.get_run_records() if r.dagster_run.run_id not in before]

@@ -297,9 +297,13 @@ def test_two_backfills_at_once_over_overlapping_partitions_leave_one_row_per_chu
     cluster.check_table()
 
 
+CODE_VERSION = """query($path: [String!]!) { assetNodes(assetKeys: [{path: $path}]) { opVersion } }"""
+
+
 def test_a_chain_change_reaches_the_table_in_one_run_with_none_that_finds_everything_fresh(
         cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A chain change, as a user makes it (the Dagster processes restarted with INDX_CHAIN), is
+    """A chain change, as a user rolls it out (the code server and the workers restarted with
+    INDX_CHAIN; the daemon and the webserver go on and load the new code location), is
     carried to the table in as many runs as in-process: one here (under 100 documents), which
     re-cuts and re-embeds. The daemon ticks while it runs: once its chunk maps were written, a
     tick asked again for the re-embedding it was about to do (Dagster's `in_progress()` did not
@@ -311,12 +315,22 @@ def test_a_chain_change_reaches_the_table_in_one_run_with_none_that_finds_everyt
     _new_documents(cluster.corpus, 80, "chained", paragraphs=40)
     cluster.settle()
     before = {r.run_id for r in cluster.runs()}
+    port, kept = cluster.state["port"], {n: cluster.state["processes"][n] for n in ("daemon", "webserver")}
+    shown = _graphql(port, CODE_VERSION, {"path": ["chunk_map"]})["assetNodes"][0]["opVersion"]
     chain = json.dumps({"options": {"markdown": {"max_characters": 300}}})
-    local_cluster.restart(cluster.folder, {CHAIN_ENV: chain})
+    restart = subprocess.run([sys.executable, str(CLUSTER), "restart", str(cluster.folder), "--set",
+                              f"{CHAIN_ENV}={chain}", "--code"], capture_output=True, text=True, timeout=600)
+    assert restart.returncode == 0, restart.stderr[-3000:]
     monkeypatch.setenv(CHAIN_ENV, chain)  # what `. DIR/cluster.env` now exports
+    cluster.state = json.loads((cluster.folder / local_cluster.STATE).read_text())
     cluster.settle()
     runs = [r for r in cluster.runs() if r.run_id not in before]
     selections = [sorted(k.to_user_string() for k in r.asset_selection or ()) for r in runs]
     assert selections == [["chunk_embeddings", "chunk_map", "chunks_table"]], selections
     assert [r.status for r in runs] == [dg.DagsterRunStatus.SUCCESS]
     cluster.check_table()
+    # the same daemon and webserver, and the UI shows the new chain's code version
+    assert {n: cluster.state["processes"][n] for n in kept} == kept
+    assert all(local_cluster.alive(pid) for pid in kept.values())
+    now = _graphql(port, CODE_VERSION, {"path": ["chunk_map"]})["assetNodes"][0]["opVersion"]
+    assert now != shown and shown, (shown, now)

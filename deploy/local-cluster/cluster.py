@@ -3,7 +3,7 @@
     python deploy/local-cluster/cluster.py up DIR [--workers 2] [--corpus PATH ...] [--port 3000]
     . DIR/cluster.env            # then indx, dagster and psql talk to that topology
     python deploy/local-cluster/cluster.py status DIR
-    python deploy/local-cluster/cluster.py restart DIR [--set INDX_CHAIN=...]
+    python deploy/local-cluster/cluster.py restart DIR [--set INDX_CHAIN=...] [--code]
     python deploy/local-cluster/cluster.py down DIR
 
 `up` starts, each as its own process, with its files and logs under DIR:
@@ -285,8 +285,28 @@ def read_env(folder: Path) -> dict[str, str]:
 
 
 def start_dagster(folder: Path, state: dict, env: dict[str, str]) -> None:
-    """The workers, the code server, the daemon and the webserver (they load the definitions, so settings such
-    as INDX_CHAIN take effect when they start)."""
+    """The code (`start_code`), then the daemon and the webserver, pointed at its code server
+    by DIR/workspace.yaml (they load the definitions from it, so settings such as INDX_CHAIN
+    take effect when the code starts)."""
+    start_code(folder, state, env)
+    workspace = folder / "workspace.yaml"
+    workspace.write_text(json.dumps({"load_from": [{"grpc_server": {
+        "host": "127.0.0.1", "port": state["code_port"], "location_name": LOCATION}}]}))
+    spawn("daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(workspace)], folder, env, state)
+    spawn("webserver", [str(BIN / "dagster-webserver"), "-w", str(workspace), "-h", "127.0.0.1",
+                        "-p", str(state["port"])], folder, env, state)
+    wait_for_port(state["port"], "dagster-webserver", folder / "webserver.log", timeout=300,
+                  pid=state["processes"]["webserver"])
+
+
+def _is_code(name: str) -> bool:
+    """Whether the process so named holds the code (the definitions, the chunker chain, the
+    embedder): what a new release of the code replaces (`restart --code`)."""
+    return name == "code-server" or name.startswith("worker-")
+
+
+def start_code(folder: Path, state: dict, env: dict[str, str]) -> None:
+    """The workers and the code server, on the code server's port of before if it had one."""
     worker_env = {**worker_threads(state["workers"]), **env}
     for i in range(state["workers"]):
         # one task at a time: the worker's one child keeps the embedding model loaded
@@ -296,30 +316,28 @@ def start_dagster(folder: Path, state: dict, env: dict[str, str]) -> None:
               worker_env, state)
     # One code server for the daemon and the webserver (each would start its own from a
     # `python_module` workspace); it is up before they look for it.
-    code_port = free_port()
-    spawn("code-server", [sys.executable, "-m", CODE_SERVER, "-h", "127.0.0.1", "-p", str(code_port),
+    state.setdefault("code_port", free_port())
+    spawn("code-server", [sys.executable, "-m", CODE_SERVER, "-h", "127.0.0.1", "-p", str(state["code_port"]),
                           "-m", DEFINITIONS, "--location-name", LOCATION, "-d", str(REPO)], folder, env, state)
-    workspace = folder / "workspace.yaml"
-    workspace.write_text(json.dumps({"load_from": [{"grpc_server": {
-        "host": "127.0.0.1", "port": code_port, "location_name": LOCATION}}]}))
-    wait_for_port(code_port, "the code server", folder / "code-server.log", timeout=300,
+    wait_for_port(state["code_port"], "the code server", folder / "code-server.log", timeout=300,
                   pid=state["processes"]["code-server"])
-    spawn("daemon", [str(BIN / "dagster-daemon"), "run", "-w", str(workspace)], folder, env, state)
-    spawn("webserver", [str(BIN / "dagster-webserver"), "-w", str(workspace), "-h", "127.0.0.1",
-                        "-p", str(state["port"])], folder, env, state)
-    wait_for_port(state["port"], "dagster-webserver", folder / "webserver.log", timeout=300,
-                  pid=state["processes"]["webserver"])
 
 
-def restart(folder: Path, settings: dict[str, str]) -> None:
-    """Restart the Dagster processes with `settings` added to the environment (cluster.env)."""
+def restart(folder: Path, settings: dict[str, str], code_only: bool = False) -> None:
+    """Restart the Dagster processes with `settings` added to the environment (cluster.env).
+
+    `code_only`: restart only the code server and the workers, as a new release of the code
+    is rolled out on a cluster. The daemon and the webserver go on; each watches the code
+    server and loads the code location again when a new server answers on its port (Dagster's
+    own watch of a `grpc_server` location). Their environment stays as it was: a setting they
+    read themselves takes a full restart."""
     state = json.loads((folder / STATE).read_text())
-    stop_groups(list(state["processes"].values()))
-    state["processes"] = {}
+    stopped = [name for name in state["processes"] if _is_code(name) or not code_only]
+    stop_groups([state["processes"].pop(name) for name in stopped])
     env = {**read_env(folder), **settings}
     write_env(folder, env)
     try:
-        start_dagster(folder, state, env)
+        (start_code if code_only else start_dagster)(folder, state, env)
     finally:
         (folder / STATE).write_text(json.dumps(state, indent=1))
 
@@ -464,10 +482,13 @@ def main() -> int:
     p_up.add_argument("--port", type=int, default=3000, help="the webserver's port (0: any free one)")
     for name in ("down", "status"):
         sub.add_parser(name).add_argument("dir", type=Path)
-    p_restart = sub.add_parser("restart", help="restart the workers, daemon and webserver, with settings changed")
+    p_restart = sub.add_parser("restart", help="restart the code server, workers, daemon and webserver, with settings changed")
     p_restart.add_argument("dir", type=Path)
     p_restart.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                            help="an environment setting for them (e.g. INDX_CHAIN=...), repeatable")
+    p_restart.add_argument("--code", action="store_true",
+                           help="only the code server and the workers, as a new release of the code is rolled out; "
+                                "the daemon and the webserver load the new code location themselves")
     args = parser.parse_args()
     try:
         if args.command == "up":
@@ -479,8 +500,8 @@ def main() -> int:
             print(f"up: webserver http://127.0.0.1:{args.port}, {args.workers} Celery workers; "
                   f"run `. {args.dir}/cluster.env` to use it from a shell")
         elif args.command == "restart":
-            restart(args.dir, dict(kv.split("=", 1) for kv in args.set))
-            print("restarted")
+            restart(args.dir, dict(kv.split("=", 1) for kv in args.set), code_only=args.code)
+            print("restarted the code server and the workers" if args.code else "restarted")
         elif args.command == "down":
             down(args.dir)
             print("down")
