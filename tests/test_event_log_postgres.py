@@ -30,7 +30,7 @@ pytest.importorskip("dagster_postgres")
 from dagster_postgres import PostgresEventLogStorage  # noqa: E402
 
 from indx_assets.wiring.dagster_internals import CODE_VERSION_TAG, indexed_event_tags  # noqa: E402
-from test_event_log import KEYS, run_batch, seen  # noqa: E402
+from test_event_log import KEYS, planned, run_batch, seen  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -107,6 +107,48 @@ def test_readers_see_what_the_stock_storage_shows_and_provenance_is_indexed(post
         ids = storage.get_latest_storage_id_by_partition(KEYS[0], dg.DagsterEventType.ASSET_MATERIALIZATION)
         tags = indexed_event_tags(Instance(storage), ids.values())  # type: ignore[arg-type]
         assert all((CODE_VERSION_TAG in tags.get(i, {})) is indexed for i in ids.values())
+
+
+def _planned_view(storage: PostgresEventLogStorage, run_ids: list[str], partitions: list[str]) -> dict:
+    """What automation and the UI read of planned materializations: each partition's latest
+    planned run, each asset's last run, and each run's planned events."""
+    view: dict = {key: {p: getattr(storage.get_latest_planned_materialization_info(key, p), "run_id", None)
+                        for p in partitions} for key in KEYS}
+    view["last_run"] = {key: record.asset_entry.last_run_id for key in KEYS for record in storage.get_asset_records([key])}
+    view["runs"] = {r: sorted((e.event_log_entry.dagster_event.asset_key.to_string(),  # type: ignore[union-attr]
+                               e.event_log_entry.dagster_event.partition)  # type: ignore[union-attr]
+                              for e in storage.get_records_for_run(r, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED).records)
+                    for r in run_ids}
+    return view
+
+
+def test_a_runs_planned_materializations_go_in_a_few_statements_and_read_as_stored_one_by_one(postgres: dict) -> None:
+    """A run is created announcing every partition of every asset it plans (the daemon, for
+    each run it launches); dagster-postgres stored them one at a time, four statements each."""
+    pooled, stock = _pooled(_database(postgres)), PostgresEventLogStorage(_database(postgres))
+    runs, partitions = [str(uuid.uuid4()), str(uuid.uuid4())], [f"doc-{i}" for i in range(60)]
+    batches = [[planned(runs[0], key, p) for key in KEYS for p in partitions],
+               [planned(runs[1], key, p) for key in KEYS for p in partitions[::3]]]  # a later run, a third of them
+    statements: list[str] = []
+    sa.event.listen(pooled._engine, "before_cursor_execute", lambda *a: statements.append(a[2]))  # noqa: SLF001
+    for batch in batches:
+        pooled.store_event_batch(batch)
+        for event in batch:
+            stock.store_event(event)
+    stored = len(statements)
+    expected = _planned_view(stock, runs, partitions)
+    assert expected[KEYS[0]]["doc-3"] == runs[1] and expected[KEYS[0]]["doc-4"] == runs[0]
+    assert expected["last_run"] == {key: runs[1] for key in KEYS}
+    assert _planned_view(pooled, runs, partitions) == expected
+    assert stored <= 8, f"{stored} statements for {sum(map(len, batches))} planned events"
+
+
+def test_a_batch_of_planned_materializations_of_two_runs_is_stored_event_by_event(postgres: dict) -> None:
+    storage = _pooled(_database(postgres))
+    runs = [str(uuid.uuid4()), str(uuid.uuid4())]
+    storage.store_event_batch([planned(r, KEYS[0], f"doc-{i}") for r in runs for i in range(3)])
+    assert _planned_view(storage, runs, ["doc-0"])["runs"] == {r: [(KEYS[0].to_string(), f"doc-{i}") for i in range(3)]
+                                                                for r in runs}
 
 
 def test_the_storage_goes_on_after_postgresql_restarts(postgres: dict) -> None:

@@ -59,6 +59,15 @@ class ProvenanceIndex:
             key for key in tag_keys if key == CODE_VERSION_TAG or key.startswith(INPUT_DATA_VERSION_TAG_PREFIX)
         }
 
+    def _index_asset_events(self, conn: sa.Connection, events: Sequence[EventLogEntry], ids: Sequence[int]) -> None:
+        """What the index holds of these stored asset events, in one transaction: their
+        indexed tags, and the asset-key rows as storing them one by one would leave them: the
+        last event of each kind per asset decides each row's columns, applied in batch order."""
+        self._store_asset_event_tags(conn, events, ids)  # type: ignore[attr-defined]
+        latest = {(e.dagster_event.asset_key, e.dagster_event_type): n for n, e in enumerate(events)}  # type: ignore[union-attr]
+        for n in sorted(latest.values()):
+            self._store_asset_event(conn, events[n], ids[n])  # type: ignore[attr-defined]
+
     # Dagster checks the schema before every asset event (whether the tags table exists, which
     # columns the asset-key table has), opening a connection for it. Tables and columns are
     # only ever added (by `dagster instance migrate`), so a "yes" stays true.
@@ -150,12 +159,7 @@ class PooledSqliteEventLogStorage(ProvenanceIndex, SqliteEventLogStorage):
             conn.execute(SqlEventLogStorageTable.insert(), rows)
         with self.index_transaction() as conn:
             ids = [conn.execute(SqlEventLogStorageTable.insert(), row).inserted_primary_key[0] for row in rows]
-            self._store_asset_event_tags(conn, events, ids)
-            # The last event of each kind per asset, applied in batch order, leaves every
-            # column of the asset-key row as writing them all one by one would.
-            latest = {(e.dagster_event.asset_key, e.dagster_event_type): n for n, e in enumerate(events)}  # type: ignore[union-attr]
-            for n in sorted(latest.values()):
-                self._store_asset_event(conn, events[n], ids[n])
+            self._index_asset_events(conn, events, ids)
 
     def _close_engines(self) -> None:
         with self._db_lock:
