@@ -664,14 +664,13 @@ FOSTERED = [  # `<!--aa-->` after it
     "<div><table><caption>c</caption><colgroup><col><table><!--aa--><tr><td>b</table></div><p>c</p>",
     "<table><tr><td>a<table><tr><td>b</td></tr><table><!--aa--><tr><td>c</table></table><p>d</p>",
     "<p>open<table><tr><td>a</td></tr><table><!--aa--><tr><td>b</table><p>c</p>",
-    "<p><b>x</p><table>text<!--aa--><tr><td>a</table><p>b</p>",  # reconstructs the b before the table
+    "<p><b>x</p><table>text<!--aa--><tr><td>a</table><p>b</p>",  # reconstructs the b before the table, open
     "<form><table><tr></form><!--aa--><td>a</table></form><p>b</p>",  # clears the form pointer
     "<table><div>a</div><!--aa--><tr><td>b</table><p>c</p>",  # a div before the table, open above it
 ]
 #: In quirks mode (no DOCTYPE) a table opens inside an open `p`, which the scan does not follow.
 FOSTERED_STOPS_IN_QUIRKS = frozenset({"<p>open<table><tr><td>a</td></tr><table><!--aa--><tr><td>b</table><p>c</p>"})
 FOSTERED_STOPS = frozenset({
-    "<p><b>x</p><table>text<!--aa--><tr><td>a</table><p>b</p>",
     "<form><table><tr></form><!--aa--><td>a</table></form><p>b</p>",
     "<table><div>a</div><!--aa--><tr><td>b</table><p>c</p>",
 })
@@ -684,6 +683,38 @@ def test_what_a_table_foster_parents_is_cut_after_at_any_size(middle: str, docty
     # scan (a real page: `<CENTER><table ...></CENTER>`): the rest of the page one piece, parsed whole
     stops = middle in FOSTERED_STOPS or (not doctype and middle in FOSTERED_STOPS_IN_QUIRKS)
     assert _cut_after_the_mark(middle, doctype) == (not stops)
+
+
+#: Formatting elements a table's modes give to the body's rules: opened before the table, with
+#: the text and formatting that go into them, until a tag of the table's own clears the stack
+#: back to its element; their entries stay in the list, reconstructed by the next text (before
+#: the table again, or after it).
+FOSTERED_OPEN = [  # `<!--aa-->` after it
+    "<table><tr><font face=arial><td>a</td></font></tr><!--aa--><tr><td>b</td></tr></table><p>c</p><p>d</p>",
+    "<table><tr><font size=2><td>a</td><td>b</td></tr><!--aa--><tr><td>c</td></tr></table>after<p>d</p>",
+    "<table><b>bold<i>both</b>italic<!--aa--><tr><td>a</table>tail<p>b</p><p>c</p>",
+    "<table><tr><td>a</td></tr><b>x</b><!--aa--><tr><td>b</td></tr></table><p>c</p><p>d</p>",
+    "<table><tr><em>e<img src=x alt=p>f<br>g<!--aa--><td>a</td></tr></table><p>b</p><p>c</p>",
+    "<table><tr><td>a</td><u>u</tr><!--aa--></table><p>b</p><p>c</p>",  # `</tr>` clears it back
+    "<table><tbody><s>s</tbody><!--aa--><tr><td>a</table><p>b</p><p>c</p>",
+    "<table><strong>s</table><!--aa-->after<p>b</p><p>c</p>",  # `</table>` too; reconstructed after
+    "<table><tr><td>a</td></tr><font color=red><table><!--aa--><tr><td>b</table><p>c</p><p>d</p>",
+    "<p><i>x</p><table><tr><td>a</td>y<td>b</td></tr><!--aa--><tr><td>c</table>z<p>d</p>",  # reconstructed twice
+    "<table><tr><b>x<script>var a = '<td>';</script>y<!--aa--><td>a</table><p>b</p><p>c</p>",
+    "<table><tr><font><div>block</div><!--aa--><td>a</table><p>b</p>",  # a block in it: not followed
+    "<table><tr><b>x</td><!--aa--><td>a</table><p>b</p>",  # a row ignores `</td>`: not followed
+    "<table><tr><a href=x>link<!--aa--><td>a</table><p>b</p>",  # an `a`: not followed
+    "<table><b><input type=hidden name=a><!--aa--><tr><td>a</table><p>b</p>",  # the table's own input: not followed
+]
+FOSTERED_OPEN_STOPS = frozenset(FOSTERED_OPEN[-4:])
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
+@pytest.mark.parametrize("middle", FOSTERED_OPEN)
+def test_formatting_a_table_foster_parents_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
+    # issue 17: a formatting element foster-parented, or text that reconstructed one before the
+    # table, stopped the scan (old pages: `<tr><font ...><td>`): the rest of the page one piece
+    assert _cut_after_the_mark(middle, doctype) == (middle not in FOSTERED_OPEN_STOPS)
 
 
 #: A form's pointer set with the form closed another way than by `</form>` (a block's close, a

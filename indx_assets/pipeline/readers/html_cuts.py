@@ -242,6 +242,11 @@ _FOSTERING = _SECTIONS | frozenset(b"table tr colgroup".split())
 _FOSTERED_VOID = _VOID - {b"col"}
 #: Start tags placed in the table itself from those modes (raw text, so nothing stays open).
 _IN_TABLE_RAW = frozenset(b"script style".split())
+#: Elements the body's rules open where a table's modes give them the tag, followed while they
+#: stay open: foster-parented before the table, with what goes into them, until a tag of the
+#: table's own clears the stack back to it (`_Scan._foster_parented`). Formatting elements only:
+#: their entries stay in the list, and the reconstruction after the table opens them again.
+_FOSTERED_OPEN = _FORMATTING - _NOT_NESTED
 #: Elements a cell's or caption's close must not pop: a select or template;
 #: `applet`, `marquee` and `object` push a marker on the list of active formatting elements, and
 #: the close clears that list only back to their marker, so a formatting element opened before
@@ -464,18 +469,42 @@ class _Scan:
         the current node is a table, its row group, a row or a column group."""
         return bool(self.stack) and not self.foreign and self.stack[-1] in _FOSTERING
 
-    def _foster(self) -> None:
-        """Follow what the open table foster-parents where it leaves nothing open: text, a void
-        element, `</p>` (an empty `p`). It goes before the whole table, which a piece cut inside
-        the table would put before its own part of it: the cuts held in the table so far are
-        dropped (those after it hold). The body's rules for it first reconstruct the formatting
-        elements off the stack, which would be foster-parented too and stay open above the
-        table's own: the scan stops there."""
+    def _foster(self, reconstructs: bool = True) -> None:
+        """Follow what the open table foster-parents: text, a void element, `</p>` (an empty
+        `p`), a formatting element (`_FOSTERED_OPEN`). It goes before the whole table, which a
+        piece cut inside the table would put before its own part of it: the cuts held in the
+        table so far are dropped (those after it hold). The body's rules for it first reconstruct
+        the formatting elements off the stack (not for `</p>`, nor an `input`, which the table
+        holds itself when hidden: the scan stops there), foster-parented too, and left open
+        above the table's own elements (`_foster_parented`)."""
+        if self.pending and self.pending_table == len(self.stack) - 1 - self.stack[::-1].index(b"table"):
+            self.pending = []
         active = self.active
         if active and active[-1].key is not None and not active[-1].on:
+            if reconstructs:
+                self._reconstruct()
+            else:
+                self.trusted = False
+
+    def _foster_parented(self) -> int:
+        """Where the table's own element stands on the stack (the table, its row group, its row)
+        when elements it foster-parented are open above it, else -1. A table's modes give the
+        body's rules what they do not place themselves, and the body's rules insert into the
+        current node: into those elements, before the table, until a tag of the table's own
+        clears the stack back to its element (`_clear_fostered`)."""
+        context = self._table_context()
+        if context < 0 or context == len(self.stack) - 1 or self.stack[context] in (b"td", b"th", b"caption"):
+            return -1
+        return context
+
+    def _clear_fostered(self, context: int) -> None:
+        """"Clear the stack back to a table context" (or a row group's, or a row's), as a table's
+        own start or end tag does first: the foster-parented elements above `context` close, their
+        entries left in the list off the stack. Only formatting elements are followed there."""
+        if any(name not in _FOSTERED_OPEN for name in self.stack[context + 1 :]):
             self.trusted = False
-        elif self.pending and self.pending_table == len(self.stack) - 1 - self.stack[::-1].index(b"table"):
-            self.pending = []
+        else:
+            self._truncate(context + 1)
 
     def _point_to_form(self, open_: bool) -> None:
         """Set the form pointer to a form just opened (`open_`: on the stack) or closed at once (in
@@ -605,6 +634,14 @@ class _Scan:
         parser would foster-parent (any other tag), the scan stops vouching. A row starting where nothing
         but a row group is open above the table sets `row_cut`."""
         self.row_cut = None
+        fostered = self._foster_parented()
+        if fostered >= 0 and name not in _TABLE_ANY:
+            # the table's modes give the tag to the body's rules, inside what they foster-parented
+            # (the table's own rules for a hidden `input`, a form or a template: not followed)
+            if name in _FOSTERED_OPEN or name in _IN_TABLE_RAW or (name in _FOSTERED_VOID and name != b"input"):
+                return False
+            self.trusted = False
+            return True
         if name not in _TABLE_ANY and not self._fostering():
             return False  # the body's rules, in a cell or caption too (the common case: first)
         if b"select" in self.stack or b"template" in self.stack:
@@ -621,6 +658,10 @@ class _Scan:
             self._close_to(context)
             if not self.trusted:
                 return True
+        elif fostered >= 0:
+            self._clear_fostered(fostered)
+            if not self.trusted:
+                return True
         implied = False  # a row group this tag opened: a piece cut before the tag would not hold it
         while True:  # each step reprocesses the tag in the mode the one before left
             top = self.stack[-1] if self.stack else b""
@@ -631,8 +672,11 @@ class _Scan:
                 self._truncate(len(self.stack) - 1 - self.stack[::-1].index(b"table"))
                 return False
             if name in _FOSTERED_VOID and top != b"colgroup" and top in _FOSTERING:
-                self._foster()
+                self._foster(reconstructs=name != b"input")
                 return True
+            if name in _FOSTERED_OPEN and top != b"colgroup" and top in _FOSTERING:
+                self._foster()
+                return False  # the body's rules open it, before the table
             if name == b"form" and top != b"colgroup" and top in _FOSTERING:
                 # ignored while the pointer is set; else the form goes into the table, sets the
                 # pointer and closes at once (no template is open: see above)
@@ -695,6 +739,13 @@ class _Scan:
         context = self._table_context()
         if context < 0:
             return False
+        if (fostered := self._foster_parented()) >= 0:
+            if name != b"table" and name != self.stack[fostered]:
+                self.trusted = False  # the tag's own mode may ignore it, leaving them open: not followed
+                return True
+            self._clear_fostered(fostered)
+            if not self.trusted:
+                return True
         current = self.stack[context]
         if current in (b"td", b"th"):
             if name in (b"td", b"th"):
@@ -739,7 +790,7 @@ class _Scan:
         adoption agency's first check); `</p>` and `</br>` insert an element that closes at once,
         foster-parented (`_foster`); `</form>` clears the form pointer."""
         if name in (b"p", b"br"):
-            self._foster()
+            self._foster(reconstructs=name == b"br")  # `</br>` is a `<br>`; `</p>`, an empty `p`
         elif name == b"form":
             self.form_pointer = False
         elif name in _FORMATTING and (entry := self._last_entry(name)) is not None and not entry.on:
@@ -780,6 +831,8 @@ class _Scan:
         tags, off = self._open_tags(), self._off_stack()
         if tags is None or off is None or (self.stack and self.stack[-1] in _TABLE_CONTEXT):
             return None  # between a table's rows: `_row_cut`
+        if self._foster_parented() >= 0:
+            return None  # before the table, in what it foster-parented
         if b"pre" in self.stack:
             return None  # a `pre` is one block of code: cut only in its text (`_pre_reopen`)
         if not self.stack:
