@@ -13,7 +13,8 @@ writes it: `html-table-page`), paragraphs in one form around the page (`html-for
 formatting elements around it, as old pages write them (`html-font`), or each with a `font` left
 open in it, which the parser reconstructs in the next (`html-font-unclosed`), or each in a `b`
 closed inside it (`html-misnested`, the adoption agency with a furthest block), sections of
-tables and forms as old sites write them (`html-old-tables`), one large
+tables and forms as old sites write them (`html-old-tables`), rows whose cells a `font`
+wraps (`html-font-rows`), one large
 `pre` (`html-pre`), and a page in Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
 INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
@@ -93,6 +94,10 @@ _BLOCKS = {
     "html-old-tables": (b"", b"<center><table width='728' border=1></center><tr><td><form action=/q><b>Grade</b>"
                              b" harbour wall</td><td>held the tide</td></tr></table></form></center>\n<p>The harbour"
                              b" wall held the <b>tide</b> back.</p>\n" * 5380),
+    # sections of tables whose rows wrap their cells in a `font`, as old sites write them: the
+    # table's modes foster-parent it, the cell's start tag closes it, `</font>` drops its entry
+    "html-font-rows": (b"", b"<table border=0><tr><font face=Arial size=2><td>harbour wall</td><td>held the tide</td>"
+                            b"</font></tr></table>\n<p>The harbour wall held the <b>tide</b> back.</p>\n" * 6834),
     # one table of short rows
     "html-table": (b"<table>", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 17246),
     # one table as a page writes it: in a wrapping div, a header row group, cells closed only
