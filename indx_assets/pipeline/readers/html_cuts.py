@@ -475,16 +475,16 @@ class _Scan:
         piece cut inside the table would put before its own part of it: the cuts held in the
         table so far are dropped (those after it hold). The body's rules for it first reconstruct
         the formatting elements off the stack (not for `</p>`, nor an `input`, which the table
-        holds itself when hidden: the scan stops there), foster-parented too, and left open
-        above the table's own elements (`_foster_parented`)."""
+        holds itself when hidden, nor in a template: the scan stops there), foster-parented too,
+        and left open above the table's own elements (`_foster_parented`)."""
         if self.pending and self.pending_table == len(self.stack) - 1 - self.stack[::-1].index(b"table"):
             self.pending = []
         active = self.active
         if active and active[-1].key is not None and not active[-1].on:
-            if reconstructs:
+            if reconstructs and b"template" not in self.stack and b"select" not in self.stack:
                 self._reconstruct()
             else:
-                self.trusted = False
+                self.trusted = False  # (a template's formatting elements are not in the scan's list)
 
     def _foster_parented(self) -> int:
         """Where the table's own element stands on the stack (the table, its row group, its row)
