@@ -28,8 +28,6 @@ from typing import Any
 
 import dagster as dg
 import sqlalchemy as sa
-from dagster._core.events.log import EventLogEntry
-from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
 from dagster_postgres import PostgresEventLogStorage
 
 from indx_assets.app.event_log import ProvenanceIndex
@@ -61,7 +59,7 @@ class PooledPostgresEventLogStorage(PooledEngine, ProvenanceIndex, PostgresEvent
             return status
         return status.with_sleep_interval(SLOT_RECHECK_S)
 
-    def store_event_batch(self, events: Sequence[EventLogEntry]) -> None:
+    def store_event_batch(self, events: Sequence[dg.EventLogEntry]) -> None:
         """Dagster's, except for one run's planned materializations, which a run announces as it
         is created, one per asset and partition (500 for 100 documents; see `runner.
         daemon_environment`). dagster-postgres stores such a batch one event at a time: an
@@ -74,8 +72,8 @@ class PooledPostgresEventLogStorage(PooledEngine, ProvenanceIndex, PostgresEvent
                 e.dagster_event_type == planned and e.dagster_event and e.dagster_event.asset_key for e in events):
             super().store_event_batch(events)
             return
+        insert = self.prepare_insert_event_batch(events)
         with self._connect() as conn:
-            result = conn.execute(self.prepare_insert_event_batch(events).returning(SqlEventLogStorageTable.c.id))
-            ids = [int(row[0]) for row in result.fetchall()]
+            ids = [int(row[0]) for row in conn.execute(insert.returning(insert.table.c.id)).fetchall()]
         with self.index_transaction() as conn:
             self._index_asset_events(conn, events, ids)

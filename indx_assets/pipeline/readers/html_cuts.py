@@ -276,6 +276,9 @@ _NO_QUIRKS = re.compile(rb"<!doctype[" + _WS + rb"]+html[" + _WS + rb"]*>", re.I
 #: (the frameset-ok flag), which a piece parsed alone has not: a page with one is not cut.
 _FRAMESET = re.compile(rb"<frameset", re.I)
 _NOT_WS = re.compile(rb"[^" + _WS + rb"]")
+#: Text that may be whitespace to a table's modes, which give only other text to the body's
+#: rules: a character reference may be a space (`&#32;`) and a NUL is dropped there.
+_MAYBE_WS = re.compile(rb"(?:[" + _WS + rb"\0]|&[#A-Za-z0-9]+;?)*")
 _WORD_AFTER_SPACE = re.compile(rb"[" + _WS + rb"][A-Za-z0-9]")
 _SELF_CLOSING = re.compile(rb"(?:^|[" + _WS + rb"\"'])/+$")
 
@@ -358,7 +361,8 @@ class _Scan:
             if not self.seen_token and _NOT_WS.search(source, at, text_end):
                 self.seen_token = True  # text: a DOCTYPE after it is ignored
             if at < text_end and self._fostering() and _NOT_WS.search(source, at, text_end):
-                self._foster()  # text, before the table
+                # text, before the table
+                self._foster(reconstructs=None if _MAYBE_WS.fullmatch(source, at, text_end) else True)
                 if not self.trusted:
                     break
             if at < text_end and self._pending():
@@ -469,22 +473,29 @@ class _Scan:
         the current node is a table, its row group, a row or a column group."""
         return bool(self.stack) and not self.foreign and self.stack[-1] in _FOSTERING
 
-    def _foster(self, reconstructs: bool = True) -> None:
+    def _foster(self, reconstructs: bool | None = True) -> None:
         """Follow what the open table foster-parents: text, a void element, `</p>` (an empty
         `p`), a formatting element (`_FOSTERED_OPEN`). It goes before the whole table, which a
         piece cut inside the table would put before its own part of it: the cuts held in the
-        table so far are dropped (those after it hold). The body's rules for it first reconstruct
-        the formatting elements off the stack (not for `</p>`, nor an `input`, which the table
-        holds itself when hidden, nor in a template: the scan stops there), foster-parented too,
-        and left open above the table's own elements (`_foster_parented`)."""
+        table so far are dropped (those after it hold). A column group's mode closes the group
+        first. Where the body's rules for it `reconstructs` the formatting elements off the stack,
+        they are foster-parented too and left open above the table's own elements
+        (`_foster_parented`); where that is not known (None: an `input`, which the table holds
+        itself when hidden; text that may be whitespace), or in a template (whose formatting
+        elements are not in the scan's list), the scan stops there."""
+        if self.stack[-1] == b"colgroup":
+            if reconstructs is None:
+                self.trusted = False  # whitespace stays in the group
+                return
+            self._truncate(len(self.stack) - 1)
         if self.pending and self.pending_table == len(self.stack) - 1 - self.stack[::-1].index(b"table"):
             self.pending = []
         active = self.active
-        if active and active[-1].key is not None and not active[-1].on:
+        if reconstructs is not False and active and active[-1].key is not None and not active[-1].on:
             if reconstructs and b"template" not in self.stack and b"select" not in self.stack:
                 self._reconstruct()
             else:
-                self.trusted = False  # (a template's formatting elements are not in the scan's list)
+                self.trusted = False
 
     def _foster_parented(self) -> int:
         """Where the table's own element stands on the stack (the table, its row group, its row)
@@ -672,7 +683,7 @@ class _Scan:
                 self._truncate(len(self.stack) - 1 - self.stack[::-1].index(b"table"))
                 return False
             if name in _FOSTERED_VOID and top != b"colgroup" and top in _FOSTERING:
-                self._foster(reconstructs=name != b"input")
+                self._foster(reconstructs=None if name == b"input" else name not in _NO_RECONSTRUCT)
                 return True
             if name in _FOSTERED_OPEN and top != b"colgroup" and top in _FOSTERING:
                 self._foster()
@@ -790,7 +801,7 @@ class _Scan:
         adoption agency's first check); `</p>` and `</br>` insert an element that closes at once,
         foster-parented (`_foster`); `</form>` clears the form pointer."""
         if name in (b"p", b"br"):
-            self._foster(reconstructs=name == b"br")  # `</br>` is a `<br>`; `</p>`, an empty `p`
+            self._foster(reconstructs=name == b"br")  # `</br>` is a `<br>`; `</p>`, an empty `p`, reconstructs none
         elif name == b"form":
             self.form_pointer = False
         elif name in _FORMATTING and (entry := self._last_entry(name)) is not None and not entry.on:
