@@ -334,3 +334,13 @@ def test_a_chain_change_reaches_the_table_in_one_run_with_none_that_finds_everyt
     assert all(local_cluster.alive(pid) for pid in kept.values())
     now = _graphql(port, CODE_VERSION, {"path": ["chunk_map"]})["assetNodes"][0]["opVersion"]
     assert now != shown and shown, (shown, now)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--code"], "no cluster in"),
+    (["--set", "INDX_CHAIN"], "is not NAME=VALUE"),
+])
+def test_a_restart_asked_wrongly_says_what_to_do_in_one_line(tmp_path: Path, args: list[str], says: str) -> None:
+    done = subprocess.run([sys.executable, str(CLUSTER), "restart", str(tmp_path), *args],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and says in done.stderr and "Traceback" not in done.stderr, done.stderr

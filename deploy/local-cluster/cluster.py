@@ -331,7 +331,7 @@ def restart(folder: Path, settings: dict[str, str], code_only: bool = False) -> 
     server and loads the code location again when a new server answers on its port (Dagster's
     own watch of a `grpc_server` location). Their environment stays as it was: a setting they
     read themselves takes a full restart."""
-    state = json.loads((folder / STATE).read_text())
+    state = read_state(folder)
     stopped = [name for name in state["processes"] if _is_code(name) or not code_only]
     stop_groups([state["processes"].pop(name) for name in stopped])
     env = {**read_env(folder), **settings}
@@ -460,16 +460,29 @@ def down(folder: Path) -> None:
     path.unlink(missing_ok=True)  # a second `down` racing this one may have removed it
 
 
-def status(folder: Path) -> dict[str, bool]:
+def read_state(folder: Path) -> dict:
+    """What `up` recorded of the cluster in `folder`."""
     if not (folder / STATE).exists():
         raise ClusterError(f"no cluster in {folder}: start one with `up`")
-    state = json.loads((folder / STATE).read_text())
+    return json.loads((folder / STATE).read_text())
+
+
+def status(folder: Path) -> dict[str, bool]:
+    state = read_state(folder)
     up_ = {name: alive(pid) for name, pid in state["processes"].items()}
     redis_pid = Path(state["redis"]["pidfile"])
     up_["redis"] = redis_pid.exists() and alive(int(redis_pid.read_text()))
     with socket.socket() as s:
         up_["postgres"] = s.connect_ex(("127.0.0.1", state["postgres"]["port"])) == 0
     return up_
+
+
+def _setting(text: str) -> tuple[str, str]:
+    """A `--set NAME=VALUE` argument."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE (e.g. INDX_CHAIN='{{...}}')")
+    return name, value
 
 
 def main() -> int:
@@ -484,7 +497,7 @@ def main() -> int:
         sub.add_parser(name).add_argument("dir", type=Path)
     p_restart = sub.add_parser("restart", help="restart the code server, workers, daemon and webserver, with settings changed")
     p_restart.add_argument("dir", type=Path)
-    p_restart.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+    p_restart.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", type=_setting,
                            help="an environment setting for them (e.g. INDX_CHAIN=...), repeatable")
     p_restart.add_argument("--code", action="store_true",
                            help="only the code server and the workers, as a new release of the code is rolled out; "
@@ -500,7 +513,7 @@ def main() -> int:
             print(f"up: webserver http://127.0.0.1:{args.port}, {args.workers} Celery workers; "
                   f"run `. {args.dir}/cluster.env` to use it from a shell")
         elif args.command == "restart":
-            restart(args.dir, dict(kv.split("=", 1) for kv in args.set), code_only=args.code)
+            restart(args.dir, dict(args.set), code_only=args.code)
             print("restarted the code server and the workers" if args.code else "restarted")
         elif args.command == "down":
             down(args.dir)
