@@ -1,7 +1,7 @@
 """Load test of the automation path: N generated documents in, then a chain change.
 
     python bench/load_test.py [--documents 2000] [--page-size 500] [--batch-size 100]
-    python bench/load_test.py --executor celery [--workers 2] [--documents 2000]
+    python bench/load_test.py --executor celery|dask [--workers 2] [--documents 2000]
 
 Writes N documents (Markdown and plain text, deterministic), then drives the daemon's loop
 in-process (`daemon_tick.tick`: corpus sensor scan → automation evaluation → batched
@@ -11,12 +11,12 @@ code version, and ticks again until settled. Reports wall time, runs launched, p
 requested per asset, and checks that the LanceDB table holds exactly one row per chunk id and
 exactly the chunk ids of the stored chunk maps.
 
-With `--executor celery` the same load and chain change also run on the local cluster
-(`deploy/local-cluster/cluster.py`: PostgreSQL, Redis, `--workers` Celery workers, the real
-daemon and webserver), in the same run as the in-process path, and it prints documents/s of
+With `--executor celery` (or `dask`) the same load and chain change also run on the local
+cluster (`deploy/local-cluster/cluster.py`: PostgreSQL, Redis and `--workers` Celery workers, or
+a Dask scheduler and `--workers` Dask workers, the real daemon and webserver), in the same run as the in-process path, and it prints documents/s of
 each, their ratio, and the orchestration overhead per run (wall time in which no step ran,
 divided by the runs), and the CPU-seconds each part of the topology used (`cpu_s`: workers, code
-server, the runs' processes, daemon, webserver, PostgreSQL, Redis). A cluster phase's wall time runs from its start (the chain change's
+server, the runs' processes, daemon, webserver, PostgreSQL, Redis or the Dask scheduler). A cluster phase's wall time runs from its start (the chain change's
 includes restarting the code server and the workers with the new chain, `restart_s`) to its last run's end; `settled_s` is
 when the bench had seen the topology level twice (`cluster.settle`), and the ratio by it is
 printed too.
@@ -148,9 +148,9 @@ def run_phases(instance: dg.DagsterInstance, run_ids: list[str]) -> dict:
         at: dict[str, float] = {}
         for entry in instance.all_logs(run_id):
             kind = kinds.get(entry.dagster_event_type) if entry.dagster_event_type else None
-            if kind is None and entry.dagster_event_type == dg.DagsterEventType.ENGINE_EVENT and \
-                    "in celery worker" in (entry.message or ""):
-                kind = "picked"
+            if kind is None and (entry.dagster_event_type == dg.DagsterEventType.STEP_WORKER_STARTED or (
+                    entry.dagster_event_type == dg.DagsterEventType.ENGINE_EVENT and "in celery worker" in (entry.message or ""))):
+                kind = "picked"  # a Dask worker's step says so; a Celery worker's task logs it
             if kind:
                 at.setdefault(kind, entry.timestamp)
         present = [k for k in PHASES if k in at]
@@ -182,7 +182,7 @@ def run_list(instance: dg.DagsterInstance, records: list) -> list[str]:
 
 #: The parts of the topology that outlive a chain change's restart (of the code server and the
 #: workers only: `cluster.restart(code_only=True)`).
-SERVICES = ("postgres", "redis", "daemon", "webserver")
+SERVICES = ("postgres", "redis", "dask-scheduler", "daemon", "webserver")
 
 
 def phase_cpu(now: dict[str, float], before_restart: dict[str, float]) -> dict[str, float]:
@@ -198,8 +198,8 @@ def progress(label: str, result: dict) -> None:
     print(f"{label}: {json.dumps(result)}", file=sys.stderr, flush=True)
 
 
-def on_cluster(documents: int, workers: int, timeout: float) -> dict:
-    """The load and the chain change through the real daemon and Celery workers."""
+def on_cluster(executor: str, documents: int, workers: int, timeout: float) -> dict:
+    """The load and the chain change through the real daemon and `executor`'s workers."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("cluster", ROOT / "deploy" / "local-cluster" / "cluster.py")
@@ -208,9 +208,9 @@ def on_cluster(documents: int, workers: int, timeout: float) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         corpus, folder = Path(tmp) / "corpus", Path(tmp) / "topology"
         write_documents(corpus, documents)
-        report: dict = {"executor": "celery", "workers": workers}
+        report: dict = {"executor": executor, "workers": workers}
         try:
-            cluster.up(folder, workers, [str(corpus)], 0)
+            cluster.up(folder, workers, [str(corpus)], 0, executor)
             env = cluster.read_env(folder)
             os.environ.update(env)  # the instance's storage is read from it (DAGSTER_PG_URL)
             instance = dg.DagsterInstance.from_config(env["DAGSTER_HOME"])
@@ -239,7 +239,7 @@ def on_cluster(documents: int, workers: int, timeout: float) -> dict:
                                  "median_phase_s": run_phases(instance, runs),
                                  "run_list": run_list(instance, records),
                                  "cpu_s": phase_cpu(cluster.cpu_seconds(folder), cpu)}
-                progress(f"celery {phase}", report[phase])
+                progress(f"{executor} {phase}", report[phase])
             home = Path(env["INDX_HOME"])
             settings = Settings(home=home, storage_uri=str(home / "assets"), lancedb_uri=str(home / "lancedb"),
                                 corpus_roots=(str(corpus),), chain_config=CHAIN_CHANGE)
@@ -254,9 +254,9 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=2000)
     parser.add_argument("--page-size", type=int, default=500)
     parser.add_argument("--batch-size", type=int, default=100)
-    parser.add_argument("--executor", choices=["in_process", "celery"], default="in_process",
-                        help="celery: also run on the local cluster, against the in-process path in this run")
-    parser.add_argument("--workers", type=int, default=2, help="Celery workers of the local cluster")
+    parser.add_argument("--executor", choices=["in_process", "celery", "dask"], default="in_process",
+                        help="celery, dask: also run on the local cluster, against the in-process path in this run")
+    parser.add_argument("--workers", type=int, default=2, help="Celery or Dask workers of the local cluster")
     parser.add_argument("--timeout", type=float, default=7200, help="seconds the cluster may take to settle a phase")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -276,14 +276,15 @@ def main() -> None:
             report["after_chain_change"] = check_table(changed)
             report["runs_total"] = report["initial_load"]["runs"] + report["chain_change"]["runs"]
             progress("in_process", report)
-    if args.executor == "celery":
-        distributed = on_cluster(args.documents, args.workers, args.timeout)
-        report = {"in_process": report, "celery": distributed, "documents_per_s": {}}
+    if args.executor != "in_process":
+        name = args.executor
+        distributed = on_cluster(name, args.documents, args.workers, args.timeout)
+        report = {"in_process": report, name: distributed, "documents_per_s": {}}
         for phase in ("initial_load", "chain_change"):
             local, remote = report["in_process"][phase]["wall_s"], distributed[phase]["wall_s"]
             report["documents_per_s"][phase] = {"in_process": round(args.documents / local, 1),
-                                                "celery": round(args.documents / remote, 1),
-                                                "celery_vs_in_process": round(local / remote, 2),
+                                                name: round(args.documents / remote, 1),
+                                                f"{name}_vs_in_process": round(local / remote, 2),
                                                 "settled_vs_in_process": round(local / distributed[phase]["settled_s"], 2)}
     print(json.dumps(report, indent=2))
 

@@ -53,9 +53,14 @@ def test_the_definitions_carry_the_sensors_schedule_and_maintenance_asset() -> N
                for a in ("source_documents", "page_outputs", "chunk_map", "chunk_embeddings", "chunks_table"))
 
 
+#: What each distributed executor imports, and the extra that installs it.
+DISTRIBUTED = {"celery": ("dagster_celery", "scale"), "dask": ("distributed", "dask")}
+
+
 @pytest.mark.parametrize("name", ["celery", "dask"])
 def test_indx_executor_makes_launched_runs_use_the_distributed_executor(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip(f"dagster_{name}", reason=f"the optional executor needs pip install 'indx-assets[{'scale' if name == 'celery' else name}]'")
+    module, extra = DISTRIBUTED[name]
+    pytest.importorskip(module, reason=f"the optional executor needs pip install 'indx-assets[{extra}]'")
     monkeypatch.setenv("INDX_EXECUTOR", name)
     job = build_definitions(Settings.from_env()).resolve_implicit_global_asset_job_def()
     assert job.executor_def.name == name

@@ -159,3 +159,72 @@ def test_a_sensor_ticks_result_takes_other_run_requests_and_keeps_the_rest(insta
     assert replaced.cursor == "c-1" and replaced.skip_message is None
     none = di.with_run_requests(result, [])
     assert none.run_requests == [] and none.skip_message and none.cursor == "c-1"
+
+
+class _ThreadStepHandler(di.StepHandler):
+    """Runs each step with `di.execute_step`, in a thread of this process: what a Dask worker's
+    task does with the same string (`wiring/dask_steps.py`), without Dask."""
+
+    def __init__(self) -> None:
+        self.threads: list = []
+
+    @property
+    def name(self) -> str:
+        return "thread"
+
+    def launch_step(self, step_handler_context: di.StepHandlerContext):
+        import threading
+
+        args = dg.serialize_value(step_handler_context.execute_step_args)
+        thread = threading.Thread(target=di.execute_step, args=(args,))
+        thread.start()
+        self.threads.append(thread)
+        return iter(())
+
+    def check_step_health(self, step_handler_context: di.StepHandlerContext) -> di.CheckStepHealthResult:
+        return di.CheckStepHealthResult.healthy()
+
+    def terminate_step(self, step_handler_context: di.StepHandlerContext):
+        return iter(())
+
+
+@dg.executor(name="threads", requirements=dg.multiple_process_executor_requirements())
+def _thread_executor(_init_context: dg.InitExecutorContext) -> dg.Executor:
+    return di.StepDelegatingExecutor(_ThreadStepHandler(), retries=di.RetryMode.DISABLED, sleep_seconds=0.05)
+
+
+@dg.op
+def _words() -> list[str]:
+    return ["harbour", "pilot"]
+
+
+@dg.op
+def _count(words: list[str]) -> int:
+    return len(words)
+
+
+@dg.op
+def _refuse(words: list[str]) -> int:
+    raise ValueError(f"refused {len(words)} words")
+
+
+@dg.job(executor_def=_thread_executor)
+def _delegated() -> None:
+    _count(_words())
+
+
+@dg.job(executor_def=_thread_executor)
+def _delegated_failing() -> None:
+    _refuse(_words())
+
+
+def test_a_step_delegating_executor_follows_steps_run_from_their_serialized_arguments(instance) -> None:
+    with dg.execute_job(dg.reconstructable(_delegated), instance) as result:
+        assert result.success and result.output_for_node("_count") == 2
+    workers = instance.get_records_for_run(result.run_id, of_type=dg.DagsterEventType.STEP_WORKER_STARTED).records
+    assert sorted(r.event_log_entry.step_key for r in workers) == ["_count", "_words"]
+    # a step's own failure reaches the run through the event log, with the step's error
+    failed = dg.execute_job(dg.reconstructable(_delegated_failing), instance, raise_on_error=False)
+    assert not failed.success
+    (failure,) = [e for e in failed.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE]
+    assert failure.step_key == "_refuse" and "refused 2 words" in failure.step_failure_data.error.to_string()

@@ -22,12 +22,13 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
-from indx_assets.app.celery_worker import WARMED
+from indx_assets.app.worker_warm_up import WARMED
 from indx_assets.app.table_check import expected_chunk_ids, table_discrepancies
 from indx_assets.wiring.settings import Settings
 
@@ -107,7 +108,7 @@ class Cluster:
 
     def warmed_processes(self) -> dict[str, set[str]]:
         """Per worker, the pids of its processes that logged having loaded the definitions and
-        the embedding model as they started (`indx_assets.app.celery_worker`)."""
+        the embedding model as they started (`indx_assets.app.worker_warm_up`)."""
         return {log.stem: {line.rsplit("(pid ", 1)[1].rstrip(")") for line in log.read_text().splitlines() if WARMED in line}
                 for log in sorted(self.folder.glob("worker-*.log"))}
 
@@ -125,14 +126,16 @@ class Cluster:
         assert len(ids) == len(set(ids)) == len(chunk_maps) and set(ids) == set(chunk_maps)
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    base = tmp_path_factory.mktemp("cluster")
+@contextmanager
+def topology(tmp_path_factory: pytest.TempPathFactory, executor: str) -> Iterator[Cluster]:
+    """`cluster.py up` over a copy of the sample corpus, with `executor`'s workers, its environment
+    in place while it runs; `down` after."""
+    base = tmp_path_factory.mktemp(f"cluster-{executor}")
     corpus = base / "sample"
     shutil.copytree(ROOT / "data" / "sample", corpus)
     folder = base / "topology"
     up = subprocess.run([sys.executable, str(CLUSTER), "up", str(folder), "--workers", "2", "--corpus", str(corpus),
-                         "--port", "0"], capture_output=True, text=True, timeout=600)
+                         "--port", "0", "--executor", executor], capture_output=True, text=True, timeout=600)
     try:
         assert up.returncode == 0, up.stderr[-3000:]
         with pytest.MonkeyPatch.context() as mp:
@@ -141,6 +144,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             yield Cluster(folder, corpus)
     finally:
         subprocess.run([sys.executable, str(CLUSTER), "down", str(folder)], capture_output=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with topology(tmp_path_factory, "celery") as running:
+        yield running
 
 
 def _edit(files: list[Path], word: str) -> None:

@@ -1,6 +1,6 @@
 """The multi-machine layout of indx-assets, on one machine: try it before a cluster.
 
-    python deploy/local-cluster/cluster.py up DIR [--workers 2] [--corpus PATH ...] [--port 3000]
+    python deploy/local-cluster/cluster.py up DIR [--workers 2] [--corpus PATH ...] [--port 3000] [--executor celery|dask]
     . DIR/cluster.env            # then indx, dagster and psql talk to that topology
     python deploy/local-cluster/cluster.py status DIR
     python deploy/local-cluster/cluster.py restart DIR [--set INDX_CHAIN=...] [--code]
@@ -10,10 +10,13 @@
 
 - PostgreSQL (Debian's `postgresql` package) holding Dagster's run, event-log and schedule
   storage (`dagster-postgres`), on a loopback port;
-- Redis (Debian's `redis-server`) as the Celery broker and result backend;
-- `--workers` Celery workers (`dagster-celery worker start -A indx_assets.app.celery_worker`),
-  one task at a time each; a worker's process loads the definitions and the embedding model as
-  it starts, once, and keeps them;
+- with `--executor celery` (the default): Redis (Debian's `redis-server`) as the Celery broker
+  and result backend, and `--workers` Celery workers (`dagster-celery worker start -A
+  indx_assets.app.celery_worker`);
+- with `--executor dask` (`pip install 'indx-assets[dask]'`): a Dask scheduler, and `--workers`
+  Dask workers (`dask worker --preload indx_assets.app.dask_worker`);
+- either way, each worker runs one step at a time, and its process loads the definitions and the
+  embedding model as it starts, once, and keeps them;
 - one code server (`indx_assets.app.code_server`: Dagster's gRPC server, whose runs' processes
   are forked from a process that imported the definitions once), named by DIR/workspace.yaml;
 - the Dagster daemon (sensors and automation every `SENSOR_INTERVAL_S`, the run queue, run
@@ -22,7 +25,7 @@
 
 The instance (`DIR/indx/dagster/dagster.yaml`) queues runs, gives the `embedder` pool one slot per
 worker (their LanceDB commits go one at a time: `LanceDBResource.writing`), retries failed runs, and
-`INDX_EXECUTOR=celery` sends every launched run's steps to the workers. On a real cluster the same settings hold, with the
+`INDX_EXECUTOR` (`celery` or `dask`) sends every launched run's steps to the workers. On a real cluster the same settings hold, with the
 services on their own hosts (deploy/k8s). Everything it starts, `down` stops.
 """
 
@@ -47,6 +50,11 @@ STATE = "cluster.json"
 
 INSTANCE_YAML = Path(__file__).with_name("dagster.yaml")  # copied to $DAGSTER_HOME
 WORKER_APP = "indx_assets.app.celery_worker"
+DASK_PRELOAD = "indx_assets.app.dask_worker"
+EXECUTORS = ("celery", "dask")
+#: Processes of the topology that serve the others, as PostgreSQL and Redis do: a restart leaves
+#: them running.
+SERVICE_PROCESSES = ("dask-scheduler",)
 CODE_SERVER = "indx_assets.app.code_server"
 DEFINITIONS = "indx_assets.wiring.definitions"
 #: The code location's name in every workspace (workspace.yaml's): sensor cursors, run history
@@ -156,18 +164,21 @@ def environment(folder: Path, state: dict) -> dict[str, str]:
     from indx_assets.wiring.settings import SENSOR_INTERVAL_ENV
 
     home = folder / "indx"
-    redis = f"redis://127.0.0.1:{state['redis']['port']}"
     env = {
         # a stage's materializations go to PostgreSQL in one statement, not one by one
         **daemon_environment({}),
         "INDX_HOME": str(home),
         "DAGSTER_HOME": str(home / "dagster"),
         "DAGSTER_PG_URL": f"postgresql+psycopg2://indx@127.0.0.1:{state['postgres']['port']}/dagster",
-        "CELERY_BROKER_URL": f"{redis}/0",
-        "CELERY_BACKEND_URL": f"{redis}/1",
-        "INDX_EXECUTOR": "celery",
+        "INDX_EXECUTOR": state["executor"],
         SENSOR_INTERVAL_ENV: str(SENSOR_INTERVAL_S),
     }
+    if state["executor"] == "celery":
+        redis = f"redis://127.0.0.1:{state['redis']['port']}"
+        env.update(CELERY_BROKER_URL=f"{redis}/0", CELERY_BACKEND_URL=f"{redis}/1")
+    else:
+        env["DASK_SCHEDULER_ADDRESS"] = f"tcp://127.0.0.1:{state['dask_port']}"
+
     if state.get("corpus"):
         env["INDX_CORPUS"] = os.pathsep.join(state["corpus"])
     return env
@@ -184,7 +195,8 @@ def process_environment(env: dict[str, str]) -> dict[str, str]:
 
 def spawn(name: str, cmd: list[str], folder: Path, env: dict[str, str], state: dict) -> None:
     if not Path(cmd[0]).exists():
-        raise ClusterError(f"{Path(cmd[0]).name} is not installed beside this Python: pip install 'indx-assets[scale]'")
+        extra = "dask" if Path(cmd[0]).name == "dask" else "scale"
+        raise ClusterError(f"{Path(cmd[0]).name} is not installed beside this Python: pip install 'indx-assets[{extra}]'")
     log = open(folder / f"{name}.log", "ab")
     proc = subprocess.Popen(cmd, cwd=REPO, env=process_environment(env), stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True)
@@ -226,22 +238,35 @@ def stop_groups(pids: list[int], timeout: float = 30) -> None:
             pass
 
 
-def up(folder: Path, workers: int, corpus: list[str], port: int) -> dict:
+def start_dask_scheduler(folder: Path, state: dict) -> None:
+    """The Dask scheduler the runs hand their steps to, on a loopback port."""
+    state["dask_port"] = free_port()
+    spawn("dask-scheduler", [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(state["dask_port"]),
+                             "--no-dashboard"], folder, {}, state)
+    wait_for_port(state["dask_port"], "the Dask scheduler", folder / "dask-scheduler.log",
+                  pid=state["processes"]["dask-scheduler"])
+
+
+def up(folder: Path, workers: int, corpus: list[str], port: int, executor: str = "celery") -> dict:
     folder.mkdir(parents=True, exist_ok=True)
     if (folder / STATE).exists():
         raise ClusterError(f"{folder} already holds a cluster: run `down` first")
     port = port or free_port()
     state: dict = {"processes": {}, "corpus": [c if "=" in c else str(Path(c).resolve()) for c in corpus],
-                   "port": port, "workers": workers}
+                   "port": port, "workers": workers, "executor": executor}
     try:
         start_postgres(state)
-        start_redis(state, folder)
+        if executor == "celery":
+            start_redis(state, folder)
+        else:
+            start_dask_scheduler(folder, state)
         env = environment(folder, state)
         dagster_home = Path(env["DAGSTER_HOME"])
         dagster_home.mkdir(parents=True, exist_ok=True)
         shutil.copy(INSTANCE_YAML, dagster_home / "dagster.yaml")
-        (folder / "celery.yaml").write_text(json.dumps({"execution": {"config": {
-            "broker": env["CELERY_BROKER_URL"], "backend": env["CELERY_BACKEND_URL"]}}}))
+        if executor == "celery":
+            (folder / "celery.yaml").write_text(json.dumps({"execution": {"config": {
+                "broker": env["CELERY_BROKER_URL"], "backend": env["CELERY_BACKEND_URL"]}}}))
         write_env(folder, env)
         set_ingest_slots(env, workers)
         start_dagster(folder, state, env)
@@ -309,11 +334,7 @@ def start_code(folder: Path, state: dict, env: dict[str, str]) -> None:
     """The workers and the code server, on the code server's port of before if it had one."""
     worker_env = {**worker_threads(state["workers"]), **env}
     for i in range(state["workers"]):
-        # one task at a time: the worker's one child keeps the embedding model loaded
-        # indx's app: dagster-celery's tasks, each worker process warmed as it starts
-        spawn(f"worker-{i}", [str(BIN / "dagster-celery"), "worker", "start", "-A", WORKER_APP, "-y",
-                              str(folder / "celery.yaml"), "-n", f"indx-{i}", "--", "--concurrency=1"], folder,
-              worker_env, state)
+        spawn(f"worker-{i}", worker_command(folder, state, i), folder, worker_env, state)
     # One code server for the daemon and the webserver (each would start its own from a
     # `python_module` workspace); it is up before they look for it.
     state.setdefault("code_port", free_port())
@@ -321,6 +342,18 @@ def start_code(folder: Path, state: dict, env: dict[str, str]) -> None:
                           "-m", DEFINITIONS, "--location-name", LOCATION, "-d", str(REPO)], folder, env, state)
     wait_for_port(state["code_port"], "the code server", folder / "code-server.log", timeout=300,
                   pid=state["processes"]["code-server"])
+
+
+def worker_command(folder: Path, state: dict, i: int) -> list[str]:
+    """The `i`th worker: one step at a time, in one process that keeps the embedding model
+    loaded and is warmed as it starts."""
+    if state.get("executor", "celery") == "celery":  # indx's app: dagster-celery's tasks
+        return [str(BIN / "dagster-celery"), "worker", "start", "-A", WORKER_APP, "-y", str(folder / "celery.yaml"),
+                "-n", f"indx-{i}", "--", "--concurrency=1"]
+    # no memory limit: Dask would pause a worker at 80% of its share of this machine's memory,
+    # which the embedding model alone may take on a small one
+    return [str(BIN / "dask"), "worker", f"tcp://127.0.0.1:{state['dask_port']}", "--name", f"indx-{i}",
+            "--nworkers", "1", "--nthreads", "1", "--memory-limit", "0", "--no-dashboard", "--preload", DASK_PRELOAD]
 
 
 def restart(folder: Path, settings: dict[str, str], code_only: bool = False) -> None:
@@ -332,7 +365,8 @@ def restart(folder: Path, settings: dict[str, str], code_only: bool = False) -> 
     own watch of a `grpc_server` location). Their environment stays as it was: a setting they
     read themselves takes a full restart."""
     state = read_state(folder)
-    stopped = [name for name in state["processes"] if _is_code(name) or not code_only]
+    stopped = [name for name in state["processes"]
+               if name not in SERVICE_PROCESSES and (_is_code(name) or not code_only)]
     stop_groups([state["processes"].pop(name) for name in stopped])
     env = {**read_env(folder), **settings}
     write_env(folder, env)
@@ -385,7 +419,7 @@ def settle(folder: Path, timeout: float) -> float:
 #: What a process of the topology is, by its command line (first match), for `cpu_seconds`.
 ROLES = (("multiprocessing.forkserver", "fork server"), ("multiprocessing.spawn", "runs"),
          ("resource_tracker", "code servers"), ("api grpc", "code servers"), (CODE_SERVER, "code servers"),
-         ("dagster-celery", "workers"), ("dagster-daemon", "daemon"), ("dagster-webserver", "webserver"))
+         ("dagster-daemon", "daemon"), ("dagster-webserver", "webserver"))
 
 
 class Process(NamedTuple):
@@ -425,7 +459,7 @@ def cpu_seconds(folder: Path) -> dict[str, float]:
     state = json.loads((folder / STATE).read_text())
     sessions = {pid: name for name, pid in state["processes"].items()}
     pg_port = f"-p {state['postgres']['port']}"
-    redis_pid = Path(state["redis"]["pidfile"])
+    redis_pid = Path(state.get("redis", {}).get("pidfile", "/nonexistent"))
     redis = int(redis_pid.read_text()) if redis_pid.exists() else -1
     found = list(processes())
     postmaster = next((p.pid for p in found if "postgres" in p.cmd and pg_port in p.cmd), -1)
@@ -433,8 +467,9 @@ def cpu_seconds(folder: Path) -> dict[str, float]:
     for p in found:
         if p.session in sessions:
             started = sessions[p.session]  # what `up` started: "worker-0", "daemon", ...
-            role = next((r for marker, r in ROLES if marker in p.cmd),
-                        "workers" if started.startswith("worker") else started)
+            # a Dask worker's process is the child its nanny spawned (`multiprocessing.spawn`)
+            role = "workers" if started.startswith("worker") else next(
+                (r for marker, r in ROLES if marker in p.cmd), started)
         elif p.pid == postmaster or p.ppid == postmaster:
             role = "postgres"
         elif p.pid == redis:
@@ -470,8 +505,9 @@ def read_state(folder: Path) -> dict:
 def status(folder: Path) -> dict[str, bool]:
     state = read_state(folder)
     up_ = {name: alive(pid) for name, pid in state["processes"].items()}
-    redis_pid = Path(state["redis"]["pidfile"])
-    up_["redis"] = redis_pid.exists() and alive(int(redis_pid.read_text()))
+    if "redis" in state:
+        redis_pid = Path(state["redis"]["pidfile"])
+        up_["redis"] = redis_pid.exists() and alive(int(redis_pid.read_text()))
     with socket.socket() as s:
         up_["postgres"] = s.connect_ex(("127.0.0.1", state["postgres"]["port"])) == 0
     return up_
@@ -488,11 +524,12 @@ def _setting(text: str) -> tuple[str, str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    p_up = sub.add_parser("up", help="start PostgreSQL, Redis, Celery workers, the daemon and the webserver")
+    p_up = sub.add_parser("up", help="start PostgreSQL, Redis and Celery workers (or Dask's), the daemon and the webserver")
     p_up.add_argument("dir", type=Path)
     p_up.add_argument("--workers", type=int, default=2)
     p_up.add_argument("--corpus", action="append", default=[], help="a corpus root ([LABEL=]PATH), repeatable")
     p_up.add_argument("--port", type=int, default=3000, help="the webserver's port (0: any free one)")
+    p_up.add_argument("--executor", choices=EXECUTORS, default="celery", help="what runs the runs' steps")
     for name in ("down", "status"):
         sub.add_parser(name).add_argument("dir", type=Path)
     p_restart = sub.add_parser("restart", help="restart the code server, workers, daemon and webserver, with settings changed")
@@ -506,11 +543,11 @@ def main() -> int:
     try:
         if args.command == "up":
             try:
-                up(args.dir, args.workers, args.corpus, args.port)
+                up(args.dir, args.workers, args.corpus, args.port, args.executor)
             except BaseException:
                 down(args.dir)  # nothing half-started is left behind
                 raise
-            print(f"up: webserver http://127.0.0.1:{args.port}, {args.workers} Celery workers; "
+            print(f"up: webserver http://127.0.0.1:{args.port}, {args.workers} {args.executor.capitalize()} workers; "
                   f"run `. {args.dir}/cluster.env` to use it from a shell")
         elif args.command == "restart":
             restart(args.dir, dict(args.set), code_only=args.code)

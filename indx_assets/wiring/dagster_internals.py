@@ -25,6 +25,11 @@ event-log storage (`app/event_log.py`), which subclasses Dagster's SQLite storag
 - Run processes: the multiprocessing context Dagster's gRPC code server starts a launched run's
   process with (`fork_run_processes`; Dagster's is `spawn`, a fresh interpreter per run), and
   the `dagster` command's entry point (`dagster_cli`), to start that server in this process.
+- Step delegation: the executor that hands each step of a run to a step handler and follows
+  the steps through the run's event log, with Dagster's retries and concurrency pools
+  (`StepDelegatingExecutor`, which dagster-k8s and dagster-docker build on); the arguments it
+  hands over (`ExecuteStepArgs`, serializable), and what `dagster api execute_step` does with
+  them in the process it runs in (`execute_step`), for a worker that keeps its model loaded.
 """
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -47,8 +52,16 @@ from dagster._core.definitions.sensor_definition import SensorExecutionData
 from dagster._core.events import (
     AssetObservationData,
     DagsterEventBatchMetadata,
+    EngineEventData,
     StepMaterializationData,
     generate_event_batch_id,
+)
+from dagster._core.execution.retries import RetryMode
+from dagster._core.executor.step_delegating import (
+    CheckStepHealthResult,
+    StepDelegatingExecutor,
+    StepHandler,
+    StepHandlerContext,
 )
 from dagster._core.instance.utils import RUNLESS_JOB_NAME, RUNLESS_RUN_ID
 from dagster._core.storage.event_log import SqliteEventLogStorage
@@ -56,6 +69,7 @@ from dagster._core.storage.event_log.schema import AssetEventTagsTable
 from dagster._core.storage.event_log.sql_event_log import SqlEventLogStorage
 from dagster._core.storage.runs import SqliteRunStorage
 from dagster._core.storage.tags import BACKFILL_ID_TAG
+from dagster._grpc.types import ExecuteStepArgs
 
 __all__ = [
     "BACKFILL_ID_TAG",
@@ -66,6 +80,14 @@ __all__ = [
     "INVALID_PARTITION_SUBSTRINGS",
     "AssetDaemonCursor",
     "AssetKeyPartitionKey",
+    "CheckStepHealthResult",
+    "EngineEventData",
+    "ExecuteStepArgs",
+    "RetryMode",
+    "StepDelegatingExecutor",
+    "StepHandler",
+    "StepHandlerContext",
+    "execute_step",
     "get_input_data_version_tag",
     "get_input_event_pointer_tag",
     "index_event_tags",
@@ -241,3 +263,20 @@ def dagster_cli(args: Sequence[str]) -> None:
 
     sys.argv = ["dagster", *args]
     main()
+
+
+def execute_step(serialized_args: str) -> None:
+    """Run the steps `serialized_args` (an `ExecuteStepArgs`) names in this process, as
+    `dagster api execute_step` runs them in its own: the events go to the run's event log, where
+    the run's `StepDelegatingExecutor` reads them. Raises what the step's framework raised (a
+    step's own failure is an event, not an exception)."""
+    # imported here: only a worker runs steps, and the command module imports the whole CLI
+    from dagster._cli.api import _execute_step_command_body
+
+    args = dg.deserialize_value(serialized_args, ExecuteStepArgs)
+    with dg.DagsterInstance.from_ref(args.instance_ref) as instance:
+        run = instance.get_run_by_id(args.run_id)
+        if run is None:
+            raise ValueError(f"run {args.run_id} is not in the instance's run storage")
+        for _event in _execute_step_command_body(args, instance, run):
+            pass  # each event is already stored; the body yields them for the command's output

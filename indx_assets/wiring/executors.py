@@ -6,7 +6,9 @@
   in `CELERY_BROKER_URL` with results in `CELERY_BACKEND_URL` (default `rpc://`); the workers
   are `dagster-celery worker start -A indx_assets.app.celery_worker` processes (deploy/local-cluster;
   `-A dagster_celery.app` works too, with cold workers);
-- `dask`: steps go to the Dask scheduler at `DASK_SCHEDULER_ADDRESS` (`indx-assets[dask]`).
+- `dask`: each step is a task of the Dask scheduler at `DASK_SCHEDULER_ADDRESS`
+  (`pip install 'indx-assets[dask]'`; `wiring/dask_steps.py`), run by `dask worker
+  --preload indx_assets.app.dask_worker` processes, warmed as they start.
 
 It applies to runs launched by the daemon, the webserver or `dagster job launch`; `indx ingest`
 runs its work in its own process whatever this says. Each source's rows are still written by
@@ -46,10 +48,10 @@ def build_executor(name: str) -> dg.ExecutorDefinition | None:
         )
     if name == "dask":
         try:
-            from dagster_dask import dask_executor
+            import distributed  # noqa: F401  (the run's process connects to the scheduler with it)
         except ImportError as exc:
-            raise ExecutorError(f"{EXECUTOR_ENV}=dask needs dagster-dask: pip install 'indx-assets[dask]'") from exc
-        return dask_executor.configured(
-            {"cluster": {"existing": {"address": {"env": "DASK_SCHEDULER_ADDRESS"}}}}, name="dask"
-        )
+            raise ExecutorError(f"{EXECUTOR_ENV}=dask needs Dask's distributed: pip install 'indx-assets[dask]'") from exc
+        from indx_assets.wiring.dask_steps import dask_executor
+
+        return dask_executor.configured({"address": {"env": "DASK_SCHEDULER_ADDRESS"}}, name="dask")
     raise ExecutorError(f"{EXECUTOR_ENV}={name!r} is not an executor; use one of: {', '.join(EXECUTORS)}")

@@ -1,0 +1,95 @@
+"""The multi-machine layout with Dask as the executor (issue 23), run for real on one machine:
+`deploy/local-cluster/cluster.py up --executor dask` starts PostgreSQL, a Dask scheduler, two Dask
+workers, the code server, the daemon and the webserver. Documents reach the table through the
+sensor -> automation -> runs whose steps are tasks on the Dask workers; then a worker's process is
+killed in the middle of a step. After each, the table must equal the files (rows = distinct ids =
+the stored chunk maps' ids) and `indx status` must show nothing missing or stale.
+
+Needs Debian's `postgresql` (`.ci/run` installs it) and the `dask` extra.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from test_local_cluster import BIN, CLUSTER, Cluster, _new_documents, local_cluster, topology
+
+pytestmark = pytest.mark.skipif(
+    not sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb")) or not (BIN / "dask").exists(),
+    reason="the local cluster needs Debian's postgresql (.ci/run installs it) and pip install 'indx-assets[dask]'",
+)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with topology(tmp_path_factory, "dask") as running:
+        yield running
+
+
+def _step_workers(cluster: Cluster, run: dg.DagsterRun) -> list[int]:
+    """The pids of the processes that started `run`'s steps, in order."""
+    return [r.event_log_entry.dagster_event.pid for r in cluster.instance.get_records_for_run(
+        run.run_id, of_type=dg.DagsterEventType.STEP_WORKER_STARTED).records]
+
+
+def test_documents_reach_the_table_through_the_sensor_automation_and_dask_workers(cluster: Cluster) -> None:
+    cluster.settle()
+    runs = cluster.runs()
+    assert runs and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
+    assert all("indx/pid" not in r.tags for r in runs), "launched by the daemon, not by indx"
+    warmed = cluster.warmed_processes()
+    assert len(warmed) == 2 and all(len(pids) == 1 for pids in warmed.values()), \
+        f"each worker's process loaded the model once, as it started: {warmed}"
+    worker_pids = {int(pid) for pids in warmed.values() for pid in pids}
+    for run in runs:
+        assert _step_workers(cluster, run) and set(_step_workers(cluster, run)) <= worker_pids, \
+            f"run {run.run_id[:8]}'s steps ran in the warmed Dask workers' processes {worker_pids}"
+        engine = cluster.instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
+        assert any("on Dask (tcp://127.0.0.1:" in e.message for e in engine)
+    assert cluster.instance.event_log_storage.get_concurrency_info("embedder").slot_count == 2
+    cluster.check_table()
+    shown = subprocess.run([sys.executable, str(CLUSTER), "status", str(cluster.folder)], capture_output=True,
+                           text=True, timeout=60).stdout
+    assert "dask-scheduler up" in shown and "redis" not in shown, shown
+
+
+def test_a_dask_worker_killed_in_a_step_gives_the_step_to_the_other_and_nothing_is_lost_or_doubled(
+    cluster: Cluster,
+) -> None:
+    cluster.settle()
+    before = {r.run_id for r in cluster.runs()}
+    _new_documents(cluster.corpus, 12, "killed")
+    run, pid = cluster.step_started(before)
+    os.kill(pid, signal.SIGKILL)
+    cluster.settle()
+    cluster.check_table()
+    # Dask hands the task of the dead worker to a live one: the same run finishes its step
+    assert cluster.instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.SUCCESS
+    started = _step_workers(cluster, run)
+    assert len(started) == 2 and started[0] == pid != started[1], started
+    assert sum(len(pids) for pids in cluster.warmed_processes().values()) == 3, \
+        "the nanny's new worker process warmed itself too"
+
+
+def test_a_restart_of_the_code_keeps_the_scheduler_and_steps_go_to_the_new_workers(cluster: Cluster) -> None:
+    scheduler = cluster.state["processes"]["dask-scheduler"]
+    warmed_before = {pid for pids in cluster.warmed_processes().values() for pid in pids}
+    done = subprocess.run([sys.executable, str(CLUSTER), "restart", str(cluster.folder), "--code"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    state = local_cluster.read_state(cluster.folder)
+    assert state["processes"]["dask-scheduler"] == scheduler and local_cluster.alive(scheduler)
+    before = {r.run_id for r in cluster.runs()}
+    _new_documents(cluster.corpus, 3, "after-restart")
+    run, pid = cluster.step_started(before)
+    cluster.settle()
+    cluster.check_table()
+    assert cluster.instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.SUCCESS
+    warmed_after = {pid for pids in cluster.warmed_processes().values() for pid in pids} - warmed_before
+    assert len(warmed_after) == 2 and str(pid) in warmed_after, (pid, warmed_after)
