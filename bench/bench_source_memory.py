@@ -14,7 +14,7 @@ formatting elements around it, as old pages write them (`html-font`), or each wi
 open in it, which the parser reconstructs in the next (`html-font-unclosed`), or each in a `b`
 closed inside it (`html-misnested`, the adoption agency with a furthest block), sections of
 tables and forms as old sites write them (`html-old-tables`), rows whose cells a `font`
-wraps (`html-font-rows`), one large
+wraps (`html-font-rows`), tables with a `div` among their rows (`html-fostered-blocks`), one large
 `pre` (`html-pre`), and a page in Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
 INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
@@ -98,6 +98,11 @@ _BLOCKS = {
     # table's modes foster-parent it, the cell's start tag closes it, `</font>` drops its entry
     "html-font-rows": (b"", b"<table border=0><tr><font face=Arial size=2><td>harbour wall</td><td>held the tide</td>"
                             b"</font></tr></table>\n<p>The harbour wall held the <b>tide</b> back.</p>\n" * 6834),
+    # sections of tables with a note in a `div` among their rows, as templates write them: the
+    # table's modes foster-parent the `div`, open, before the table until `</div>`
+    "html-fostered-blocks": (b"", b"<table border=0><tr><td>harbour wall</td><td>held the tide</td></tr><div class=note>"
+                                  b"Noted in <b>1887</b></div></table>\n<p>The harbour wall held the <b>tide</b> back.</p>\n"
+                                  * 6168),
     # one table of short rows
     "html-table": (b"<table>", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 17246),
     # one table as a page writes it: in a wrapping div, a header row group, cells closed only

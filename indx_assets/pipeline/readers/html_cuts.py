@@ -76,7 +76,9 @@ parts into one block (`Piece.table`). What a table foster-parents (text, or a ta
 hold) goes before the whole table, so a table's cuts are told only once it has closed (or the
 document ended inside it), without those before the last thing it foster-parented; the scan
 follows what leaves nothing open there (text, a void element, an end tag: `_foster`,
-`_fostered_end`) and stops at the rest. A `table` start tag in a table closes it. A table inside
+`_fostered_end`), and the elements it leaves open above the table's own (formatting elements,
+blocks, list items, headings, phrasing elements: `_FOSTERED_OPEN`) with what goes into them,
+until a tag of the table's own closes them (`_foster_parented`); it stops at the rest. A `table` start tag in a table closes it. A table inside
 a cell, or with an attribute the walk reads, is not cut. A table inside formatting elements is:
 nothing the parser does in a table's modes reconstructs them (a cell's marker stops it, and
 the scan stops where what a table foster-parents would), and an end tag of one in the table is
@@ -244,9 +246,13 @@ _FOSTERED_VOID = _VOID - {b"col"}
 _IN_TABLE_RAW = frozenset(b"script style".split())
 #: Elements the body's rules open where a table's modes give them the tag, followed while they
 #: stay open: foster-parented before the table, with what goes into them, until a tag of the
-#: table's own clears the stack back to it (`_Scan._foster_parented`). Formatting elements only:
-#: their entries stay in the list, and the reconstruction after the table opens them again.
-_FOSTERED_OPEN = _FORMATTING - _NOT_NESTED
+#: table's own clears the stack back to it (`_Scan._foster_parented`). Formatting elements (their
+#: entries stay in the list, and the reconstruction after the table opens them again), and
+#: elements the parser gives nothing but a place on the stack, closed by their own end tag or by
+#: the body's implied closes (blocks, items, headings, `p`; phrasing elements): not a form, a
+#: `pre` (cut in its text), a select, a template or an element that pushes a marker.
+_FOSTERED_OPEN = (_FORMATTING - _NOT_NESTED) | (_REOPENABLE - {b"form"}) | _INLINE | _HEADINGS | frozenset(
+    b"p li dd dt".split())
 #: Elements a cell's or caption's close must not pop: a select or template;
 #: `applet`, `marquee` and `object` push a marker on the list of active formatting elements, and
 #: the close clears that list only back to their marker, so a formatting element opened before
@@ -475,7 +481,7 @@ class _Scan:
 
     def _foster(self, reconstructs: bool | None = True) -> None:
         """Follow what the open table foster-parents: text, a void element, `</p>` (an empty
-        `p`), a formatting element (`_FOSTERED_OPEN`). It goes before the whole table, which a
+        `p`), an element the scan follows open there (`_FOSTERED_OPEN`). It goes before the whole table, which a
         piece cut inside the table would put before its own part of it: the cuts held in the
         table so far are dropped (those after it hold). A column group's mode closes the group
         first. Where the body's rules for it `reconstructs` the formatting elements off the stack,
@@ -511,7 +517,7 @@ class _Scan:
     def _clear_fostered(self, context: int) -> None:
         """"Clear the stack back to a table context" (or a row group's, or a row's), as a table's
         own start or end tag does first: the foster-parented elements above `context` close, their
-        entries left in the list off the stack. Only formatting elements are followed there."""
+        entries left in the list off the stack. Only `_FOSTERED_OPEN` are followed there."""
         if any(name not in _FOSTERED_OPEN for name in self.stack[context + 1 :]):
             self.trusted = False
         else:
@@ -686,7 +692,7 @@ class _Scan:
                 self._foster(reconstructs=None if name == b"input" else name not in _NO_RECONSTRUCT)
                 return True
             if name in _FOSTERED_OPEN and top != b"colgroup" and top in _FOSTERING:
-                self._foster()
+                self._foster(reconstructs=name not in _NO_RECONSTRUCT)
                 return False  # the body's rules open it, before the table
             if name == b"form" and top != b"colgroup" and top in _FOSTERING:
                 # ignored while the pointer is set; else the form goes into the table, sets the
