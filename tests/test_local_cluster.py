@@ -134,8 +134,11 @@ def topology(tmp_path_factory: pytest.TempPathFactory, executor: str) -> Iterato
     corpus = base / "sample"
     shutil.copytree(ROOT / "data" / "sample", corpus)
     folder = base / "topology"
+    # as a user runs it with the virtual environment's Python, not activated: its scripts off the PATH
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if Path(p) != BIN)
     up = subprocess.run([sys.executable, str(CLUSTER), "up", str(folder), "--workers", "2", "--corpus", str(corpus),
-                         "--port", "0", "--executor", executor], capture_output=True, text=True, timeout=600)
+                         "--port", "0", "--executor", executor], capture_output=True, text=True, timeout=600,
+                        env={**os.environ, "PATH": path})
     try:
         assert up.returncode == 0, up.stderr[-3000:]
         with pytest.MonkeyPatch.context() as mp:

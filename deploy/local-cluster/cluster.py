@@ -187,10 +187,13 @@ def environment(folder: Path, state: dict) -> dict[str, str]:
 def process_environment(env: dict[str, str]) -> dict[str, str]:
     """The environment a process of the topology starts with: this one's, with `env`, as a
     daemon's (a launched run's partitions announced one by one, so the automation sees them in
-    flight, whatever this process had set: `runner.daemon_environment`)."""
+    flight, whatever this process had set: `runner.daemon_environment`), and this Python's
+    scripts first on the PATH (`dagster-celery worker start` runs `celery` from the PATH: with
+    the virtual environment not activated, every worker exited and `up` said nothing)."""
     from indx_assets.app.runner import daemon_environment
 
-    return daemon_environment({**os.environ, **env})
+    path = os.pathsep.join([str(BIN), os.environ.get("PATH", os.defpath)])
+    return daemon_environment({**os.environ, **env, "PATH": path})
 
 
 def spawn(name: str, cmd: list[str], folder: Path, env: dict[str, str], state: dict) -> None:
@@ -333,6 +336,11 @@ def _is_code(name: str) -> bool:
 def start_code(folder: Path, state: dict, env: dict[str, str]) -> None:
     """The workers and the code server, on the code server's port of before if it had one."""
     worker_env = {**worker_threads(state["workers"]), **env}
+    if state.get("executor") == "dask":
+        # Dask samples every worker thread's stack each 10 ms for its dashboard's profile, which a
+        # step's deep stacks (Dagster's, torch's) pay for; a setting of the user's wins
+        profile = "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"
+        worker_env = {profile: os.environ.get(profile, "False"), **worker_env}
     for i in range(state["workers"]):
         spawn(f"worker-{i}", worker_command(folder, state, i), folder, worker_env, state)
     # One code server for the daemon and the webserver (each would start its own from a
