@@ -76,11 +76,11 @@ parts into one block (`Piece.table`). What a table foster-parents (text, or a ta
 hold) goes before the whole table, so a table's cuts are told only once it has closed (or the
 document ended inside it), without those before the last thing it foster-parented; the scan
 follows what leaves nothing open there (text, a void element, an end tag: `_foster`,
-`_fostered_end`), and the elements it leaves open above the table's own (formatting elements,
-blocks, list items, headings, phrasing elements: `_FOSTERED_OPEN`) with what goes into them,
-until a tag of the table's own closes them (`_foster_parented`); it stops at the rest. A `table` start tag in a table closes it. A table inside
-a cell, or with an attribute the walk reads, is not cut. A table inside formatting elements is:
-nothing the parser does in a table's modes reconstructs them (a cell's marker stops it, and
+`_fostered_end`), and the elements it leaves open above the table's own (formatting
+elements, blocks, list items, headings, buttons, phrasing elements: `_FOSTERED_OPEN`) with what
+goes into them, until a tag of the table's own closes them (`_foster_parented`); it stops at the
+rest. A `table` start tag in a table closes it. A table inside a cell, or with an attribute
+the walk reads, is not cut. A table inside formatting elements is: nothing the parser does in a table's modes reconstructs them (a cell's marker stops it, and
 the scan stops where what a table foster-parents would), and an end tag of one in the table is
 ignored, or drops it from the list where it is off the stack.
 
@@ -249,10 +249,12 @@ _IN_TABLE_RAW = frozenset(b"script style".split())
 #: table's own clears the stack back to it (`_Scan._foster_parented`). Formatting elements (their
 #: entries stay in the list, and the reconstruction after the table opens them again), and
 #: elements the parser gives nothing but a place on the stack, closed by their own end tag or by
-#: the body's implied closes (blocks, items, headings, `p`; phrasing elements): not a form, a
-#: `pre` (cut in its text), a select, a template or an element that pushes a marker.
-_FOSTERED_OPEN = (_FORMATTING - _NOT_NESTED) | (_REOPENABLE - {b"form"}) | _INLINE | _HEADINGS | frozenset(
-    b"p li dd dt".split())
+#: the body's implied closes (blocks, items, headings, `p`, a `button`; phrasing elements): not a
+#: form, a `pre` (cut in its text), a select, a template or an element that pushes a marker. (An
+#: `a`, `nobr` or `button` with one of its name open below the table stops the scan as anywhere:
+#: `_Scan._close_implied`.)
+_FOSTERED_OPEN = _FORMATTING | (_REOPENABLE - {b"form"}) | _INLINE | _HEADINGS | frozenset(
+    b"p li dd dt button".split())
 #: Elements a cell's or caption's close must not pop: a select or template;
 #: `applet`, `marquee` and `object` push a marker on the list of active formatting elements, and
 #: the close clears that list only back to their marker, so a formatting element opened before
