@@ -1,8 +1,8 @@
 """Steps run on a Dask cluster: the `dask` executor (`INDX_EXECUTOR=dask`,
 `pip install 'indx-assets[dask]'`).
 
-A launched run's process orchestrates; each step is one Dask task (`run_step`) that runs the step
-in a Dask worker's process as `dagster api execute_step` would in a process of its own. The
+A launched run's process orchestrates; each step is one Dask task (`execute_step`) that runs the
+step in a Dask worker's process as `dagster api execute_step` would in a process of its own. The
 worker keeps the embedding model loaded from one step to the next (`indx_assets.app.dask_worker`,
 its preload).
 
@@ -16,7 +16,9 @@ Rules:
 - One task per launch of a step, under a key of its own. Dask moves a task whose worker died to
   another worker (up to `distributed.scheduler.allowed-failures` times), where the step runs
   again whole; a task that errs, or that Dask gave up on, fails the step's health check, and
-  Dagster retries the step or fails it.
+  Dagster retries the step or fails it. A task that has finished is released at once: Dask
+  computes a task again when the worker holding its result dies while a client still wants it,
+  which would run a finished step a second time.
 - A terminated run cancels its tasks. A task already running finishes (Dask does not stop a
   running task); a step that starts after its run was terminated does nothing.
 """
@@ -47,23 +49,15 @@ POLL_S = 0.25
 HEALTH_CHECK_S = 5
 
 
-def run_step(serialized_args: str) -> str:
-    """The Dask task: run the step, in the worker's process. Returns the worker's address, for
-    the run's engine event."""
-    from distributed import get_worker
-
-    execute_step(serialized_args)
-    return get_worker().address
-
-
 class DaskStepHandler(StepHandler):
-    """Launches each step as a `run_step` task on the scheduler at `address`; the client is
+    """Launches each step as an `execute_step` task on the scheduler at `address`; the client is
     open while the run's executor runs (`connected`)."""
 
     def __init__(self, address: str) -> None:
         self.address = address
         self._client: "distributed.Client | None" = None  # type: ignore[name-defined]  # noqa: F821
-        self._tasks: dict[str, "distributed.Future"] = {}  # type: ignore[name-defined]  # noqa: F821
+        #: each launched step's task, None once it has finished (and been released)
+        self._tasks: dict[str, "distributed.Future | None"] = {}  # type: ignore[name-defined]  # noqa: F821
 
     @property
     def name(self) -> str:
@@ -93,18 +87,32 @@ class DaskStepHandler(StepHandler):
             raise RuntimeError("DaskStepHandler.launch_step outside `connected()`")
         step_key = self._step_key(step_handler_context)
         task_key = f"{step_key}-{step_handler_context.execute_step_args.run_id[:8]}-{uuid.uuid4().hex[:8]}"
-        self._tasks[step_key] = self._client.submit(
-            run_step, dg.serialize_value(step_handler_context.execute_step_args), key=task_key, pure=False)
+        task = self._client.submit(
+            execute_step, dg.serialize_value(step_handler_context.execute_step_args), key=task_key, pure=False)
+        self._tasks[step_key] = task
+        task.add_done_callback(lambda done: self._release_finished(step_key, done))
         yield dg.DagsterEvent.engine_event(
             step_handler_context.get_step_context(step_key),
             f"Executing step {step_key} on Dask ({self.address}) as task {task_key}",
             EngineEventData(),
         )
 
+    def _release_finished(self, step_key: str, task: "distributed.Future") -> None:  # type: ignore[name-defined]  # noqa: F821
+        """Called by Dask (in a thread of the client's) when `task` is done: a finished one, still the
+        step's latest launch, is released (its step's events are in the run's event log)."""
+        if task.status == "finished" and self._tasks.get(step_key) is task:
+            self._tasks[step_key] = None
+            task.release()
+
     def check_step_health(self, step_handler_context: StepHandlerContext) -> CheckStepHealthResult:
-        task = self._tasks.get(self._step_key(step_handler_context))
-        if task is None:  # a resumed run's step: launched by a process before this one
+        step_key = self._step_key(step_handler_context)
+        if step_key not in self._tasks:
+            # a resumed run's step, launched by a process before this one (Dagster's default run
+            # launcher resumes none): launched again
             return CheckStepHealthResult.unhealthy("no Dask task of this run's process runs it")
+        task = self._tasks[step_key]
+        if task is None:
+            return CheckStepHealthResult.healthy()  # finished: its events tell the rest
         if task.status in ("error", "cancelled", "lost"):
             return CheckStepHealthResult.unhealthy(f"its Dask task {task.key} is {task.status}: {task.exception()!r}"
                                                    if task.status == "error" else
@@ -114,7 +122,7 @@ class DaskStepHandler(StepHandler):
     def terminate_step(self, step_handler_context: StepHandlerContext) -> Iterator[dg.DagsterEvent]:
         step_key = self._step_key(step_handler_context)
         task = self._tasks.pop(step_key, None)
-        if task is not None:
+        if task is not None:  # a task already running goes on to its end: Dask does not stop one
             task.cancel()
             yield dg.DagsterEvent.engine_event(
                 step_handler_context.get_step_context(step_key), f"Cancelled the Dask task {task.key} of step {step_key}",

@@ -694,6 +694,11 @@ class _Scan:
                 self._foster(reconstructs=None if name == b"input" else name not in _NO_RECONSTRUCT)
                 return True
             if name in _FOSTERED_OPEN and top != b"colgroup" and top in _FOSTERING:
+                if name == b"a" and self._last_entry(b"a") is not None:
+                    # the body's rules run the adoption agency for the listed `a` before they
+                    # reconstruct, which `_foster` does first: not followed
+                    self.trusted = False
+                    return True
                 self._foster(reconstructs=name not in _NO_RECONSTRUCT)
                 return False  # the body's rules open it, before the table
             if name == b"form" and top != b"colgroup" and top in _FOSTERING:
