@@ -106,6 +106,22 @@ class Cluster:
         parent = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[1]
         return Path(f"/proc/{parent}/cmdline").read_bytes().replace(b"\0", b" ").decode()
 
+    def settled_runs(self) -> list[dg.DagsterRun]:
+        """Once the topology is level (`settle`), its runs: each launched by the daemon (not by
+        `indx`) and succeeded."""
+        self.settle()
+        runs = self.runs()
+        assert runs and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
+        assert all("indx/pid" not in r.tags for r in runs), "launched by the daemon, not by indx"
+        return runs
+
+    def warmed_once(self) -> dict[str, set[str]]:
+        """`warmed_processes`, each of the two workers' process warmed once."""
+        warmed = self.warmed_processes()
+        assert len(warmed) == 2 and all(len(pids) == 1 for pids in warmed.values()), \
+            f"each worker's process loaded the model once, as it started: {warmed}"
+        return warmed
+
     def warmed_processes(self) -> dict[str, set[str]]:
         """Per worker, the pids of its processes that logged having loaded the definitions and
         the embedding model as they started (`indx_assets.app.worker_warm_up`)."""
@@ -174,17 +190,12 @@ def _new_documents(corpus: Path, n: int, tag: str, paragraphs: int = 12) -> list
 
 
 def test_documents_reach_the_table_through_the_sensor_automation_and_celery_workers(cluster: Cluster) -> None:
-    cluster.settle()
-    runs = cluster.runs()
-    assert runs and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
-    assert all("indx/pid" not in r.tags for r in runs), "launched by the daemon, not by indx"
+    runs = cluster.settled_runs()
     engine = [e for r in runs for e in cluster.instance.all_logs(r.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)]
     workers = {str(e.dagster_event.engine_event_data.metadata["Celery worker"].value).split("@")[0] for e in engine
                if "Celery worker" in e.dagster_event.engine_event_data.metadata}
     assert workers and workers <= {"indx-0", "indx-1"}, f"steps ran on the Celery workers, not {workers}"
-    warmed = cluster.warmed_processes()
-    assert len(warmed) == 2 and all(len(pids) == 1 for pids in warmed.values()), \
-        f"each worker's process loaded the model once, as it started: {warmed}"
+    warmed = cluster.warmed_once()
     # both workers may run an ingest step at once, each with its share of the cores for torch
     assert cluster.instance.event_log_storage.get_concurrency_info("embedder").slot_count == 2
     share = f"OMP_NUM_THREADS={max(1, (os.cpu_count() or 1) // 2)}".encode()

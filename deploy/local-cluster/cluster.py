@@ -170,10 +170,10 @@ def environment(folder: Path, state: dict) -> dict[str, str]:
         "INDX_HOME": str(home),
         "DAGSTER_HOME": str(home / "dagster"),
         "DAGSTER_PG_URL": f"postgresql+psycopg2://indx@127.0.0.1:{state['postgres']['port']}/dagster",
-        "INDX_EXECUTOR": state["executor"],
+        "INDX_EXECUTOR": state.get("executor", "celery"),  # a cluster `up` before Dask: Celery's
         SENSOR_INTERVAL_ENV: str(SENSOR_INTERVAL_S),
     }
-    if state["executor"] == "celery":
+    if env["INDX_EXECUTOR"] == "celery":
         redis = f"redis://127.0.0.1:{state['redis']['port']}"
         env.update(CELERY_BROKER_URL=f"{redis}/0", CELERY_BACKEND_URL=f"{redis}/1")
     else:

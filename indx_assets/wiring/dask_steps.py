@@ -9,7 +9,7 @@ its preload).
 Rules:
 - Only a string crosses to Dask: the step's arguments as Dagster serializes them. (dagster-dask
   hands Dagster's records to Dask as a task's arguments, which Dask iterates as tuples, so none of
-  its steps runs on the Dask releases of 2024–2026.)
+  its steps ran on Dask 2024.10 or 2026.8.)
 - The run follows its steps through its event log (`StepDelegatingExecutor`): retries, the
   `embedder` pool and a run's termination behave as with Dagster's other step-delegating
   executors (dagster-k8s, dagster-docker).
