@@ -18,6 +18,8 @@ across every worker (the run's execution loop takes a slot before it hands a ste
 Dask).
 """
 
+import importlib.util
+
 import dagster as dg
 
 from indx_assets.wiring.settings import EXECUTOR_ENV, EXECUTORS, ExecutorError
@@ -47,10 +49,9 @@ def build_executor(name: str) -> dg.ExecutorDefinition | None:
             {"broker": {"env": "CELERY_BROKER_URL"}, "backend": {"env": "CELERY_BACKEND_URL"}}, name="celery"
         )
     if name == "dask":
-        try:
-            import distributed  # noqa: F401  (the run's process connects to the scheduler with it)
-        except ImportError as exc:
-            raise ExecutorError(f"{EXECUTOR_ENV}=dask needs Dask's distributed: pip install 'indx-assets[dask]'") from exc
+        # looked for, not imported: only a run's process connects to the scheduler with it
+        if importlib.util.find_spec("distributed") is None:
+            raise ExecutorError(f"{EXECUTOR_ENV}=dask needs Dask's distributed: pip install 'indx-assets[dask]'")
         from indx_assets.wiring.dask_steps import dask_executor
 
         return dask_executor.configured({"address": {"env": "DASK_SCHEDULER_ADDRESS"}}, name="dask")
