@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -248,6 +249,62 @@ def test_a_worker_killed_mid_run_is_retried_and_nothing_is_lost_or_doubled(clust
     assert [r.status for r in retried] == [dg.DagsterRunStatus.SUCCESS], "the run's automatic retry finished the work"
     assert sum(len(pids) for pids in cluster.warmed_processes().values()) >= 3, \
         "the worker process that replaced the killed one warmed itself too"
+
+
+def _step_events(cluster: Cluster, run: dg.DagsterRun) -> dict[str, float]:
+    """When `run`'s step was handed to Celery, started and ended (absent: not yet)."""
+    at: dict[str, float] = {}
+    for entry in cluster.instance.all_logs(run.run_id):
+        if entry.dagster_event_type == dg.DagsterEventType.ENGINE_EVENT and "Submitting celery task" in entry.message:
+            at.setdefault("submitted", entry.timestamp)
+        elif entry.dagster_event_type == dg.DagsterEventType.STEP_START:
+            at.setdefault("started", entry.timestamp)
+        elif entry.dagster_event_type in (dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE):
+            at.setdefault("ended", entry.timestamp)
+    return at
+
+
+def test_a_step_goes_to_a_free_worker_not_behind_a_busy_one(cluster: Cluster) -> None:
+    """A worker that is running a step does not also hold the next one: the step waits in the
+    broker for whichever worker is free. Celery acknowledges a task as it starts and then
+    prefetches another, which waits in the busy worker while the other stays idle; after a
+    restart of the workers, whose first to connect took both, a chain change ran its steps one
+    at a time (0.56x the in-process throughput). Here the second worker stops consuming
+    (Celery's own `cancel_consumer`) while the first starts a long step, and starts again once
+    the next run has handed its step to Celery: it must take that step while the first runs."""
+    from celery import Celery
+
+    cluster.settle()
+    control = Celery(broker=os.environ["CELERY_BROKER_URL"]).control
+    idle = [f"indx-1@{socket.gethostname()}"]
+    assert control.cancel_consumer("dagster", destination=idle, reply=True, timeout=10), "the worker answered"
+    try:
+        before = {r.run_id for r in cluster.runs()}
+        _new_documents(cluster.corpus, 40, "long", paragraphs=150)  # a step of tens of seconds
+        first, _ = cluster.step_started(before)
+        _new_documents(cluster.corpus, 2, "next")
+        end = time.monotonic() + SETTLE_S
+        while time.monotonic() < end:
+            runs = [r for r in cluster.runs() if r.run_id not in before | {first.run_id}]
+            if runs and "submitted" in _step_events(cluster, runs[0]):
+                break
+            time.sleep(0.5)
+        (second,) = runs
+        time.sleep(3)  # long enough for the busy worker to prefetch it, were it allowed to
+        assert "ended" not in _step_events(cluster, first), "the first step outlasts the test's setup"
+    finally:
+        assert control.add_consumer("dagster", destination=idle, reply=True, timeout=10)
+    cluster.settle()
+    one, two = _step_events(cluster, first), _step_events(cluster, second)
+    assert two["started"] < one["ended"], f"the next step waited for the busy worker: {one}, {two}"
+    worker = [e.dagster_event.engine_event_data.metadata["Celery worker"].value
+              for e in cluster.instance.all_logs(second.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
+              if "Celery worker" in e.dagster_event.engine_event_data.metadata]
+    assert worker == idle, worker
+    for tag in ("long", "next"):  # the later tests count on fewer than 100 documents (one run)
+        shutil.rmtree(cluster.corpus / tag)
+    cluster.settle()
+    cluster.check_table()
 
 
 def test_postgres_restarted_mid_run_and_a_rerun_completes(cluster: Cluster) -> None:
