@@ -307,9 +307,15 @@ def test_a_step_goes_to_a_free_worker_not_behind_a_busy_one(cluster: Cluster) ->
     cluster.check_table()
 
 
-def test_postgres_restarted_mid_run_and_a_rerun_completes(cluster: Cluster) -> None:
+def postgres_restarted_mid_run(cluster: Cluster) -> None:
+    """PostgreSQL restarted while a run's step runs: the run fails or retries cleanly, and the
+    topology then brings the table level with the files (`_during_a_run`)."""
     _during_a_run(cluster, lambda: _edit(sorted(cluster.corpus.rglob("*.md")), "Restarted"),
                   lambda pid: local_cluster.restart_postgres(cluster.state))
+
+
+def test_postgres_restarted_mid_run_and_a_rerun_completes(cluster: Cluster) -> None:
+    postgres_restarted_mid_run(cluster)
 
 
 def _graphql(port: int, query: str, variables: dict) -> dict:
@@ -342,6 +348,12 @@ def _webserver_answers(port: int, tries: int = 5) -> None:
 
 
 def test_two_backfills_at_once_over_overlapping_partitions_leave_one_row_per_chunk(cluster: Cluster) -> None:
+    two_backfills_at_once(cluster)
+
+
+def two_backfills_at_once(cluster: Cluster) -> None:
+    """Two backfills over overlapping thirds of the partitions, launched at once through the
+    webserver's GraphQL: both complete, and the table holds one row per chunk id."""
     cluster.settle()
     _webserver_answers(cluster.state["port"])
     before = {r.run_id for r in cluster.runs()}
@@ -364,17 +376,21 @@ def test_two_backfills_at_once_over_overlapping_partitions_leave_one_row_per_chu
     for t in threads:
         t.join()
     assert [r["__typename"] for r in launched] == ["LaunchBackfillSuccess"] * 2, launched
+    backfills_completed(port, [r["backfillId"] for r in launched])
+    assert len({r.run_id for r in cluster.runs()} - before) >= 2, "both backfills launched runs"
+    cluster.settle()
+    cluster.check_table()
+
+
+def backfills_completed(port: int, ids: list[str]) -> None:
+    """Wait for these backfills to end (the webserver's GraphQL), and check each completed."""
     end = time.monotonic() + SETTLE_S
     while time.monotonic() < end:
-        states = [_graphql(port, BACKFILL, {"id": r["backfillId"]})["partitionBackfillOrError"]["status"]
-                  for r in launched]
+        states = [_graphql(port, BACKFILL, {"id": i})["partitionBackfillOrError"]["status"] for i in ids]
         if all(s in ("COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED") for s in states):
             break
         time.sleep(5)
     assert all(s in ("COMPLETED", "COMPLETED_SUCCESS") for s in states), states
-    assert len({r.run_id for r in cluster.runs()} - before) >= 2, "both backfills launched runs"
-    cluster.settle()
-    cluster.check_table()
 
 
 CODE_VERSION = """query($path: [String!]!) { assetNodes(assetKeys: [{path: $path}]) { opVersion } }"""

@@ -2,7 +2,8 @@
 `deploy/local-cluster/cluster.py up --executor dask` starts PostgreSQL, a Dask scheduler, two Dask
 workers, the code server, the daemon and the webserver. Documents reach the table through the
 sensor -> automation -> runs whose steps are tasks on the Dask workers; then a worker's process is
-killed in the middle of a step. After each, the table must equal the files (rows = distinct ids =
+killed in the middle of a step, PostgreSQL restarted in one, two backfills launched at once, a
+run terminated in its step. After each, the table must equal the files (rows = distinct ids =
 the stored chunk maps' ids) and `indx status` must show nothing missing or stale.
 
 Needs Debian's `postgresql` (`.ci/run` installs it) and the `dask` extra.
@@ -19,7 +20,23 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from test_local_cluster import BIN, CLUSTER, Cluster, _new_documents, local_cluster, topology
+from indx_assets.app.table_check import expected_chunk_ids
+
+from test_local_cluster import (
+    ASSETS,
+    BIN,
+    CLUSTER,
+    LAUNCH,
+    Cluster,
+    _graphql,
+    _new_documents,
+    _webserver_answers,
+    backfills_completed,
+    local_cluster,
+    postgres_restarted_mid_run,
+    topology,
+    two_backfills_at_once,
+)
 
 pytestmark = pytest.mark.skipif(
     not sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb")) or not (BIN / "dask").exists(),
@@ -98,3 +115,48 @@ def test_a_restart_of_the_code_keeps_the_scheduler_and_steps_go_to_the_new_worke
     assert cluster.instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.SUCCESS
     warmed_after = _warmed(cluster, len(warmed_before) + 2) - warmed_before
     assert len(warmed_after) == 2 and str(pid) in warmed_after, (pid, warmed_after)
+
+
+def test_postgres_restarted_mid_run_and_a_rerun_completes(cluster: Cluster) -> None:
+    postgres_restarted_mid_run(cluster)
+
+
+def test_two_backfills_at_once_over_overlapping_partitions_leave_one_row_per_chunk(cluster: Cluster) -> None:
+    two_backfills_at_once(cluster)
+
+
+TERMINATE = """mutation($runId: String!) { terminateRun(runId: $runId) {
+  __typename ... on TerminateRunFailure { message } ... on PythonError { message } } }"""
+
+
+def test_a_run_terminated_in_its_step_stops_the_step_and_a_backfill_then_completes(cluster: Cluster) -> None:
+    """Terminate, as the UI's button does it, while the run's step runs on a Dask worker: Dask
+    does not stop a running task, so the executor restarts the worker running it. The step's
+    process is gone by the time the run is cancelled (it would otherwise go on embedding and
+    writing for a run that is over), its new process warms itself, and a backfill of what the
+    run left undone brings the table level with the files."""
+    cluster.settle()
+    port = cluster.state["port"]
+    _webserver_answers(port)
+    before = {r.run_id for r in cluster.runs()}
+    _new_documents(cluster.corpus, 40, "terminated", paragraphs=150)  # a step of tens of seconds
+    run, pid = cluster.step_started(before)
+    warmed = _warmed(cluster, 0)
+    done = _graphql(port, TERMINATE, {"runId": run.run_id})["terminateRun"]
+    assert done["__typename"] == "TerminateRunSuccess", done
+    end = time.monotonic() + 180
+    while cluster.instance.get_run_by_id(run.run_id).status != dg.DagsterRunStatus.CANCELED and time.monotonic() < end:
+        time.sleep(0.5)
+    assert cluster.instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.CANCELED
+    assert not local_cluster.alive(pid), "the terminated run's step was stopped, not left running"
+    assert not cluster.instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.STEP_SUCCESS).records
+    assert len(_warmed(cluster, len(warmed) + 1) - warmed) == 1, "the restarted worker's new process warmed itself"
+    # automation does not ask again for what a run it launched left undone; the user backfills it
+    left = sorted(k for k in expected_chunk_ids(cluster.settings()) if "/terminated/" in k)
+    assert len(left) == 40, left
+    params = {"partitionNames": left, "fromFailure": False, "assetSelection": [{"path": [a]} for a in ASSETS]}
+    launched = _graphql(port, LAUNCH, {"params": params})["launchPartitionBackfill"]
+    assert launched["__typename"] == "LaunchBackfillSuccess", launched
+    backfills_completed(port, [launched["backfillId"]])
+    cluster.settle()
+    cluster.check_table()

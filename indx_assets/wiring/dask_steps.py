@@ -19,8 +19,10 @@ Rules:
   Dagster retries the step or fails it. A task that has finished is released at once: Dask
   computes a task again when the worker holding its result dies while a client still wants it,
   which would run a finished step a second time.
-- A terminated run cancels its tasks. A task already running finishes (Dask does not stop a
-  running task); a step that starts after its run was terminated does nothing.
+- A terminated run cancels its tasks. Dask does not stop a task that is running: the worker
+  running one is restarted by its nanny (the step's process ends where it is, as a killed
+  worker's does, and the new process warms itself), so a terminated run's step stops writing at
+  once. A step that starts after its run was terminated does nothing.
 """
 
 import uuid
@@ -47,6 +49,9 @@ POLL_S = 0.25
 #: Seconds between two health checks of the steps in flight: how soon a task that erred, or one
 #: Dask gave up on after its workers died, fails its step (Dagster's default is 20 s).
 HEALTH_CHECK_S = 5
+
+#: Seconds a terminated step's worker is given to restart (its new process loads the model).
+RESTART_S = 120
 
 
 class DaskStepHandler(StepHandler):
@@ -122,12 +127,16 @@ class DaskStepHandler(StepHandler):
     def terminate_step(self, step_handler_context: StepHandlerContext) -> Iterator[dg.DagsterEvent]:
         step_key = self._step_key(step_handler_context)
         task = self._tasks.pop(step_key, None)
-        if task is not None:  # a task already running goes on to its end: Dask does not stop one
-            task.cancel()
-            yield dg.DagsterEvent.engine_event(
-                step_handler_context.get_step_context(step_key), f"Cancelled the Dask task {task.key} of step {step_key}",
-                EngineEventData(),
-            )
+        if task is None:
+            return
+        # asked before the cancel, after which the scheduler no longer knows where it runs
+        running_on = [worker for worker, keys in self._client.processing().items() if task.key in keys]
+        task.cancel()
+        message = f"Cancelled the Dask task {task.key} of step {step_key}"
+        if running_on:
+            restarted = self._client.restart_workers(running_on, timeout=RESTART_S, raise_for_error=False)
+            message += f"; restarted the worker running it ({', '.join(f'{w}: {s}' for w, s in restarted.items())})"
+        yield dg.DagsterEvent.engine_event(step_handler_context.get_step_context(step_key), message, EngineEventData())
 
 
 class DaskExecutor(StepDelegatingExecutor):
