@@ -14,8 +14,13 @@ Rules:
   named by `-m` once (`dagster_internals.fork_run_processes`), so a run's process starts with
   them loaded. The fork server is started from this process's environment, so a setting such
   as `INDX_CHAIN` is the code server's own; a restart of the code server starts a new one.
+- SIGTERM stops it, however it was started. Dagster gives SIGTERM the handler SIGINT has, and a
+  process started with SIGINT ignored (a background job of a non-interactive shell, `cmd &` in
+  a script, and every process it starts) has none: the server ignored SIGTERM, and `cluster.py
+  restart` waited 30 s before killing it. SIGINT gets Python's own handler back first.
 """
 
+import signal
 import sys
 
 from indx_assets.wiring.dagster_internals import dagster_cli, fork_run_processes
@@ -32,6 +37,8 @@ def preload_of(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     fork_run_processes(preload_of(args))
     dagster_cli(["api", "grpc", *args])
 
