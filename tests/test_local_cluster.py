@@ -268,8 +268,8 @@ def test_a_step_goes_to_a_free_worker_not_behind_a_busy_one(cluster: Cluster) ->
     """A worker that is running a step does not also hold the next one: the step waits in the
     broker for whichever worker is free. Celery acknowledges a task as it starts and then
     prefetches another, which waits in the busy worker while the other stays idle; after a
-    restart of the workers, whose first to connect took both, a chain change ran its steps one
-    at a time (0.56x the in-process throughput). Here the second worker stops consuming
+    restart of the workers, a chain change's steps ran one at a time so (0.56x the in-process
+    throughput). Here the second worker stops consuming
     (Celery's own `cancel_consumer`) while the first starts a long step, and starts again once
     the next run has handed its step to Celery: it must take that step while the first runs."""
     from celery import Celery
