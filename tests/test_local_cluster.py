@@ -269,9 +269,9 @@ def test_a_step_goes_to_a_free_worker_not_behind_a_busy_one(cluster: Cluster) ->
     broker for whichever worker is free. Celery acknowledges a task as it starts and then
     prefetches another, which waits in the busy worker while the other stays idle; after a
     restart of the workers, a chain change's steps ran one at a time so (0.56x the in-process
-    throughput). Here the second worker stops consuming
-    (Celery's own `cancel_consumer`) while the first starts a long step, and starts again once
-    the next run has handed its step to Celery: it must take that step while the first runs."""
+    throughput). Here the second worker stops consuming (Celery's own `cancel_consumer`) while
+    the first starts a long step, and starts again once the next run has handed its step to
+    Celery: it must take that step while the first runs."""
     from celery import Celery
 
     cluster.settle()
@@ -289,6 +289,7 @@ def test_a_step_goes_to_a_free_worker_not_behind_a_busy_one(cluster: Cluster) ->
             if runs and "submitted" in _step_events(cluster, runs[0]):
                 break
             time.sleep(0.5)
+        assert len(runs) == 1, f"one more run handed its step to Celery in {SETTLE_S} s: {runs}"
         (second,) = runs
         time.sleep(3)  # long enough for the busy worker to prefetch it, were it allowed to
         assert "ended" not in _step_events(cluster, first), "the first step outlasts the test's setup"
