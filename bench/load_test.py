@@ -101,13 +101,17 @@ def step_seconds(instance: dg.DagsterInstance, run_ids: list[str]) -> float:
     return sum(end - start for start, end in step_spans(instance, run_ids))
 
 
-def stepping_seconds(spans: list[tuple[float, float]]) -> float:
-    """Seconds in which at least one of these steps ran (steps run at once on several workers)."""
-    total, reached = 0.0, float("-inf")
-    for start, end in sorted(spans):
-        total += max(0.0, end - max(start, reached))
-        reached = max(reached, end)
-    return total
+def steps_at_once(spans: list[tuple[float, float]], start: float, end: float) -> dict[int, float]:
+    """Seconds between `start` and `end` in which 0, 1, 2, … of these steps ran at once (steps
+    run side by side on several workers): where a phase's wall time went."""
+    edges = sorted([(max(a, start), 1) for a, _ in spans] + [(min(b, end), -1) for _, b in spans])
+    seconds: Counter[int] = Counter()
+    running, at = 0, start
+    for when, change in edges:
+        seconds[running] += max(0.0, when - at)
+        running, at = running + change, max(at, when)
+    seconds[running] += max(0.0, end - at)
+    return {n: round(s, 1) for n, s in sorted(seconds.items())}
 
 
 def step_spans(instance: dg.DagsterInstance, run_ids: list[str]) -> list[tuple[float, float]]:
@@ -231,10 +235,13 @@ def on_cluster(executor: str, documents: int, workers: int, timeout: float) -> d
                 # status` each) to be sure nothing more comes, which the in-process loop does not
                 wall = max((r.end_time for r in records if r.end_time), default=started + settled) - started
                 spans = step_spans(instance, runs)
-                stepping = stepping_seconds(spans)  # steps run at once on the workers: not their sum
+                at_once = steps_at_once(spans, started, started + wall)
+                stepping = wall - at_once.get(0, 0.0)  # steps run at once on the workers: not their sum
                 report[phase] = {"wall_s": round(wall, 1), "settled_s": round(settled, 1), "restart_s": round(restart, 1),
                                  "runs": len(runs), "step_s": round(sum(b - a for a, b in spans), 1),
                                  "stepping_s": round(stepping, 1),
+                                 "first_step_after_s": round(min((a for a, _ in spans), default=started) - started, 1),
+                                 "seconds_with_n_steps": at_once,
                                  "overhead_per_run_s": round((wall - stepping) / max(len(runs), 1), 2),
                                  "median_phase_s": run_phases(instance, runs),
                                  "run_list": run_list(instance, records),
