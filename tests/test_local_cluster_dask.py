@@ -75,7 +75,9 @@ def test_documents_reach_the_table_through_the_sensor_automation_and_dask_worker
             f"run {run.run_id[:8]}'s steps ran in the warmed Dask workers' processes {worker_pids}"
         engine = cluster.instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
         assert any("on Dask (tcp://127.0.0.1:" in e.message for e in engine)
-    assert cluster.instance.event_log_storage.get_concurrency_info("embedder").slot_count == 2
+    # a step running on each of the two workers, and the next waiting for it
+    assert cluster.instance.event_log_storage.get_concurrency_info("embedder").slot_count == \
+        2 * local_cluster.STEPS_PER_WORKER
     cluster.check_table()
     shown = subprocess.run([sys.executable, str(CLUSTER), "status", str(cluster.folder)], capture_output=True,
                            text=True, timeout=60).stdout

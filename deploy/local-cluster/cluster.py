@@ -23,8 +23,9 @@
   monitoring and retries);
 - the Dagster webserver on `--port`.
 
-The instance (`DIR/indx/dagster/dagster.yaml`) queues runs, gives the `embedder` pool one slot per
-worker (their LanceDB commits go one at a time: `LanceDBResource.writing`), retries failed runs, and
+The instance (`DIR/indx/dagster/dagster.yaml`) queues runs, gives the `embedder` pool two slots per
+worker (a step running on each, and the next waiting for it: `STEPS_PER_WORKER`; their LanceDB
+commits go one at a time: `LanceDBResource.writing`), retries failed runs, and
 `INDX_EXECUTOR` (`celery` or `dask`) sends every launched run's steps to the workers. On a real cluster the same settings hold, with the
 services on their own hosts (deploy/k8s). Everything it starts, `down` stops.
 """
@@ -60,6 +61,13 @@ DEFINITIONS = "indx_assets.wiring.definitions"
 #: The code location's name in every workspace (workspace.yaml's): sensor cursors, run history
 #: and UI links are keyed by it.
 LOCATION = "indx_assets.definitions"
+#: Ingest steps in flight per worker (the `embedder` pool's slots, `set_ingest_slots`): the one it
+#: runs, and the next, waiting in the broker's queue (Celery) or the scheduler's (Dask), which the
+#: worker takes the moment it is free. With one per worker, the next run's step waited for a slot
+#: instead, looked for it every half second and then went to the broker: a worker stood idle
+#: about a second between two steps, and longer where no run was launched ahead (25.9 s of a
+#: 78.1 s chain change of 2,000 documents ran one step, against 45 s of work for two workers).
+STEPS_PER_WORKER = 2
 #: Seconds between sensor ticks (`INDX_SENSOR_INTERVAL_S`; Dagster's default is 30). The corpus
 #: sensor registers 500 files a tick and automation requests runs on ticks of its own: at 30 s a
 #: 2,000-file corpus needs four ticks (90 s) to register, and each automation round waited 15 s on
@@ -271,7 +279,7 @@ def up(folder: Path, workers: int, corpus: list[str], port: int, executor: str =
             (folder / "celery.yaml").write_text(json.dumps({"execution": {"config": {
                 "broker": env["CELERY_BROKER_URL"], "backend": env["CELERY_BACKEND_URL"]}}}))
         write_env(folder, env)
-        set_ingest_slots(env, workers)
+        set_ingest_slots(env, STEPS_PER_WORKER * workers)
         start_dagster(folder, state, env)
     finally:
         (folder / STATE).write_text(json.dumps(state, indent=1))
@@ -280,8 +288,8 @@ def up(folder: Path, workers: int, corpus: list[str], port: int, executor: str =
 
 def worker_threads(workers: int) -> dict[str, str]:
     """Each worker's share of this machine's cores for its embedder's matrix products
-    (`OMP_NUM_THREADS`, which torch reads as it starts). Every worker embeds at once (one pool
-    slot each: `set_ingest_slots`), and torch otherwise starts a thread per core in each: two
+    (`OMP_NUM_THREADS`, which torch reads as it starts). Every worker embeds at once (a step
+    each: `set_ingest_slots`), and torch otherwise starts a thread per core in each: two
     workers on two cores ran four threads, and the load took 246 s where it took 202 with one
     each. A setting of the user's (this environment's, or `restart --set`) wins."""
     share = max(1, (os.cpu_count() or 1) // max(1, workers))
@@ -289,9 +297,9 @@ def worker_threads(workers: int) -> dict[str, str]:
 
 
 def set_ingest_slots(env: dict[str, str], slots: int) -> None:
-    """Give the ingest op's pool (`embedder`) `slots` slots in the instance: one per worker, so
-    every worker runs an ingest step at once, each reading, chunking and embedding its own run's
-    documents. Their LanceDB commits still go one at a time (`LanceDBResource.writing`: the
+    """Give the ingest op's pool (`embedder`) `slots` slots in the instance: `STEPS_PER_WORKER`
+    per worker, so every worker runs an ingest step at once, each reading, chunking and embedding
+    its own run's documents, and has the next waiting for it. Their LanceDB commits still go one at a time (`LanceDBResource.writing`: the
     database is a folder of this machine, as of a cluster's shared volume)."""
     import dagster as dg
 
