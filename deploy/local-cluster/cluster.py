@@ -299,8 +299,9 @@ def worker_threads(workers: int) -> dict[str, str]:
 def set_ingest_slots(env: dict[str, str], slots: int) -> None:
     """Give the ingest op's pool (`embedder`) `slots` slots in the instance: `STEPS_PER_WORKER`
     per worker, so every worker runs an ingest step at once, each reading, chunking and embedding
-    its own run's documents, and has the next waiting for it. Their LanceDB commits still go one at a time (`LanceDBResource.writing`: the
-    database is a folder of this machine, as of a cluster's shared volume)."""
+    its own run's documents, and has the next waiting for it. Their LanceDB commits still go
+    one at a time (`LanceDBResource.writing`: the database is a folder of this machine, as of a
+    cluster's shared volume)."""
     import dagster as dg
 
     from indx_assets.wiring.assets.ingest import INGEST_POOL
