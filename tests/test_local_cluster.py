@@ -272,42 +272,57 @@ def test_a_step_goes_to_a_free_worker_not_behind_a_busy_one(cluster: Cluster) ->
     prefetches another, which waits in the busy worker while the other stays idle; after a
     restart of the workers, a chain change's steps ran one at a time so (0.56x the in-process
     throughput). Here the second worker stops consuming (Celery's own `cancel_consumer`) while
-    the first starts a long step, and starts again once the next run has handed its step to
-    Celery: it must take that step while the first runs."""
+    the first starts a step, and starts again once the next run has handed its step to Celery:
+    it must take that step while the first runs. The test holds the table's writer lock
+    meanwhile, so the first step cannot end however fast the machine (a step of tens of
+    seconds was outlasted by the next run's launch on a loaded CI machine)."""
     from celery import Celery
+
+    from indx_assets.wiring.resources.lancedb import LanceDBResource
 
     cluster.settle()
     control = Celery(broker=os.environ["CELERY_BROKER_URL"]).control
     idle = [f"indx-1@{socket.gethostname()}"]
-    assert control.cancel_consumer("dagster", destination=idle, reply=True, timeout=10), "the worker answered"
     try:
-        before = {r.run_id for r in cluster.runs()}
-        _new_documents(cluster.corpus, 40, "long", paragraphs=150)  # a step of tens of seconds
-        first, _ = cluster.step_started(before)
-        _new_documents(cluster.corpus, 2, "next")
-        end = time.monotonic() + SETTLE_S
-        while time.monotonic() < end:
-            runs = [r for r in cluster.runs() if r.run_id not in before | {first.run_id}]
-            if runs and "submitted" in _step_events(cluster, runs[0]):
-                break
-            time.sleep(0.5)
-        assert len(runs) == 1, f"one more run handed its step to Celery in {SETTLE_S} s: {runs}"
-        (second,) = runs
-        time.sleep(3)  # long enough for the busy worker to prefetch it, were it allowed to
-        assert "ended" not in _step_events(cluster, first), "the first step outlasts the test's setup"
+        with LanceDBResource(uri=cluster.settings().lancedb_uri).writing():
+            assert control.cancel_consumer("dagster", destination=idle, reply=True, timeout=10), "the worker answered"
+            try:
+                before = {r.run_id for r in cluster.runs()}
+                _new_documents(cluster.corpus, 12, "long")
+                first, _ = cluster.step_started(before)
+                _new_documents(cluster.corpus, 2, "next")
+                second = _next_run_submitted(cluster, before | {first.run_id})
+                time.sleep(3)  # long enough for the busy worker to prefetch it, were it allowed to
+            finally:
+                assert control.add_consumer("dagster", destination=idle, reply=True, timeout=10)
+            # the first step waits for the lock at its write; the second must start beside it
+            end = time.monotonic() + 120
+            while "started" not in _step_events(cluster, second) and time.monotonic() < end:
+                time.sleep(0.5)
+        cluster.settle()
+        one, two = _step_events(cluster, first), _step_events(cluster, second)
+        assert two["started"] < one["ended"], f"the next step waited for the busy worker: {one}, {two}"
+        worker = [e.dagster_event.engine_event_data.metadata["Celery worker"].value
+                  for e in cluster.instance.all_logs(second.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
+                  if "Celery worker" in e.dagster_event.engine_event_data.metadata]
+        assert worker == idle, worker
     finally:
-        assert control.add_consumer("dagster", destination=idle, reply=True, timeout=10)
-    cluster.settle()
-    one, two = _step_events(cluster, first), _step_events(cluster, second)
-    assert two["started"] < one["ended"], f"the next step waited for the busy worker: {one}, {two}"
-    worker = [e.dagster_event.engine_event_data.metadata["Celery worker"].value
-              for e in cluster.instance.all_logs(second.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
-              if "Celery worker" in e.dagster_event.engine_event_data.metadata]
-    assert worker == idle, worker
-    for tag in ("long", "next"):  # the later tests count on fewer than 100 documents (one run)
-        shutil.rmtree(cluster.corpus / tag)
+        for tag in ("long", "next"):  # the later tests count on fewer than 100 documents (one run)
+            shutil.rmtree(cluster.corpus / tag, ignore_errors=True)
     cluster.settle()
     cluster.check_table()
+
+
+def _next_run_submitted(cluster: Cluster, before: set[str]) -> dg.DagsterRun:
+    """The one run not in `before`, once it has handed its step to Celery."""
+    end = time.monotonic() + SETTLE_S
+    while time.monotonic() < end:
+        runs = [r for r in cluster.runs() if r.run_id not in before]
+        if runs and "submitted" in _step_events(cluster, runs[0]):
+            break
+        time.sleep(0.5)
+    assert len(runs) == 1, f"one more run handed its step to Celery in {SETTLE_S} s: {runs}"
+    return runs[0]
 
 
 def postgres_restarted_mid_run(cluster: Cluster) -> None:
