@@ -76,5 +76,6 @@ def test_building_the_indexes_over_a_long_sheet_six_times_as_long_takes_little_m
     assert short[2] == long[2] == 5, "the full-text index finds the words"
     # the full-text build held every posting list until it wrote the index (LanceDB's default
     # limit is 2 GiB a worker): 53 MiB for 10,000 ledger chunks, 278 for 100,000; now it writes
-    # a partition out every `FTS_BUILD_MIB`
-    assert long[1] < short[1] + 48 * 2**20, f"{short[1] / 2**20:.0f} MiB, then {long[1] / 2**20:.0f} MiB for 6x the chunks"
+    # a partition out every `FTS_BUILD_MIB`. 6x the chunks took 134 MiB more before, 46-55 MiB
+    # more since (the allocator's and LanceDB's threads vary it run to run)
+    assert long[1] < short[1] + 80 * 2**20, f"{short[1] / 2**20:.0f} MiB, then {long[1] / 2**20:.0f} MiB for 6x the chunks"
