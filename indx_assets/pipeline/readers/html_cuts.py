@@ -34,9 +34,10 @@ them again, which the walk of blocks does not see (see `_reopen`). A form reopen
 parser's form element pointer as the open form did. The scan keeps that pointer
 (`_Scan.form_pointer`: a nested `<form>` is ignored while it is set, `_Scan._form_ignored`): a
 form start tag sets it (in a table's modes too, where the form closes at once), `</form>` clears
-it (and closes the form where it is in scope), any other close of the form leaves it set. No cut
-falls where the pointer is not what the open forms would set again (one form open exactly while
-it is set: `_Scan._open_tags`).
+it (and takes the form off the stack where it is in scope, wherever it stands: what stands
+above it stays open, in it: `_Scan._close_form`), any other close of the form leaves it set. No
+cut falls where the pointer is not what the open forms would set again (one form open exactly
+while it is set: `_Scan._open_tags`).
 
 Formatting elements (`b`, `font`, `a`... : `_FORMATTING`; old pages wrap a whole body in
 `<font face=..><b>`) and phrasing elements such as `span` (`_INLINE`) are reopened as containers
@@ -329,6 +330,9 @@ class _Scan:
         self.foreign = 0  # how many of the open elements are SVG/MathML
         #: the parser's form element pointer is set (to an open form, or one a close has popped)
         self.form_pointer = False
+        #: the depth from which the open elements stand in a form `</form>` took off the stack
+        #: from under them (`_close_form`), else None
+        self.in_closed_form: int | None = None
         self.doctype = b""
         self.seen_token = False  # a DOCTYPE counts only as the first token
         self.trusted = True
@@ -555,6 +559,8 @@ class _Scan:
         entry stays in the list, off the stack; a marker's element (a cell, a caption, an
         object...) clears the list back to its marker (a close pops one only so)."""
         del self.stack[depth:]
+        if self.in_closed_form is not None and depth <= self.in_closed_form:
+            self.in_closed_form = None
         on_stack = self.on_stack
         while on_stack and on_stack[-1].depth >= depth:
             entry = on_stack.pop()
@@ -611,14 +617,15 @@ class _Scan:
         """Markup that puts the list's entries off the stack back in the list, off the stack, after
         the start tags that open again what is open (`_open_tags`), or None where the list is not
         what those and this rebuild (a marker in it; an element on the stack the Noah's Ark clause
-        dropped from it). Where the scan vouches, the list is the formatting elements on the
+        dropped from it; two `a` or `nobr` entries, which Lexbor's adoption agency may leave).
+        Where the scan vouches, the list is the formatting elements on the
         stack, in its order, then those off it (what pushes an entry first reconstructs those off
         it; a pop takes the last ones on it off). A `button` holds them: its start tag reconstructs
         nothing (all are on the stack there), each of their start tags pushes its element and entry
         (no fourth of a kind: the page's list has none), and its end tag pops them, as a block's
         close did on the page; the walk skips a button, so the empty one ends no block."""
-        if self.unlisted:
-            return None
+        if self.unlisted or any(sum(e.name == name for e in self.active) > 1 for name in (b"a", b"nobr")):
+            return None  # (a second `a` or `nobr` start tag runs the adoption agency first)
         off: list[bytes] = []
         for entry in self.active:
             if entry.key is None or (entry.on and off):
@@ -877,7 +884,8 @@ class _Scan:
         closed at a piece's end and opened again ends no block; a container would. The text
         before the cut has reconstructed what was off the stack."""
         tags = self._open_tags()
-        if tags is None or self._off_stack() != b"" or any(name not in _AROUND_TEXT for name in self.stack):
+        if tags is None or self._off_stack() != b"" or any(name not in _AROUND_TEXT for name in self.stack) or \
+                self.in_closed_form is not None:
             return None
         return b"".join(tags)
 
@@ -1066,7 +1074,7 @@ class _Scan:
             # one left open by an earlier `</form>` out of scope is not closed by the next
             pointed, self.form_pointer = self.form_pointer, False
             if pointed:
-                self._pop_through(frozenset({name}), _SCOPE, _IMPLIED)
+                self._close_form()
             return
         if not self.foreign and name in _FORMATTING and b"select" not in self.stack and b"template" not in self.stack:
             self._formatting_end(name)
@@ -1089,6 +1097,34 @@ class _Scan:
         else:
             self.trusted = False  # the adoption agency, or an end tag that closes what is not implied
 
+
+    def _close_form(self) -> None:
+        """`</form>` while the form pointer is set: the open form, where it is in scope, leaves the
+        stack after the implied end tags above it close, wherever it stands; the elements still
+        above it stay open, in it (`<form><div></form>` leaves the `div` open). A piece may open
+        them again without the form where the walk reads it only as a container (it has a start
+        tag in `tags`); where the walk reads its attributes (`hidden`), it stops. While they
+        stand in it (`in_closed_form`), no cut falls in their text: the form is a block to the
+        walk, which a piece would end at its own end."""
+        for i in range(len(self.stack) - 1, -1, -1):
+            if self.stack[i] == b"form":
+                break
+            if self.stack[i] in _SCOPE:
+                return
+        else:
+            return
+        while len(self.stack) - 1 > i and self.stack[-1] in _IMPLIED:
+            self._truncate(len(self.stack) - 1)
+        if len(self.stack) - 1 == i:
+            self._truncate(i)
+        elif self.tags[i] is None:
+            self.trusted = False
+        else:
+            del self.stack[i], self.tags[i]
+            for entry in self.on_stack:
+                if entry.depth > i:
+                    entry.depth -= 1
+            self.in_closed_form = i if self.in_closed_form is None else min(i, self.in_closed_form)
 
     def _formatting_end(self, name: bytes) -> None:
         """A formatting element's end tag: the HTML standard's adoption agency algorithm, on the
@@ -1138,16 +1174,22 @@ class _Scan:
         Walking down from the block to the formatting element: the fourth element and those
         after it are dropped from the list; each element not (or no longer) in the list leaves
         the stack; each still in it is replaced by a copy from its start tag, in place. The
-        formatting element leaves the stack and the list; its copy goes on the stack just above
-        the block, and in the list just after the copy nearest the block (or in its own place
-        where there is none)."""
+        formatting element leaves the stack; its copy goes on the stack just above the block.
+        In the list, the scan follows Lexbor, which parses the whole page, where it is not quite
+        the HTML standard: Lexbor takes the formatting element's index and the bookmark's (just
+        after the copy nearest the block, else the formatting element's) before the walk, drops
+        the entry at the first, then puts the copy's at the second. So the copy's entry goes one
+        further on where the formatting element's stood before the bookmark and another follows
+        it; and where the walk dropped entries ahead of it, another entry leaves the list in
+        its place, and its own stays, off the stack (`<a hidden><font><h2><b><i><u><s><p>x</a>`
+        then hides the text after the heading)."""
         depth = formatting.depth
         if depth and self.stack[depth - 1] in _FOSTERING:
             self.trusted = False
             return
         entries = {entry.depth: entry for entry in self.on_stack if entry.depth >= depth}
         kept: list[int] = []
-        bookmark: _Entry | None = None
+        at = bookmark = self.active.index(formatting)
         for count, i in enumerate(range(block - 1, depth, -1), start=1):
             entry = entries.get(i)
             if entry is not None and entry.listed and count > 3:
@@ -1157,11 +1199,18 @@ class _Scan:
                     entry.on = False
                     self.unlisted -= 1
                 continue
+            if not kept:
+                bookmark = self.active.index(entry) + 1
             kept.append(i)
-            bookmark = bookmark or entry
-        if bookmark is not None:
-            self.active.remove(formatting)
-            self.active.insert(self.active.index(bookmark) + 1, formatting)
+        copy = formatting
+        if at < len(self.active) and self.active[at] is formatting:
+            del self.active[at]
+        else:
+            if at < len(self.active):
+                self._unlist(self.active[at])
+            formatting.on = False  # its element leaves the stack; its entry stays in the list
+            copy = entries[depth] = _Entry(formatting.name, formatting.tag, formatting.key, depth)
+        self.active.insert(min(bookmark, len(self.active)), copy)
         order = [*range(depth), *reversed(kept), block, depth, *range(block + 1, len(self.stack))]
         self.stack[:] = [self.stack[i] for i in order]
         self.tags[:] = [self.tags[i] for i in order]
