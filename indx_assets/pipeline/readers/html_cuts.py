@@ -150,7 +150,7 @@ _IMPLIED = frozenset(b"dd dt li optgroup option p rb rp rt rtc".split())
 #: Start tags that close an open `p` in button scope (`table` too, but not in quirks mode).
 _CLOSES_P = frozenset(
     b"address article aside blockquote center details dialog dir div dl fieldset figcaption figure footer form"
-    b" h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav ol p pre listing section summary ul xmp li dd dt".split()
+    b" h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav ol p pre listing search section summary ul xmp li dd dt".split()
 )
 _HEADINGS = frozenset(b"h1 h2 h3 h4 h5 h6".split())
 #: Where the default scope stops a search down the stack, and button scope too.
@@ -175,8 +175,8 @@ _ITEM_SEARCH_STOP = _SPECIAL - {b"address", b"div", b"p"}
 #: close only the current node, or run the adoption agency).
 _CLOSES_IMPLIED = frozenset(
     b"address article aside blockquote button center details dialog dir div dl fieldset figcaption figure footer"
-    b" header hgroup listing main menu nav ol pre section summary ul p li dd dt h1 h2 h3 h4 h5 h6 form select td th tr"
-    b" table".split()
+    b" header hgroup listing main menu nav ol pre search section summary ul p li dd dt h1 h2 h3 h4 h5 h6 form select td"
+    b" th tr table".split()
 )
 #: Start tags whose effect on an open element of the same name the scan does not follow: a
 #: button, `a` or `nobr` still on the stack once the one in scope is closed (one opened before
@@ -205,15 +205,17 @@ _INLINE = frozenset(b"abbr bdi bdo cite data del dfn ins kbd label mark q samp s
 _AROUND_TEXT = _FORMATTING | _INLINE
 #: Start tags that do not make the parser "reconstruct the active formatting elements" in the
 #: body (the HTML standard's "in body" rules; text does, whitespace too, and every other start
-#: tag), and those whose rule has changed between versions of the standard or parsers (Lexbor's
-#: may not be html5lib's): where an element in the list is off the stack, the scan stops there.
+#: tag), as Lexbor has them (`dialog`, `search`, `rb`, `rtc` and `template` too:
+#: `tests/test_html_pieces.py` holds it to that); and `noscript`, whose content is text or
+#: markup by the parser's scripting flag: where an element in the list is off the stack, the
+#: scan stops there.
 _NO_RECONSTRUCT = frozenset(
-    b"address article aside base basefont bgsound blockquote body caption center col colgroup dd details dir div dl"
-    b" dt fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 head header hgroup hr html iframe li"
-    b" link listing main menu meta nav noembed noframes ol p param plaintext pre rp rt script section source style"
-    b" summary table tbody td textarea tfoot th thead title tr track ul".split()
+    b"address article aside base basefont bgsound blockquote body caption center col colgroup dd details dialog dir"
+    b" div dl dt fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 head header hgroup hr html"
+    b" iframe li link listing main menu meta nav noembed noframes ol p param plaintext pre rb rp rt rtc script search"
+    b" section source style summary table tbody td template textarea tfoot th thead title tr track ul".split()
 )
-_UNSURE_RECONSTRUCT = frozenset(b"dialog noscript rb rtc search template".split())
+_UNSURE_RECONSTRUCT = frozenset({b"noscript"})
 #: One attribute of a start tag: its name, and its value quoted or not (the Noah's Ark clause
 #: compares elements by their attributes' names and values, in any order).
 _ATTR = re.compile(rb"([^" + _WS + rb"/>=][^" + _WS + rb"/>=]*)(?:[" + _WS + rb"]*=[" + _WS +
@@ -942,7 +944,7 @@ class _Scan:
             self._pop_through(frozenset({b"dd", b"dt"}), _ITEM_SEARCH_STOP)
         if name in _CLOSES_P or (name == b"table" and _NO_QUIRKS.fullmatch(self.doctype)):
             self._pop_through(frozenset({b"p"}), _BUTTON_SCOPE)
-        elif b"p" in self.stack and (name == b"table" or name == b"search"):  # quirks; an element Lexbor may not know
+        elif b"p" in self.stack and name == b"table":  # quirks mode: the table goes into the `p`
             self.trusted = False
         top = self.stack[-1] if self.stack else b""
         if name in _HEADINGS and top in _HEADINGS:
@@ -1067,8 +1069,9 @@ class _Scan:
         tags that close those (`_CLOSES_IMPLIED`), or is ignored when none is open there. Anything
         else stops the scan vouching: a stack left larger than the parser's would pair the page's
         later end tags with other elements than the parser does, and reopen what it has closed. A
-        formatting element's runs the adoption agency (`_formatting_end`); a phrasing element's
-        closes it with the elements above it, or is ignored past a special element."""
+        formatting element's runs the adoption agency (`_formatting_end`); a phrasing element's,
+        or a ruby text's (`rb`, `rt`...), closes it with the elements above it, or is ignored
+        past a special element."""
         if name == b"form" and not self.foreign and b"select" not in self.stack and b"template" not in self.stack:
             # the form the pointer points to, in scope, closes (the pointer is cleared anyway);
             # one left open by an earlier `</form>` out of scope is not closed by the next
@@ -1092,7 +1095,7 @@ class _Scan:
             self.trusted = False
         elif name in _CLOSES_IMPLIED:
             self._pop_through(frozenset({name}), _END_TAG_SCOPE.get(name, _SCOPE))
-        elif name in _INLINE:
+        elif name in _INLINE or name in _RUBY:
             self._pop_through(frozenset({name}), _SPECIAL)  # "any other end tag"
         else:
             self.trusted = False  # the adoption agency, or an end tag that closes what is not implied
