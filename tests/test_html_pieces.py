@@ -622,6 +622,10 @@ LEXBOR_LISTS = [  # `<!--aa-->` after the tag that runs it
     "<b><i><p><u>x</b><!--aa-->y<p>z</p><p>w</p>",
     "<ul><font face=Arial></ul><p><a href=h11 hidden><ul><font face=Arial></ul><table> words 20 <p><b><i><h2>"
     "<font face=Arial><font size=2><p><a href=x26><!--aa--><table>a 35",  # found by scripts/fuzz_html_pieces.py
+    # the first link's entry left in the list by the agency its second runs, which the `a` start
+    # tag then drops, as the standard says
+    "<a href=h hidden><div><div><div><div><div><div><div><b><div><i><u><s><em><div></a><a href=z></a><!--aa-->"
+    "</div></div></div></div></div></div></div></div></div><p>q</p><p>r</p>",
 ]
 #: Not cut after: a hidden link reconstructed around the rest of the page (the walk reads it);
 #: two links in the list, which start tags cannot rebuild.
@@ -806,10 +810,16 @@ FORM_OVER_BLOCKS = [  # `<!--aa-->` after the `</form>`
     "<div><form><section><p>a</form><!--aa-->b</section>c</div><p>d</p><p>e</p>",
     "<form><ul><li>a</form><!--aa--><li>b</ul><p>c</p><p>d</p>",  # the `li` closes, the list stays
     "<form><b>bold<div>x</form><!--aa-->y</b>z</div><p>c</p><p>d</p>",  # then the adoption agency
-    "<p><i>x</p><form><span>a</form><!--aa-->b</span><p>c</p><p>d</p>",
+    "<p><i>x</p><form><span>a</form>b</span></i><!--aa--><p>c</p><p>d</p>",  # the i reconstructed in the form
     "<form><div>a</form><!--aa--><form>second<p>x</form>y</div><p>z</p><p>w</p>",  # the pointer set again
     "<table><tr><td><form><div>a</form><!--aa-->b</div></td></tr><tr><td>c</td></tr></table><p>d</p><p>e</p>",
     "<form hidden><div>a</form><!--aa-->b</div><p>c</p><p>d</p>",  # the div is in a hidden form
+    # inline text left in the form: its end ends a block on the page, which no piece has
+    "<form><span>a</form>b<div>c</div>e</span><!--aa-->d<p>x</p><p>y</p>",
+    "<form><b>a</form>b<ul><li>one<li>two<li>three</ul>e</b><!--aa-->d<p>x</p><p>y</p>",
+    "<form><span>a</form><pre>l1\nl2\nl3\nl4\n</pre>e</span><!--aa-->d<p>x</p><p>y</p>",
+    "<form><span>a</form><table><tr><td>r1</td></tr><tr><td>r2</td></tr><tr><td>r3</td></tr></table>e</span>"
+    "<!--aa-->d<p>x</p>",
 ]
 FORM_OVER_BLOCKS_STOPS = frozenset({"<form hidden><div>a</form><!--aa-->b</div><p>c</p><p>d</p>"})
 

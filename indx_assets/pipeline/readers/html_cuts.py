@@ -834,6 +834,8 @@ class _Scan:
         to be opened again by (`tags`: not reopenable, or with an attribute the walk reads)."""
         if self.stack.count(b"form") != self.form_pointer:
             return None  # the forms opened again would set the pointer otherwise (or be ignored)
+        if self.in_closed_form is not None and self.stack[self.in_closed_form] in _AROUND_TEXT:
+            return None  # inline text in a form `</form>` took off the stack: see `_close_form`
         tags = self.tags[: len(self.stack)]
         return None if None in tags else tags  # type: ignore[return-value]  # no None, checked
 
@@ -886,8 +888,7 @@ class _Scan:
         closed at a piece's end and opened again ends no block; a container would. The text
         before the cut has reconstructed what was off the stack."""
         tags = self._open_tags()
-        if tags is None or self._off_stack() != b"" or any(name not in _AROUND_TEXT for name in self.stack) or \
-                self.in_closed_form is not None:
+        if tags is None or self._off_stack() != b"" or any(name not in _AROUND_TEXT for name in self.stack):
             return None
         return b"".join(tags)
 
@@ -953,12 +954,17 @@ class _Scan:
             self._truncate(len(self.stack) - 1)
         elif name in _RUBY and top in _RUBY:
             self.trusted = False
-        if name == b"a" and self._last_entry(b"a") is not None:
+        if name == b"a" and (listed := self._last_entry(b"a")) is not None:
             # the adoption agency for the `a` in the list, as its end tag runs it, before the
             # reconstruction (a link left open in a `p` is reconstructed in the next one, which
-            # opens another); where it is followed, it has taken the `a` off the stack and the
-            # list, which the standard's "remove that element" then finds done
+            # opens another); then that `a` leaves the list and the stack, where the agency has
+            # not taken it off (as Lexbor moves the list, its entry may stay: `_furthest_block`)
             self._formatting_end(b"a")
+            if self.trusted and listed.listed:
+                if listed.on:
+                    self.trusted = False  # off the stack from where it stands: not followed
+                    return
+                self._unlist(listed)
         if name not in _NO_RECONSTRUCT and self._pending():
             if name in _UNSURE_RECONSTRUCT:
                 self.trusted = False
@@ -1106,9 +1112,12 @@ class _Scan:
         stack after the implied end tags above it close, wherever it stands; the elements still
         above it stay open, in it (`<form><div></form>` leaves the `div` open). A piece may open
         them again without the form where the walk reads it only as a container (it has a start
-        tag in `tags`); where the walk reads its attributes (`hidden`), it stops. While they
-        stand in it (`in_closed_form`), no cut falls in their text: the form is a block to the
-        walk, which a piece would end at its own end."""
+        tag in `tags`); where the walk reads its attributes (`hidden`), it stops. The form is a
+        block to the walk, which ends where the form's content does: after the lowest of them
+        closes, on the page. A piece that opens them again without it ends no block there, so
+        no cut falls while they stand in it (`in_closed_form`) where the lowest is inline text
+        (`<form><span>a</form>b<p>c</p>e</span>d`: `e` and `d` are two blocks); a block's close
+        ends one anyway."""
         for i in range(len(self.stack) - 1, -1, -1):
             if self.stack[i] == b"form":
                 break
@@ -1205,14 +1214,13 @@ class _Scan:
             if not kept:
                 bookmark = self.active.index(entry) + 1
             kept.append(i)
-        copy = formatting
         if at < len(self.active) and self.active[at] is formatting:
             del self.active[at]
-        else:
-            if at < len(self.active):
-                self._unlist(self.active[at])
-            formatting.on = False  # its element leaves the stack; its entry stays in the list
-            copy = entries[depth] = _Entry(formatting.name, formatting.tag, formatting.key, depth)
+            formatting.listed = False
+        elif at < len(self.active):
+            self._unlist(self.active[at])
+        formatting.on = False  # its element leaves the stack (its entry may stay in the list)
+        copy = entries[depth] = _Entry(formatting.name, formatting.tag, formatting.key, depth)
         self.active.insert(min(bookmark, len(self.active)), copy)
         order = [*range(depth), *reversed(kept), block, depth, *range(block + 1, len(self.stack))]
         self.stack[:] = [self.stack[i] for i in order]
