@@ -907,16 +907,14 @@ class _Scan:
             return None
         return b"".join(tags) + b"\n"
 
-    def _pop_through(self, names: frozenset[bytes], stops: frozenset[bytes],
-                     above_it: frozenset[bytes] | None = None) -> None:
+    def _pop_through(self, names: frozenset[bytes], stops: frozenset[bytes]) -> None:
         """Close the innermost open element of `names` as the parser does, popping the elements
         above it, when it is found before any of `stops` (the scope the parser looks in, or
         where its search ends); nothing where it is not. It cannot vouch for a close that pops
-        one of `_UNPOPPABLE`, or, where `above_it` is given, anything but those."""
+        one of `_UNPOPPABLE`."""
         for i in range(len(self.stack) - 1, -1, -1):
             if self.stack[i] in names:
-                above = self.stack[i + 1 :]
-                if _UNPOPPABLE.isdisjoint(above) if above_it is None else all(a in above_it for a in above):
+                if _UNPOPPABLE.isdisjoint(self.stack[i + 1 :]):
                     self._truncate(i)
                 else:
                     self.trusted = False
@@ -1105,7 +1103,6 @@ class _Scan:
             self._pop_through(frozenset({name}), _SPECIAL)  # "any other end tag"
         else:
             self.trusted = False  # the adoption agency, or an end tag that closes what is not implied
-
 
     def _close_form(self) -> None:
         """`</form>` while the form pointer is set: the open form, where it is in scope, leaves the
