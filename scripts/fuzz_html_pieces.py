@@ -49,7 +49,7 @@ FRAGMENTS = [
     "<span>", "<span class=s>", "</span>", "<sub>", "</sub>", "<label>", "</label>", "<span hidden>", "<q>", "</q>",
     # blocks that reconstruct nothing before them, ruby text, a form closed below a block
     "<dialog>dlg</dialog>", "<search>", "</search>", "<ruby>r<rt>t</rt></ruby>", "<rb>", "</rb>", "<rtc>",
-    "<form><div>in a form", "<div><form><section>",
+    "<form><div>in a form", "<div><form><section>", "<object>", "</object>", "<marquee>m", "</marquee>",
 ]
 ROW = ["<tr><td>r {i}</td><td><b>x</b> {i}</td></tr>\n", "<tr><td>r {i}<td>y {i}\n", "<tr><th>h {i}</th></tr>",
        # cells whose markup stays in them, closed out of order or not at all (read a row at once)

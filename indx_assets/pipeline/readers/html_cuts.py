@@ -176,7 +176,7 @@ _ITEM_SEARCH_STOP = _SPECIAL - {b"address", b"div", b"p"}
 _CLOSES_IMPLIED = frozenset(
     b"address article aside blockquote button center details dialog dir div dl fieldset figcaption figure footer"
     b" header hgroup listing main menu nav ol pre search section summary ul p li dd dt h1 h2 h3 h4 h5 h6 form select td"
-    b" th tr table".split()
+    b" th tr table applet marquee object".split()
 )
 #: Start tags whose effect on an open element of the same name the scan does not follow: a
 #: button, `a` or `nobr` still on the stack once the one in scope is closed (one opened before
