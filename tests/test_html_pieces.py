@@ -818,8 +818,11 @@ FORM_OVER_BLOCKS = [  # `<!--aa-->` after the `</form>`
     "<form><span>a</form><pre>l1\nl2\nl3\nl4\n</pre>e</span><!--aa-->d<p>x</p><p>y</p>",
     "<form><span>a</form><table><tr><td>r1</td></tr><tr><td>r2</td></tr><tr><td>r3</td></tr></table>e</span>"
     "<!--aa-->d<p>x</p>",
+    # the adoption agency moving what stands in the closed form (the scan read past its stack)
+    "<b><span>" + "<div>" * 8 + "<form><q>x</form></b>y z" + "</div>" * 8 + "<!--aa--><p>x</p>",
+    "<b><span>" + "<div>" * 8 + "<form><q>x</form><div></b><p>c</p></div>e</q>d" + "</div>" * 8 + "<!--aa--><p>x</p>",
 ]
-FORM_OVER_BLOCKS_STOPS = frozenset({"<form hidden><div>a</form><!--aa-->b</div><p>c</p><p>d</p>"})
+FORM_OVER_BLOCKS_STOPS = frozenset({"<form hidden><div>a</form><!--aa-->b</div><p>c</p><p>d</p>", *FORM_OVER_BLOCKS[-2:]})
 
 
 @pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])

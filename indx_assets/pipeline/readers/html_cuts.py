@@ -61,8 +61,10 @@ and puts the others back in the list, off the stack, in an empty `button` (`_Sca
 which the walk skips. Where the list holds what that cannot
 rebuild (a marker, an element on the stack the Noah's Ark clause dropped from it), no cut falls;
 where the parser does what the scan does not follow (a furthest block whose copies a table
-foster-parents, an `a` left on the stack below a marker, eight rounds of the adoption agency
-that leave the element open), it stops.
+foster-parents or that moves elements out of a form `</form>` took off the stack, an `a` left
+on the stack below a marker or by the adoption agency a second `a` start tag runs), it stops.
+Eight rounds of the adoption agency that leave the element's copy open are followed: it stays
+open, on the stack and in the list, as in Lexbor.
 
 Where a `pre` is open, with nothing open in it and only those containers around it, a cut may
 fall after a line's end in its text: the next piece opens the containers and the `pre` again,
@@ -1142,8 +1144,8 @@ class _Scan:
         formatting element: off the stack, it is dropped from the list; on it but out of scope,
         the tag is ignored; with no special element above it, it is popped with what is above it
         and dropped; else the first special element above it is the furthest block, which the
-        element's new copy goes into (`_furthest_block`), and the next round closes that copy.
-        Where no entry is found, the standard's "any other end tag" reads the stack, which the
+        element's new copy goes into (`_furthest_block`), and the next round closes that copy
+        (after the eighth, the copy stays open). Where no entry is found, the standard's "any other end tag" reads the stack, which the
         scan follows only where none of that name is open."""
         top = len(self.stack) - 1
         if self.stack[-1:] == [name] and self.on_stack and self.on_stack[-1].depth == top and \
@@ -1193,8 +1195,9 @@ class _Scan:
         its place, and its own stays, off the stack (`<a hidden><font><h2><b><i><u><s><p>x</a>`
         then hides the text after the heading)."""
         depth = formatting.depth
-        if depth and self.stack[depth - 1] in _FOSTERING:
-            self.trusted = False
+        if depth and self.stack[depth - 1] in _FOSTERING or \
+                self.in_closed_form is not None and self.in_closed_form > depth:
+            self.trusted = False  # (the elements it moves out of a closed form: not followed)
             return
         entries = {entry.depth: entry for entry in self.on_stack if entry.depth >= depth}
         kept: list[int] = []
