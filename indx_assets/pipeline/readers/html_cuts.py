@@ -18,8 +18,8 @@ implicitly (`_close_implied`: a block start closes an open `p` in button scope, 
 like above its element, a heading's end tag the open heading of any level; an end tag with nothing
 of its name open is ignored, and so is one whose element is out of the scope the parser looks
 in). Such a close pops whatever stands above the element closed, blocks too, as the parser
-does; the scan follows it but where it would pop a form (a
-select, a template or a `noscript` (`_UNPOPPABLE`), so that its stack is what the parser holds
+does; the scan follows it but where it would pop a select, a template or a `noscript`
+(`_UNPOPPABLE`), so that its stack is what the parser holds
 above `body`: a stack larger than the parser's would pair later end tags with other elements
 than the parser does, and a cut would open again what the parser has closed. At the first tag it
 cannot vouch for (such a close, an unterminated token, `frameset`, `plaintext`, a script that
@@ -30,14 +30,15 @@ rest is one piece, parsed whole, as before. A page with a `frameset` tag anywher
 Where only containers the walk reads as blocks of text are open (`div`, `section`, lists, a
 `form` and the like, with no attribute the walk reads: `READ_IN_MARKUP`), a cut may fall before a
 block start tag, or before an item of the list open innermost: the next piece starts by opening
-them again, which the walk of blocks does not see (see `_reopen`). A form reopened sets the
-parser's form element pointer as the open form did. The scan keeps that pointer
-(`_Scan.form_pointer`: a nested `<form>` is ignored while it is set, `_Scan._form_ignored`): a
-form start tag sets it (in a table's modes too, where the form closes at once), `</form>` clears
-it (and takes the form off the stack where it is in scope, wherever it stands: what stands
-above it stays open, in it: `_Scan._close_form`), any other close of the form leaves it set. No
-cut falls where the pointer is not what the open forms would set again (one form open exactly
-while it is set: `_Scan._open_tags`).
+them again, which the walk of blocks does not see (see `_reopen`). The scan keeps the parser's
+form element pointer (`_Scan.form_pointer`: a `<form>` is ignored while it is set,
+`_Scan._form_ignored`): a form start tag sets it (in a table's modes too, where the form closes
+at once), `</form>` clears it (and takes the form it points to off the stack where it is in
+scope, wherever it stands: what stands above it stays open, in it: `_Scan._close_form`; a form
+out of scope stays open), any other close of the form leaves it set. A piece sets it again as it
+is at the cut: a form it opens again that the pointer no longer points to is followed by a
+`</form>` out of its scope, which clears it (`_POINTER_CLEARED`), and a pointer to a form no
+longer open is set by a form that an empty `button` closes (`_POINTER_SET`, `_Scan._open_tags`).
 
 Formatting elements (`b`, `font`, `a`... : `_FORMATTING`; old pages wrap a whole body in
 `<font face=..><b>`) and phrasing elements such as `span` (`_INLINE`) are reopened as containers
@@ -191,6 +192,13 @@ _RUBY = frozenset(b"rb rp rt rtc".split())
 #: Containers a piece may open again (`_Scan._reopen`): the walk reads each as a block of text.
 #: A form too (ASP.NET wraps a whole page in one): reopened, it sets the parser's form element
 #: pointer as in place, where the open form set it (`_Scan._form_ignored`).
+#: What follows a form's start tag a piece opens again where the pointer does not point to it:
+#: `</form>` in an `object` (a scope's boundary) clears the pointer and leaves the form open; the
+#: walk skips an object.
+_POINTER_CLEARED = b"<object></form></object>"
+#: What sets the form pointer where the form it points to is no longer open: a form in a
+#: `button`, whose close pops it (the pointer stays set); the walk skips a button.
+_POINTER_SET = b"<button><form></button>"
 _REOPENABLE = frozenset(
     b"div section article header footer main aside nav blockquote center figure address ul ol dl form".split()
 )
@@ -332,8 +340,11 @@ class _Scan:
         self.released = released
         self.stack: list[bytes] = []
         self.foreign = 0  # how many of the open elements are SVG/MathML
-        #: the parser's form element pointer is set (to an open form, or one a close has popped)
+        #: the parser's form element pointer is set (to an open form, or one a close has popped),
+        #: and the form it points to is on the stack (then the innermost open form: no form opens
+        #: while it is set)
         self.form_pointer = False
+        self.pointed_open = False
         #: the depth from which the open elements stand in a form `</form>` took off the stack
         #: from under them (`_close_form`), else None
         self.in_closed_form: int | None = None
@@ -535,11 +546,8 @@ class _Scan:
 
     def _point_to_form(self, open_: bool) -> None:
         """Set the form pointer to a form just opened (`open_`: on the stack) or closed at once (in
-        a table). So that a form on the stack while the pointer is set is the one it points to,
-        the scan stops where another form is open (one a `</form>` out of scope left open)."""
-        if b"form" in self.stack[: len(self.stack) - open_]:
-            self.trusted = False
-        self.form_pointer = True
+        a table)."""
+        self.form_pointer, self.pointed_open = True, open_
 
     def _form_ignored(self, name: bytes) -> bool:
         """Whether the parser ignores this start tag in the body: a `form` while its form element
@@ -562,6 +570,8 @@ class _Scan:
         """Pop the open elements from `depth` up, as the parser does: a formatting element's
         entry stays in the list, off the stack; a marker's element (a cell, a caption, an
         object...) clears the list back to its marker (a close pops one only so)."""
+        if self.pointed_open and b"form" in self.stack[depth:]:
+            self.pointed_open = False  # the innermost form: the one the pointer points to
         del self.stack[depth:]
         if self.in_closed_form is not None and depth <= self.in_closed_form:
             self.in_closed_form = None
@@ -833,13 +843,27 @@ class _Scan:
 
     def _open_tags(self) -> list[bytes] | None:
         """The start tags of the open elements, in the stack's order, or None where one has none
-        to be opened again by (`tags`: not reopenable, or with an attribute the walk reads)."""
-        if self.stack.count(b"form") != self.form_pointer:
-            return None  # the forms opened again would set the pointer otherwise (or be ignored)
+        to be opened again by (`tags`: not reopenable, or with an attribute the walk reads). A
+        form's is followed by `_POINTER_CLEARED` where the pointer does not point to it (a
+        `</form>` out of its scope cleared it, or a later form set it): each form start tag sets
+        it (the pointer is clear before each, as on the page, where that form opened)."""
         if self.in_closed_form is not None and self.stack[self.in_closed_form] in _AROUND_TEXT:
             return None  # inline text in a form `</form>` took off the stack: see `_close_form`
         tags = self.tags[: len(self.stack)]
-        return None if None in tags else tags  # type: ignore[return-value]  # no None, checked
+        if None in tags:
+            return None
+        if b"form" in self.stack:
+            pointed = len(self.stack) - 1 - self.stack[::-1].index(b"form") if self.form_pointer and self.pointed_open \
+                else -1
+            tags = [tag + _POINTER_CLEARED if name == b"form" and i != pointed else tag  # type: ignore[operator]
+                    for i, (name, tag) in enumerate(zip(self.stack, tags))]
+        return tags  # type: ignore[return-value]  # no None, checked
+
+    def _pointer_reopen(self) -> bytes:
+        """What sets the form pointer again, after the open elements' start tags, where it points
+        to a form no longer open (a block's or a cell's close popped it: `<div><form></div>`):
+        `_POINTER_SET`; else nothing."""
+        return _POINTER_SET if self.form_pointer and not self.pointed_open else b""
 
     def _row_cut(self) -> tuple[bytes, bytes] | None:
         """With a row group on top of the stack, the markup that opens again all that is open
@@ -852,7 +876,7 @@ class _Scan:
         tags, off = self._open_tags(), self._off_stack()
         if tags is None or off is None or len(tags) < 2 or b"pre" in self.stack:  # a `pre` is one block of code
             return None
-        return b"".join(tags[:-2]) + off + tags[-2] + tags[-1], tags[-2] + tags[-1]
+        return b"".join(tags[:-2]) + self._pointer_reopen() + off + tags[-2] + tags[-1], tags[-2] + tags[-1]
 
     def _reopen(self, name: bytes, attrs: bytes) -> bytes | None:
         """What a piece starting with the start tag `name` must begin with to be parsed as it is
@@ -873,13 +897,13 @@ class _Scan:
         if b"pre" in self.stack:
             return None  # a `pre` is one block of code: cut only in its text (`_pre_reopen`)
         if not self.stack:
-            return off if name in _CUT_BEFORE else None
+            return self._pointer_reopen() + off if name in _CUT_BEFORE else None
         # not before a table: what a table foster-parents goes before it, into text the
         # container's close at a piece's end would have ended
         if READ_IN_MARKUP.search(attrs):
             return None
         if (name in _CUT_BEFORE and name != b"table") or name in _ITEMS.get(self.stack[-1], ()):
-            return b"".join(tags) + off
+            return b"".join(tags) + self._pointer_reopen() + off
         return None
 
     def _text_reopen(self) -> bytes | None:
@@ -892,7 +916,7 @@ class _Scan:
         tags = self._open_tags()
         if tags is None or self._off_stack() != b"" or any(name not in _AROUND_TEXT for name in self.stack):
             return None
-        return b"".join(tags)
+        return b"".join(tags) + self._pointer_reopen()
 
     def _pre_reopen(self) -> bytes | None:
         """With a `pre` on top of the stack, what a piece that starts in its text must begin with
@@ -907,7 +931,7 @@ class _Scan:
         tags = self._open_tags()
         if tags is None or self._off_stack() != b"" or b"pre" in self.stack[:-1]:
             return None
-        return b"".join(tags) + b"\n"
+        return b"".join(tags[:-1]) + self._pointer_reopen() + tags[-1] + b"\n"
 
     def _pop_through(self, names: frozenset[bytes], stops: frozenset[bytes]) -> None:
         """Close the innermost open element of `names` as the parser does, popping the elements
@@ -1082,7 +1106,7 @@ class _Scan:
             # the form the pointer points to, in scope, closes (the pointer is cleared anyway);
             # one left open by an earlier `</form>` out of scope is not closed by the next
             pointed, self.form_pointer = self.form_pointer, False
-            if pointed:
+            if pointed and self.pointed_open:
                 self._close_form()
             return
         if not self.foreign and name in _FORMATTING and b"select" not in self.stack and b"template" not in self.stack:
