@@ -52,6 +52,8 @@ FRAGMENTS = [
     "<form><div>in a form", "<div><form><section>", "<object>", "</object>", "<marquee>m", "</marquee>",
     # the form pointer left set with its form closed, or cleared with it open
     "<div><form><p>f</div>", "<table><tr><td></form></td></tr></table>", "<object></form></object>",
+    # a noscript: markup (scripting off), special, reconstructing, popped by a block's close
+    "<noscript>", "</noscript>", "<noscript><img src=x></noscript>", "<noscript><p>n</p></noscript>",
 ]
 ROW = ["<tr><td>r {i}</td><td><b>x</b> {i}</td></tr>\n", "<tr><td>r {i}<td>y {i}\n", "<tr><th>h {i}</th></tr>",
        # cells whose markup stays in them, closed out of order or not at all (read a row at once)

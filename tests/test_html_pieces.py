@@ -646,6 +646,28 @@ def test_formatting_left_off_the_stack_is_not_reconstructed_before_these_tags_as
     assert _cut_after_the_mark(f"<p><b>x</p><{tag}>y</{tag}><!--aa-->z</b><p>w</p><p>v</p>", doctype)
 
 
+#: A `noscript` in the body: Lexbor parses with scripting off, so its content is markup, its start
+#: tag reconstructs the formatting elements off the stack, and a block's close pops it.
+NOSCRIPT = [  # `<!--aa-->` after it
+    "<p><b>x</p><noscript>n</noscript><!--aa-->z</b><p>w</p><p>v</p>",
+    "<p><b hidden>x</p><noscript>n</noscript><!--aa-->z</b><p>w</p><p>v</p>",
+    "<p><b>x</p>y<noscript><p>n</p></noscript><!--aa-->z</b><p>w</p><p>v</p>",
+    "<div><noscript><p>a</div><!--aa-->b<p>c</p><p>d</p>",
+    "<div><noscript><p hidden>a</div><!--aa-->b<p>c</p><p>d</p>",
+    "<div><noscript><span>a</div>b<!--aa--><p>w</p><p>v</p>",
+    "<ul><li>a<noscript><li>b</ul>c<!--aa--><p>w</p><p>v</p>",  # special: an item's search stops at it
+    "<dl><dt>a<noscript><dd>b</dl>c<!--aa--><p>w</p><p>v</p>",
+    "<b>a<noscript><div>x</b>y</div>z</noscript><!--aa--><p>w</p><p>v</p>",  # the furthest block
+]
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
+@pytest.mark.parametrize("middle", NOSCRIPT)
+def test_a_noscript_is_followed_as_lexbor_parses_it(middle: str, doctype: str) -> None:
+    # issue 17: reconstruction before a `noscript`, or a close popping one, stopped the scan
+    assert _cut_after_the_mark(middle, doctype)
+
+
 @pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
 @pytest.mark.parametrize("middle", NESTED_BUTTON)
 def test_a_button_opened_in_another_is_cut_after_at_any_size(middle: str, doctype: str) -> None:

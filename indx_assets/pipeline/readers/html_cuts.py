@@ -18,8 +18,8 @@ implicitly (`_close_implied`: a block start closes an open `p` in button scope, 
 like above its element, a heading's end tag the open heading of any level; an end tag with nothing
 of its name open is ignored, and so is one whose element is out of the scope the parser looks
 in). Such a close pops whatever stands above the element closed, blocks too, as the parser
-does; the scan follows it but where it would pop a select, a template or a `noscript`
-(`_UNPOPPABLE`), so that its stack is what the parser holds
+does; the scan follows it but where it would pop a select or a template (`_UNPOPPABLE`), so
+that its stack is what the parser holds
 above `body`: a stack larger than the parser's would pair later end tags with other elements
 than the parser does, and a cut would open again what the parser has closed. At the first tag it
 cannot vouch for (such a close, an unterminated token, `frameset`, `plaintext`, a script that
@@ -164,14 +164,15 @@ _BUTTON_SCOPE = _SCOPE | {b"button"}
 #: pointer points to: `_Scan._end`.)
 _END_TAG_SCOPE = {b"p": _BUTTON_SCOPE, b"li": _SCOPE | {b"ol", b"ul"}}
 #: Elements a close must not pop, though the parser does: a select or template (insertion modes
-#: of their own), a `noscript` (its content is markup or text by the parser's scripting flag).
-_UNPOPPABLE = frozenset(b"select template noscript".split())
+#: of their own). (A `noscript` is an element as `span` is: Lexbor parses with scripting off, so its
+#: content is markup, and the walk skips it.)
+_UNPOPPABLE = frozenset(b"select template".split())
 #: The HTML standard's special elements (those the scan can hold): where `li`'s and `dd`'s
 #: search for an open item to close stops (but not at address, div or p).
 _SPECIAL = frozenset(
     b"address applet article aside blockquote body button caption center colgroup dd details dialog dir div dl dt"
     b" fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup html li listing main marquee menu nav"
-    b" object ol p pre search section select summary table tbody td template tfoot th thead tr ul".split()
+    b" noscript object ol p pre search section select summary table tbody td template tfoot th thead tr ul".split()
 )
 _ITEM_SEARCH_STOP = _SPECIAL - {b"address", b"div", b"p"}
 #: End tags that close their element with whatever implied elements stand above it (the rest
@@ -216,16 +217,14 @@ _AROUND_TEXT = _FORMATTING | _INLINE
 #: Start tags that do not make the parser "reconstruct the active formatting elements" in the
 #: body (the HTML standard's "in body" rules; text does, whitespace too, and every other start
 #: tag), as Lexbor has them (`dialog`, `search`, `rb`, `rtc` and `template` too:
-#: `tests/test_html_pieces.py` holds it to that); and `noscript`, whose content is text or
-#: markup by the parser's scripting flag: where an element in the list is off the stack, the
-#: scan stops there.
+#: `tests/test_html_pieces.py` holds it to that). (`noscript` reconstructs them: with scripting off,
+#: as Lexbor parses, it is "any other start tag".)
 _NO_RECONSTRUCT = frozenset(
     b"address article aside base basefont bgsound blockquote body caption center col colgroup dd details dialog dir"
     b" div dl dt fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 head header hgroup hr html"
     b" iframe li link listing main menu meta nav noembed noframes ol p param plaintext pre rb rp rt rtc script search"
     b" section source style summary table tbody td template textarea tfoot th thead title tr track ul".split()
 )
-_UNSURE_RECONSTRUCT = frozenset({b"noscript"})
 #: One attribute of a start tag: its name, and its value quoted or not (the Noah's Ark clause
 #: compares elements by their attributes' names and values, in any order).
 _ATTR = re.compile(rb"([^" + _WS + rb"/>=][^" + _WS + rb"/>=]*)(?:[" + _WS + rb"]*=[" + _WS +
@@ -990,9 +989,6 @@ class _Scan:
                     return
                 self._unlist(listed)
         if name not in _NO_RECONSTRUCT and self._pending():
-            if name in _UNSURE_RECONSTRUCT:
-                self.trusted = False
-                return
             self._reconstruct()
         if name == b"nobr" and self._in_scope(name):
             # a nested `nobr` closes the open one as its end tag would, then reconstructs again
@@ -1188,9 +1184,6 @@ class _Scan:
             above = self.stack[entry.depth + 1 :]
             if not _SCOPE.isdisjoint(above):
                 return  # not in scope: ignored
-            if b"noscript" in above:
-                self.trusted = False  # special or raw text by the parser's scripting flag
-                return
             block = next((i for i, e in enumerate(above) if e in _SPECIAL), None)
             if block is None:
                 self._truncate(entry.depth)
