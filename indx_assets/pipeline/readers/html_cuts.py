@@ -51,7 +51,9 @@ and the next text, whitespace too, or start tag of most kinds reconstructs it wh
 (`_Scan._reconstruct`); a fourth of the same name and attributes since the last marker drops the
 earliest (the Noah's Ark clause); an end tag drops an entry off the stack; an `a` start tag, where
 the list holds an `a` after its last marker, first runs the adoption agency for it as `</a>`
-would, then drops it; a `nobr` start tag, where one is in scope, runs it too. Where a special
+would, then drops it (from the stack too, where it stands there out of scope: below a table
+that foster-parents the new one); a `nobr` start tag, where one is in scope, runs it too (one
+below a marker, out of scope, stays open, as a button does below a nested one). Where a special
 element (a block, a list, an item...) stands open above the formatting element an end tag
 closes, the adoption agency's furthest block, the scan moves the stack and the list as the
 parser does (`_Scan._furthest_block`): the formatting elements between them are copied in place
@@ -62,8 +64,9 @@ and puts the others back in the list, off the stack, in an empty `button` (`_Sca
 which the walk skips. Where the list holds what that cannot
 rebuild (a marker, an element on the stack the Noah's Ark clause dropped from it), no cut falls;
 where the parser does what the scan does not follow (a furthest block whose copies a table
-foster-parents or that moves elements out of a form `</form>` took off the stack, an `a` left
-on the stack below a marker or by the adoption agency a second `a` start tag runs), it stops.
+foster-parents or that moves elements out of a form `</form>` took off the stack, an `a` the
+adoption agency a second `a` start tag runs leaves on the stack in scope, an `a` foster-parented
+while the listed one is off the stack), it stops.
 Eight rounds of the adoption agency that leave the element's copy open are followed: it stays
 open, on the stack and in the list, as in Lexbor.
 
@@ -182,9 +185,10 @@ _CLOSES_IMPLIED = frozenset(
     b" header hgroup listing main menu nav ol pre search section summary ul p li dd dt h1 h2 h3 h4 h5 h6 form select td"
     b" th tr table applet marquee object".split()
 )
-#: Start tags whose effect on an open element of the same name the scan does not follow: a
-#: button, `a` or `nobr` still on the stack once the one in scope is closed (one opened before
-#: a marker: `<a><object><a>`). A nested form is followed: see `_Scan._form_ignored`.
+#: Start tags that act on an open element of the same name in scope: a nested button closes the
+#: open one, `a` and `nobr` run the adoption agency for it. One still in scope once they have is
+#: not followed; one out of scope (below a cell, a caption, an `object`: `<a><table><td><a>`)
+#: stays open, as the new one opens. A nested form is followed: see `_Scan._form_ignored`.
 _NOT_NESTED = frozenset(b"a nobr button".split())
 #: Start tags that are not followed in an open `select`: `input`, `keygen`, `textarea` and
 #: `select` close it (with whatever the parser let open in it), `noscript` is ignored there.
@@ -714,9 +718,11 @@ class _Scan:
                 self._foster(reconstructs=None if name == b"input" else name not in _NO_RECONSTRUCT)
                 return True
             if name in _FOSTERED_OPEN and top != b"colgroup" and top in _FOSTERING:
-                if name == b"a" and self._last_entry(b"a") is not None:
+                if name == b"a" and (listed := self._last_entry(b"a")) is not None and not listed.on:
                     # the body's rules run the adoption agency for the listed `a` before they
-                    # reconstruct, which `_foster` does first: not followed
+                    # reconstruct, which `_foster` does first: the same where that `a` is on the
+                    # stack (out of scope, it only leaves the stack and the list), not followed
+                    # where it is off it (it would be reconstructed, then closed)
                     self.trusted = False
                     return True
                 self._foster(reconstructs=name not in _NO_RECONSTRUCT)
@@ -984,9 +990,10 @@ class _Scan:
             # not taken it off (as Lexbor moves the list, its entry may stay: `_furthest_block`)
             self._formatting_end(b"a")
             if self.trusted and listed.listed:
-                if listed.on:
-                    self.trusted = False  # off the stack from where it stands: not followed
-                    return
+                if listed.on:  # out of scope (below a table: the new `a` is foster-parented)
+                    self.on_stack.remove(listed)
+                    self._take_out(listed.depth)
+                    listed.on = False
                 self._unlist(listed)
         if name not in _NO_RECONSTRUCT and self._pending():
             self._reconstruct()
@@ -995,8 +1002,8 @@ class _Scan:
             self._formatting_end(name)
             if self.trusted and self._pending():
                 self._reconstruct()
-        if name in _NOT_NESTED and name in self.stack:
-            self.trusted = False  # the adoption agency (a `nobr` reconstructed counts: in scope)
+        if name in _NOT_NESTED and self._in_scope(name):
+            self.trusted = False  # left by the adoption agency (a `nobr` reconstructed counts)
         elif name in _FORMATTING:
             self._formatting_start(name, attrs)
 
@@ -1151,11 +1158,23 @@ class _Scan:
         elif self.tags[i] is None:
             self.trusted = False
         else:
-            del self.stack[i], self.tags[i]
-            for entry in self.on_stack:
-                if entry.depth > i:
-                    entry.depth -= 1
+            self._take_out(i)
             self.in_closed_form = i if self.in_closed_form is None else min(i, self.in_closed_form)
+
+    def _take_out(self, depth: int) -> None:
+        """Take the element at `depth` off the stack from where it stands, the elements above it
+        staying open (a form `</form>` closes below them; an `a` out of scope that another `a`
+        start tag drops): only the stack changes, not the tree."""
+        del self.stack[depth], self.tags[depth]
+        for entry in self.on_stack:
+            if entry.depth > depth:
+                entry.depth -= 1
+        if self.pending_table > depth:
+            self.pending_table -= 1
+        if self.in_closed_form is not None and self.in_closed_form > depth:
+            self.in_closed_form -= 1
+        elif self.in_closed_form is not None and self.in_closed_form >= len(self.stack):
+            self.in_closed_form = None
 
     def _formatting_end(self, name: bytes) -> None:
         """A formatting element's end tag: the HTML standard's adoption agency algorithm, on the
