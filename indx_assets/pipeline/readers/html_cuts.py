@@ -790,8 +790,11 @@ class _Scan:
         if context < 0:
             return False
         if (fostered := self._foster_parented()) >= 0:
-            if name != b"table" and name != self.stack[fostered]:
-                self.trusted = False  # the tag's own mode may ignore it, leaving them open: not followed
+            # what the table foster-parented closes where the table's mode acts on the tag: the
+            # table's, its element's (the row group's, the row's), a row's group from the row;
+            # the mode ignores the rest (a cell's, a caption's...), which leaves it open
+            own = self.stack[fostered]
+            if name != b"table" and name != own and not (own == b"tr" and self.stack[fostered - 1] == name):
                 return True
             self._clear_fostered(fostered)
             if not self.trusted:
