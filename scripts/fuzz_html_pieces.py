@@ -59,6 +59,7 @@ FRAGMENTS = [
     "<a href=o><table><a href=f>fostered", "<a href=o><table><tr><td>r</td></tr><a href=f>",
     # end tags a table's mode ignores (or acts on) while what it foster-parented is open
     "<table><tr><div>f</td>g", "<table><tbody><tr><span>s</tbody>t", "<tr><b>x</th>",
+    "<table><b><div>x</b>y</div>", "<tr><font><p>f</font>",  # a furthest block foster-parented
 ]
 ROW = ["<tr><td>r {i}</td><td><b>x</b> {i}</td></tr>\n", "<tr><td>r {i}<td>y {i}\n", "<tr><th>h {i}</th></tr>",
        # cells whose markup stays in them, closed out of order or not at all (read a row at once)

@@ -438,6 +438,14 @@ MISNESTED = [  # `<!--aa-->` after the tag that runs it
     "<nobr>a<p>b<nobr><!--aa-->c</p>d</nobr><p>e</p><p>f</p>",  # a nested `nobr`, the first in scope
     "<nobr>a<nobr><!--aa-->b</nobr><p>c</p><p>d</p>",
     "<p><nobr>a</p><p>b<nobr><!--aa-->c</p><p>d</p><p>e</p>",  # reconstructed, then nested
+    # a formatting element a table foster-parented: the block moved before the table with it
+    "<table><b><div>x</b>y</div><!--aa--><tr><td>a</table><p>b</p><p>c</p>",
+    "<table><b hidden><div>x</b>y</div><!--aa--><tr><td>a</table><p>b</p><p>c</p>",
+    "<table><tr><td>r1</td></tr><tr><td>r2</td></tr><tr><b><p>x</b>y<!--aa--><td>a</td></tr><tr><td>b</td></tr></table><p>c</p>",
+    "<table><tr><td>r1</td></tr><tr><td>r2</td></tr></tbody><b><p>x</b>y<!--aa--><tr><td>a</td></tr><tr><td>b</td></tr></table><p>c</p>",
+    "<table><tr><td>r1</td></tr><tr><td>r2</td></tr><tr><td>r3</td></tr><tr><td>r4</td></tr></table><table><tr><td>s1</td></tr><tr><td>s2</td></tr><b><i><p>x</b>y<!--aa--><tr><td>a</td></tr><tr><td>b</td></tr></table><p>c</p>",
+    "<table><font><b><div>x</font>y</b>z</div><!--aa--><tr><td>a</table><p>b</p><p>c</p>",
+    "<table><b><span><div>x</b>y</div><!--aa--><tr><td>a</table><p>b</p><p>c</p>",
 ]
 #: A button opened where one is open in scope closes it, with everything above it.
 NESTED_BUTTON = [  # `<!--aa-->` after the nested one

@@ -63,8 +63,8 @@ on the stack, in its order, then those off it; a piece opens the first again wit
 and puts the others back in the list, off the stack, in an empty `button` (`_Scan._off_stack`),
 which the walk skips. Where the list holds what that cannot
 rebuild (a marker, an element on the stack the Noah's Ark clause dropped from it), no cut falls;
-where the parser does what the scan does not follow (a furthest block whose copies a table
-foster-parents or that moves elements out of a form `</form>` took off the stack, an `a` the
+where the parser does what the scan does not follow (a furthest block that moves elements
+out of a form `</form>` took off the stack, an `a` the
 adoption agency a second `a` start tag runs leaves on the stack in scope, an `a` foster-parented
 while the listed one is off the stack), it stops.
 Eight rounds of the adoption agency that leave the element's copy open are followed: it stays
@@ -1219,7 +1219,8 @@ class _Scan:
         """One round of the adoption agency with a furthest block (`block`, on the stack), as it
         moves the stack and the list; the tree's moves are the parser's business, but for one:
         where the element below the formatting element is a table's (a table, row group or row),
-        the elements moved are foster-parented before the table, which the scan stops at.
+        the block is foster-parented before the table, where the formatting element went when
+        the table foster-parented it (the cuts held in the table were dropped then: `_foster`).
 
         Walking down from the block to the formatting element: the fourth element and those
         after it are dropped from the list; each element not (or no longer) in the list leaves
@@ -1234,9 +1235,8 @@ class _Scan:
         its place, and its own stays, off the stack (`<a hidden><font><h2><b><i><u><s><p>x</a>`
         then hides the text after the heading)."""
         depth = formatting.depth
-        if depth and self.stack[depth - 1] in _FOSTERING or \
-                self.in_closed_form is not None and self.in_closed_form > depth:
-            self.trusted = False  # (the elements it moves out of a closed form: not followed)
+        if self.in_closed_form is not None and self.in_closed_form > depth:
+            self.trusted = False  # the elements it moves out of a closed form: not followed
             return
         entries = {entry.depth: entry for entry in self.on_stack if entry.depth >= depth}
         kept: list[int] = []
