@@ -60,6 +60,7 @@ FRAGMENTS = [
     # end tags a table's mode ignores (or acts on) while what it foster-parented is open
     "<table><tr><div>f</td>g", "<table><tbody><tr><span>s</tbody>t", "<tr><b>x</th>",
     "<table><b><div>x</b>y</div>", "<tr><font><p>f</font>",  # a furthest block foster-parented
+    "<table><div><form>f</div>", "<tr><span><form hidden>g",  # the table's own form, in what it foster-parented
 ]
 ROW = ["<tr><td>r {i}</td><td><b>x</b> {i}</td></tr>\n", "<tr><td>r {i}<td>y {i}\n", "<tr><th>h {i}</th></tr>",
        # cells whose markup stays in them, closed out of order or not at all (read a row at once)

@@ -680,10 +680,16 @@ class _Scan:
         fostered = self._foster_parented()
         if fostered >= 0 and name not in _TABLE_ANY:
             # the table's modes give the tag to the body's rules, inside what they foster-parented
-            # (the table's own rules for a hidden `input`, a form or a template: not followed)
+            # (the table's own rules for a hidden `input` or a template: not followed)
             if name in _FOSTERED_OPEN or name in _IN_TABLE_RAW or (name in _FOSTERED_VOID and name != b"input"):
                 return False
-            self.trusted = False
+            if name == b"form":
+                # the table's own rule: a form goes into them, closed at once, where it sets the
+                # pointer (ignored while it is set)
+                if not self.form_pointer and b"template" not in self.stack:
+                    self._point_to_form(open_=False)
+            else:
+                self.trusted = False
             return True
         if name not in _TABLE_ANY and not self._fostering():
             return False  # the body's rules, in a cell or caption too (the common case: first)
