@@ -79,6 +79,9 @@ UNCLOSED = [
     "<div><p><font face=Arial>v {i}</div>", "<table><tr><td>t {i}</td></tr><tr><td>u</td></tr></table>",
     "<p>para {i} <a href=x{i}>link</p>", "<p><a href=x{i}>a <b>b {i} <a href=y>c</b></p>",
     "<p><span>s {i} <a href=z{i}>t</span> u</p>", "<p>h {i} <a href=h{i} hidden>h</p>",
+    # the same attributes to the Noah's Ark clause through character references, or not
+    "<p><font title='a&amp;b'>r {i}</p>", "<p><font title=a&#38;b>r {i}</p>", "<p><font title='a&ampd'>r {i}</p>",
+    "<p><font title=\"a&amp b\">r {i}</p>", "<p><font title='a& b'>r {i}</p>",
 ]
 #: Lines of a long `pre`.
 LINE = ["    line {i} of code\n", "\n", "  x = {i} &amp;&amp; y &lt; z\n", "\r\n", "<b>bold {i}</b>\n", "tab\t{i}\n",

@@ -690,6 +690,28 @@ def test_formatting_left_off_the_stack_is_not_reconstructed_before_these_tags_as
     assert _cut_after_the_mark(f"<p><b>x</p><{tag}>y</{tag}><!--aa-->z</b><p>w</p><p>v</p>", doctype)
 
 
+#: The Noah's Ark clause where character references in the attributes make two elements equal
+#: to the parser or not (a fourth equal one drops the first from the list: three `</b>` then close
+#: what the next block reconstructs, and `w` shows): numeric ones, named ones, a legacy name
+#: without its `;` (decoded but before a letter, a digit or `=`).
+NOAHS_ARK_REFERENCES = [  # `<!--aa-->` after the fourth
+    '<p><b hidden title="a&amp;b">x</p><p><b hidden title=a&#38;b>x</p><p><b hidden title=a&#x26;b>x</p><p><b hidden title="a&b">x</p><!--aa--><p>z</b></b></b>w</p><p>v</p><p>u</p>',
+    '<p><b hidden title="a&ampd">x</p><p><b hidden title="a&ampd">x</p><p><b hidden title="a&ampd">x</p><p><b hidden title="a&d">x</p><!--aa--><p>z</b></b></b>w</p><p>v</p><p>u</p>',
+    '<p><b hidden title="a&amp b">x</p><p><b hidden title="a&amp b">x</p><p><b hidden title="a&amp b">x</p><p><b hidden title="a& b">x</p><!--aa--><p>z</b></b></b>w</p><p>v</p><p>u</p>',
+    '<p><b hidden title="a&#38b">x</p><p><b hidden title="a&#38b">x</p><p><b hidden title="a&#38b">x</p><p><b hidden title="a&b">x</p><!--aa--><p>z</b></b></b>w</p><p>v</p><p>u</p>',
+    '<p><b hidden title="&notit;">x</p><p><b hidden title="&notit;">x</p><p><b hidden title="&notit;">x</p><p><b hidden title="&not;it;">x</p><!--aa--><p>z</b></b></b>w</p><p>v</p><p>u</p>',
+    '<p><b hidden title="?a=1&copy=2">x</p><p><b hidden title="?a=1&copy=2">x</p><p><b hidden title="?a=1&copy=2">x</p><p><b hidden title="?a=1&copy;=2">x</p><!--aa--><p>z</b></b></b>w</p><p>v</p><p>u</p>',
+    '<p><b hidden title="&AMP;">x</p><p><b hidden title="&amp;">x</p><p><b hidden title="&#38;">x</p><p><b hidden title="&AMP">x</p><!--aa--><p>z</b></b></b>w</p><p>v</p><p>u</p>',
+]
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
+@pytest.mark.parametrize("middle", NOAHS_ARK_REFERENCES)
+def test_formatting_compared_by_attributes_with_references_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
+    # issue 17: a fourth formatting element of a name whose attributes held a reference stopped the scan
+    assert _cut_after_the_mark(middle, doctype)
+
+
 #: A `noscript` in the body: Lexbor parses with scripting off, so its content is markup, its start
 #: tag reconstructs the formatting elements off the stack, and a block's close pops it.
 NOSCRIPT = [  # `<!--aa-->` after it

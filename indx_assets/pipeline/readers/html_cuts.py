@@ -100,6 +100,8 @@ import mmap
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
+from html import unescape
+from html.entities import html5
 from typing import NamedTuple
 
 from indx_assets.pipeline.readers.html_attrs import READ_IN_MARKUP
@@ -321,16 +323,42 @@ class _Entry:
         self.on = self.listed = True
 
 
+_CHAR_REF = re.compile(r"&(?:#[xX][0-9A-Fa-f]+;?|#[0-9]+;?|([A-Za-z][A-Za-z0-9]*;?))")
+_ALNUM_OR_EQUALS = frozenset("=0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def _attribute_value(raw: bytes) -> bytes:
+    """An attribute's value with its character references decoded as the tokenizer decodes them:
+    a numeric one; a named one by the longest name the HTML standard lists that starts it, but
+    where that name lacks its `;` (a legacy one: `&amp`, `&not`) and a letter, a digit or `=`
+    follows it, left as written (`?a=1&copy=2` keeps `&copy`)."""
+    if b"&" not in raw:
+        return raw
+    text = raw.decode("utf-8", "surrogateescape")
+
+    def decoded(ref: re.Match[str]) -> str:
+        name = ref[1]
+        if name is None:
+            return unescape(ref[0])
+        for end in range(len(name), 0, -1):
+            if name[:end] in html5:
+                follows = name[end : end + 1] or text[ref.end() : ref.end() + 1]
+                if name[end - 1] != ";" and follows in _ALNUM_OR_EQUALS and follows:
+                    return ref[0]
+                return html5[name[:end]] + name[end:]
+        return ref[0]
+
+    return _CHAR_REF.sub(decoded, text).encode("utf-8", "surrogateescape")
+
+
 @lru_cache(maxsize=1024)  # a page repeats a few start tags: `<font face=Arial size=2>` in every `p`
 def _key(name: bytes, attrs: bytes) -> tuple[bytes, ...]:
     """What the Noah's Ark clause compares a formatting element by: its name and attributes
-    (names lower-cased, the first of a name kept, sorted); or, where a character reference in
-    them may make two that differ here equal to the parser, `&` after the name."""
-    if b"&" in attrs:
-        return (name, b"&", attrs)  # equal where the same
+    (names lower-cased, the first of a name kept, values with their character references
+    decoded, sorted)."""
     seen: dict[bytes, bytes] = {}
     for attr in _ATTR.finditer(attrs):
-        seen.setdefault(attr[1].lower(), attr[2] or attr[3] or attr[4] or b"")
+        seen.setdefault(attr[1].lower(), _attribute_value(attr[2] or attr[3] or attr[4] or b""))
     return (name, *sorted(b"%s=%s" % item for item in seen.items()))
 
 
@@ -1028,8 +1056,7 @@ class _Scan:
     def _formatting_start(self, name: bytes, attrs: bytes) -> None:
         """The Noah's Ark clause: a fourth element of the same name and attributes since the last
         marker drops the earliest from the list (its element stays where it is, on the stack or
-        off it). Where a character reference may make attributes the same to the parser, the
-        scan stops at a fourth of the name.
+        off it).
 
         Why a piece may open the formatting elements again by their start tags (then those off
         the stack: `_off_stack`): where the scan vouches, it holds the list as the parser does.
@@ -1039,19 +1066,13 @@ class _Scan:
         `_close_implied`), and the adoption agency (`_formatting_end`, `_furthest_block`);
         anything else the parser does with the list stops it."""
         key = _key(name, attrs)
-        same_name: list[_Entry] = []
         same: list[_Entry] = []
         for entry in reversed(self.active):
             if entry.key is None:
                 break
-            if entry.name == name:
-                same_name.append(entry)
-                if entry.key == key:
-                    same.append(entry)
-        unsure = key[1:2] == (b"&",) or any(entry.key[1:2] == (b"&",) for entry in same_name)  # type: ignore[index]
-        if len(same_name) >= 3 and unsure:
-            self.trusted = False
-        elif len(same) >= 3:
+            if entry.key == key:
+                same.append(entry)
+        if len(same) >= 3:
             self._unlist(same[-1])
 
     def _start(self, name: bytes, attrs: bytes, at: int, tag_start: int) -> int:
