@@ -56,7 +56,7 @@ FRAGMENTS = [
     "<noscript>", "</noscript>", "<noscript><img src=x></noscript>", "<noscript><p>n</p></noscript>",
     # a link, `nobr` or button opened again below a marker, the first left open out of scope
     "<a href=o><table><tr><td><a href=i>in", "<nobr><object><nobr>", "<button><table><tr><td><button>",
-    "<a href=o><table><a href=f>fostered", "<a href=o><table><tr><td>r</td></tr><a href=f>",
+    "<a href=o><table><a href=f>fostered", "<a href=o><table><tr><td>r</td></tr><a href=f>", "<p><a href=l>x</p><table><a href=m>",
     # end tags a table's mode ignores (or acts on) while what it foster-parented is open
     "<table><tr><div>f</td>g", "<table><tbody><tr><span>s</tbody>t", "<tr><b>x</th>",
     "<table><b><div>x</b>y</div>", "<tr><font><p>f</font>",  # a furthest block foster-parented

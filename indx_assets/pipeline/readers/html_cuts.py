@@ -65,8 +65,7 @@ which the walk skips. Where the list holds what that cannot
 rebuild (a marker, an element on the stack the Noah's Ark clause dropped from it), no cut falls;
 where the parser does what the scan does not follow (a furthest block that moves elements
 out of a form `</form>` took off the stack, an `a` the
-adoption agency a second `a` start tag runs leaves on the stack in scope, an `a` foster-parented
-while the listed one is off the stack), it stops.
+adoption agency a second `a` start tag runs leaves on the stack in scope), it stops.
 Eight rounds of the adoption agency that leave the element's copy open are followed: it stays
 open, on the stack and in the list, as in Lexbor.
 
@@ -754,11 +753,10 @@ class _Scan:
             if name in _FOSTERED_OPEN and top != b"colgroup" and top in _FOSTERING:
                 if name == b"a" and (listed := self._last_entry(b"a")) is not None and not listed.on:
                     # the body's rules run the adoption agency for the listed `a` before they
-                    # reconstruct, which `_foster` does first: the same where that `a` is on the
-                    # stack (out of scope, it only leaves the stack and the list), not followed
-                    # where it is off it (it would be reconstructed, then closed)
-                    self.trusted = False
-                    return True
+                    # reconstruct, which `_foster` does first: off the stack, it leaves the list
+                    # here, before (on the stack, out of scope, it only leaves the stack and the
+                    # list: `_close_implied`, after, to the same end)
+                    self._unlist(listed)
                 self._foster(reconstructs=name not in _NO_RECONSTRUCT)
                 return False  # the body's rules open it, before the table
             if name == b"form" and top != b"colgroup" and top in _FOSTERING:
