@@ -54,6 +54,7 @@ HOSTILE = [
     "<!x bogus comment",
     "<?php echo 1 ?>",
     "</br>",
+    "<p><b hidden>x</p></br>y</b>z",  # `</br>` is a `<br>`: it reconstructs the hidden b
     "</p>",
     "</div></div></div>",
     "</span>",
@@ -717,6 +718,21 @@ def test_formatting_compared_by_attributes_with_references_is_cut_after_at_any_s
     assert _cut_after_the_mark(middle, doctype)
 
 
+#: `</br>` in the body is a `<br>`: it reconstructs the formatting elements off the stack.
+END_BR = [  # `<!--aa-->` after it
+    "<p>a</br><!--aa-->b<p>c</p><p>d</p>",
+    "<p><b>x</p></br><!--aa-->y</b><p>c</p><p>d</p>",
+    "<p><b hidden>x</p></br><!--aa-->y</b>z<p>c</p><p>d</p>",
+]
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
+@pytest.mark.parametrize("middle", END_BR)
+def test_an_end_tag_br_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
+    # issue 17: `</br>` stopped the scan (old pages write it for `<br>`)
+    assert _cut_after_the_mark(middle, doctype)
+
+
 #: A `noscript` in the body: Lexbor parses with scripting off, so its content is markup, its start
 #: tag reconstructs the formatting elements off the stack, and a block's close pops it.
 NOSCRIPT = [  # `<!--aa-->` after it
@@ -861,10 +877,23 @@ FOSTERED_OPEN = [  # `<!--aa-->` after it
     "<table><tr><b>x</td>y<!--aa--><td>a</table><p>b</p><p>c</p>",
     "<table><tr><td>r</td></tr><tr><span>x</tr>y<!--aa--><tr><td>a</td></tr><tr><td>b</td></tr></table><p>b</p>",
     "<table><tr><td>r</td></tr><tr><span hidden>x</thead>y<!--aa--><tr><td>a</td></tr><tr><td>b</td></tr></table><p>b</p>",
-    "<table><b><input type=hidden name=a><!--aa--><tr><td>a</table><p>b</p>",  # the table's own input: not followed
-    "<p><b>x</p><table>&#32;<!--aa--><tr><td>a</table><p>b</p>",  # may be whitespace: not followed
+    # a hidden input the table holds itself, and text that is whitespace by its references: nothing
+    # foster-parented, the cuts held in the table kept
+    "<table><b><input type=hidden name=a><!--aa--><tr><td>a</table><p>b</p>",
+    "<p><b>x</p><table>&#32;<!--aa--><tr><td>a</table><p>b</p>",
+    "<p><b>x</p><table><input type=hidden name=a><!--aa--><tr><td>a</table><p>b</p><p>c</p>",
+    "<p><b hidden>x</p><table><input type=HIDDEN name=a><!--aa--><tr><td>a</table>y</b>z<p>b</p><p>c</p>",
+    "<p><b hidden>x</p><table><input type=hid&#100;en><!--aa--><tr><td>a</table>y</b>z<p>b</p><p>c</p>",
+    "<p><b hidden>x</p><table><input type=text><!--aa--><tr><td>a</table>y</b>z<p>b</p><p>c</p>",
+    "<p><b hidden>x</p><table><tr><td>r1</td></tr><tr><td>r2</td></tr><input type=hidden><tr><td>r3</td></tr>"
+    "<!--aa--><tr><td>r4</td></tr></table>y<p>b</p>",
+    "<p><b hidden>x</p><table><tr><td>r1</td></tr><tr><td>r2</td></tr>&#10;&#13;<tr><td>r3</td></tr>"
+    "<!--aa--><tr><td>r4</td></tr></table>y<p>b</p>",
+    "<p><b hidden>x</p><table><tr><td>r1</td></tr><tr><td>r2</td></tr>&#x20<tr><td>r3</td></tr>"
+    "<!--aa--><tr><td>r4</td></tr></table>y<p>b</p>",
+    "<table><colgroup>&#32;<col><!--aa--><tr><td>a</table><p>b</p><p>c</p>",
+    "<p><b hidden>x</p><table>&nbsp;<!--aa--><tr><td>a</table>y</b>z<p>b</p>",  # not whitespace: fostered
 ]
-FOSTERED_OPEN_STOPS = frozenset(FOSTERED_OPEN[-2:])
 
 
 @pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
@@ -872,7 +901,7 @@ FOSTERED_OPEN_STOPS = frozenset(FOSTERED_OPEN[-2:])
 def test_formatting_a_table_foster_parents_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
     # issue 17: a formatting element foster-parented, or text that reconstructed one before the
     # table, stopped the scan (old pages: `<tr><font ...><td>`): the rest of the page one piece
-    assert _cut_after_the_mark(middle, doctype) == (middle not in FOSTERED_OPEN_STOPS)
+    assert _cut_after_the_mark(middle, doctype)
 
 
 #: A form's pointer set with the form closed another way than by `</form>` (a block's close, a

@@ -301,9 +301,6 @@ _NO_QUIRKS = re.compile(rb"<!doctype[" + _WS + rb"]+html[" + _WS + rb"]*>", re.I
 #: (the frameset-ok flag), which a piece parsed alone has not: a page with one is not cut.
 _FRAMESET = re.compile(rb"<frameset", re.I)
 _NOT_WS = re.compile(rb"[^" + _WS + rb"]")
-#: Text that may be whitespace to a table's modes, which give only other text to the body's
-#: rules: a character reference may be a space (`&#32;`) and a NUL is dropped there.
-_MAYBE_WS = re.compile(rb"(?:[" + _WS + rb"\0]|&[#A-Za-z0-9]+;?)*")
 _WORD_AFTER_SPACE = re.compile(rb"[" + _WS + rb"][A-Za-z0-9]")
 _SELF_CLOSING = re.compile(rb"(?:^|[" + _WS + rb"\"'])/+$")
 
@@ -348,6 +345,21 @@ def _attribute_value(raw: bytes) -> bytes:
         return ref[0]
 
     return _CHAR_REF.sub(decoded, text).encode("utf-8", "surrogateescape")
+
+
+def _hidden_input(tag: bytes) -> bool:
+    """Whether an `input` start tag's type is `hidden` (its first `type` attribute, ASCII case
+    ignored): a table's modes insert such an input in the table, and foster-parent any other."""
+    for attr in _ATTR.finditer(tag, 6):  # past `<input`
+        if attr[1].lower() == b"type":
+            return _attribute_value(attr[2] or attr[3] or attr[4] or b"").lower() == b"hidden"
+    return False
+
+
+def _table_whitespace(text: bytes) -> bool:
+    """Whether text a table's modes read is whitespace to them, which insert it in the table and
+    foster-parent any other (character references decoded, NULs dropped there: `&#32;`)."""
+    return not unescape(text.decode("utf-8", "replace").replace("\0", "")).strip("\t\n\f\r ")
 
 
 @lru_cache(maxsize=1024)  # a page repeats a few start tags: `<font face=Arial size=2>` in every `p`
@@ -417,9 +429,9 @@ class _Scan:
             text_end = len(source) if lt < 0 else lt
             if not self.seen_token and _NOT_WS.search(source, at, text_end):
                 self.seen_token = True  # text: a DOCTYPE after it is ignored
-            if at < text_end and self._fostering() and _NOT_WS.search(source, at, text_end):
-                # text, before the table
-                self._foster(reconstructs=None if _MAYBE_WS.fullmatch(source, at, text_end) else True)
+            if at < text_end and self._fostering() and _NOT_WS.search(source, at, text_end) and \
+                    not _table_whitespace(source[at:text_end]):
+                self._foster()  # text, before the table
                 if not self.trusted:
                     break
             if at < text_end and self._pending():
@@ -530,26 +542,23 @@ class _Scan:
         the current node is a table, its row group, a row or a column group."""
         return bool(self.stack) and not self.foreign and self.stack[-1] in _FOSTERING
 
-    def _foster(self, reconstructs: bool | None = True) -> None:
-        """Follow what the open table foster-parents: text, a void element, `</p>` (an empty
-        `p`), an element the scan follows open there (`_FOSTERED_OPEN`). It goes before the whole table, which a
+    def _foster(self, reconstructs: bool = True) -> None:
+        """Follow what the open table foster-parents: text (not whitespace: `_table_whitespace`),
+        a void element (not a hidden `input`: `_hidden_input`), `</p>` (an empty `p`), an element
+        the scan follows open there (`_FOSTERED_OPEN`). It goes before the whole table, which a
         piece cut inside the table would put before its own part of it: the cuts held in the
         table so far are dropped (those after it hold). A column group's mode closes the group
         first. Where the body's rules for it `reconstructs` the formatting elements off the stack,
         they are foster-parented too and left open above the table's own elements
-        (`_foster_parented`); where that is not known (None: an `input`, which the table holds
-        itself when hidden; text that may be whitespace), or in a template (whose formatting
-        elements are not in the scan's list), the scan stops there."""
+        (`_foster_parented`); in a template (whose formatting elements are not in the scan's
+        list), the scan stops there."""
         if self.stack[-1] == b"colgroup":
-            if reconstructs is None:
-                self.trusted = False  # whitespace stays in the group
-                return
             self._truncate(len(self.stack) - 1)
         if self.pending and self.pending_table == len(self.stack) - 1 - self.stack[::-1].index(b"table"):
             self.pending = []
         active = self.active
-        if reconstructs is not False and active and active[-1].key is not None and not active[-1].on:
-            if reconstructs and b"template" not in self.stack and b"select" not in self.stack:
+        if reconstructs and active and active[-1].key is not None and not active[-1].on:
+            if b"template" not in self.stack and b"select" not in self.stack:
                 self._reconstruct()
             else:
                 self.trusted = False
@@ -707,8 +716,10 @@ class _Scan:
         fostered = self._foster_parented()
         if fostered >= 0 and name not in _TABLE_ANY:
             # the table's modes give the tag to the body's rules, inside what they foster-parented
-            # (the table's own rules for a hidden `input` or a template: not followed)
-            if name in _FOSTERED_OPEN or name in _IN_TABLE_RAW or (name in _FOSTERED_VOID and name != b"input"):
+            # (the table's own rule for a template: not followed)
+            if name == b"input" and _hidden_input(tag):
+                return True  # the table's own rule: into them, closed at once, nothing reconstructed
+            if name in _FOSTERED_OPEN or name in _IN_TABLE_RAW or name in _FOSTERED_VOID:
                 return False
             if name == b"form":
                 # the table's own rule: a form goes into them, closed at once, where it sets the
@@ -748,7 +759,8 @@ class _Scan:
                 self._truncate(len(self.stack) - 1 - self.stack[::-1].index(b"table"))
                 return False
             if name in _FOSTERED_VOID and top != b"colgroup" and top in _FOSTERING:
-                self._foster(reconstructs=None if name == b"input" else name not in _NO_RECONSTRUCT)
+                if not (name == b"input" and _hidden_input(tag)):  # the table holds a hidden one itself
+                    self._foster(reconstructs=name not in _NO_RECONSTRUCT)
                 return True
             if name in _FOSTERED_OPEN and top != b"colgroup" and top in _FOSTERING:
                 if name == b"a" and (listed := self._last_entry(b"a")) is not None and not listed.on:
@@ -1146,8 +1158,11 @@ class _Scan:
             self._truncate(len(self.stack) - 1)
             if self.foreign:
                 self.foreign -= 1
-        elif name == b"br" or self.foreign:
-            self.trusted = False  # `</br>` is a `<br>`; in SVG/MathML an end tag may close HTML
+        elif self.foreign:
+            self.trusted = False  # in SVG/MathML an end tag may close HTML
+        elif name == b"br":
+            if self._pending():
+                self._reconstruct()  # `</br>` is a `<br>`, which closes at once
         elif name in _HEADINGS and not _HEADINGS.isdisjoint(self.stack):
             self._pop_through(_HEADINGS, _SCOPE)  # `</h1>` closes an open `h2` too
         elif name in _VOID or name in _IGNORED or name not in self.stack:
