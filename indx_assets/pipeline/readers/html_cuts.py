@@ -387,9 +387,9 @@ class _Scan:
         #: while it is set)
         self.form_pointer = False
         self.pointed_open = False
-        #: the depth from which the open elements stand in a form `</form>` took off the stack
-        #: from under them (`_close_form`), else None
-        self.in_closed_form: int | None = None
+        #: the depth from which the open elements stand in an element taken off the stack from
+        #: under them (`_take_out`: a form `</form>` closed, an `a` another one dropped), else None
+        self.in_taken_out: int | None = None
         self.doctype = b""
         self.seen_token = False  # a DOCTYPE counts only as the first token
         self.trusted = True
@@ -612,8 +612,8 @@ class _Scan:
         if self.pointed_open and b"form" in self.stack[depth:]:
             self.pointed_open = False  # the innermost form: the one the pointer points to
         del self.stack[depth:]
-        if self.in_closed_form is not None and depth <= self.in_closed_form:
-            self.in_closed_form = None
+        if self.in_taken_out is not None and depth <= self.in_taken_out:
+            self.in_taken_out = None
         on_stack = self.on_stack
         while on_stack and on_stack[-1].depth >= depth:
             entry = on_stack.pop()
@@ -899,8 +899,8 @@ class _Scan:
         form's is followed by `_POINTER_CLEARED` where the pointer does not point to it (a
         `</form>` out of its scope cleared it, or a later form set it): each form start tag sets
         it (the pointer is clear before each, as on the page, where that form opened)."""
-        if self.in_closed_form is not None and self.stack[self.in_closed_form] in _AROUND_TEXT:
-            return None  # inline text in a form `</form>` took off the stack: see `_close_form`
+        if self.in_taken_out is not None and self.stack[self.in_taken_out] in _AROUND_TEXT:
+            return None  # inline text in an element taken off the stack: see `_close_form`
         tags = self.tags[: len(self.stack)]
         if None in tags:
             return None
@@ -1038,6 +1038,9 @@ class _Scan:
             self._formatting_end(b"a")
             if self.trusted and listed.listed:
                 if listed.on:  # out of scope (below a table: the new `a` is foster-parented)
+                    if self.tags[listed.depth] is None:
+                        self.trusted = False  # what stands above it stays in it, which the walk reads
+                        return
                     self.on_stack.remove(listed)
                     self._take_out(listed.depth)
                     listed.on = False
@@ -1184,7 +1187,7 @@ class _Scan:
         tag in `tags`); where the walk reads its attributes (`hidden`), it stops. The form is a
         block to the walk, which ends where the form's content does: after the lowest of them
         closes, on the page. A piece that opens them again without it ends no block there, so
-        no cut falls while they stand in it (`in_closed_form`) where the lowest is inline text
+        no cut falls while they stand in it (`in_taken_out`) where the lowest is inline text
         (`<form><span>a</form>b<p>c</p>e</span>d`: `e` and `d` are two blocks); a block's close
         ends one anyway."""
         for i in range(len(self.stack) - 1, -1, -1):
@@ -1202,22 +1205,21 @@ class _Scan:
             self.trusted = False
         else:
             self._take_out(i)
-            self.in_closed_form = i if self.in_closed_form is None else min(i, self.in_closed_form)
 
     def _take_out(self, depth: int) -> None:
         """Take the element at `depth` off the stack from where it stands, the elements above it
         staying open (a form `</form>` closes below them; an `a` out of scope that another `a`
-        start tag drops): only the stack changes, not the tree."""
+        start tag drops): only the stack changes, not the tree, where they stay in it, from
+        `in_taken_out` up. A piece opens them again without it: the caller has checked that the
+        walk reads it only as a container or as inline text (its start tag is in `tags`)."""
         del self.stack[depth], self.tags[depth]
         for entry in self.on_stack:
             if entry.depth > depth:
                 entry.depth -= 1
         if self.pending_table > depth:
             self.pending_table -= 1
-        if self.in_closed_form is not None and self.in_closed_form > depth:
-            self.in_closed_form -= 1
-        elif self.in_closed_form is not None and self.in_closed_form >= len(self.stack):
-            self.in_closed_form = None
+        if self.in_taken_out is None or depth < self.in_taken_out:
+            self.in_taken_out = depth
 
     def _formatting_end(self, name: bytes) -> None:
         """A formatting element's end tag: the HTML standard's adoption agency algorithm, on the
@@ -1275,8 +1277,8 @@ class _Scan:
         its place, and its own stays, off the stack (`<a hidden><font><h2><b><i><u><s><p>x</a>`
         then hides the text after the heading)."""
         depth = formatting.depth
-        if self.in_closed_form is not None and self.in_closed_form > depth:
-            self.trusted = False  # the elements it moves out of a closed form: not followed
+        if self.in_taken_out is not None and self.in_taken_out > depth:
+            self.trusted = False  # the elements it moves out of an element taken off the stack: not followed
             return
         entries = {entry.depth: entry for entry in self.on_stack if entry.depth >= depth}
         kept: list[int] = []
