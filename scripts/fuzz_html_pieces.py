@@ -63,6 +63,7 @@ FRAGMENTS = [
     "<table><div><form>f</div>", "<tr><span><form hidden>g",  # the table's own form, in what it foster-parented
     # `</br>`; a hidden input and whitespace written as references, which a table holds itself
     "<p><b>x</p></br>y", "<table><input type=hidden>", "<tr><input type=HIDDEN>", "<table>&#32;", "<tr>&#10;&nbsp;",
+    "<table><pre>\nfostered\nlines\n", "<tr><pre>p\nq\nr\n</pre>",  # a `pre` foster-parented
 ]
 ROW = ["<tr><td>r {i}</td><td><b>x</b> {i}</td></tr>\n", "<tr><td>r {i}<td>y {i}\n", "<tr><th>h {i}</th></tr>",
        # cells whose markup stays in them, closed out of order or not at all (read a row at once)

@@ -899,6 +899,13 @@ FOSTERED_OPEN = [  # `<!--aa-->` after it
     "<!--aa--><tr><td>r4</td></tr></table>y<p>b</p>",
     "<table><colgroup>&#32;<col><!--aa--><tr><td>a</table><p>b</p><p>c</p>",
     "<p><b hidden>x</p><table>&nbsp;<!--aa--><tr><td>a</table>y</b>z<p>b</p>",  # not whitespace: fostered
+    # a `pre`, with no cut in its text there (a piece would put its part before its part of the table)
+    "<table><pre>\nl1\nl2\nl3\nl4\n</pre><!--aa--><tr><td>a</table><p>b</p><p>c</p>",
+    "<div><table><tr><pre>l1\nl2\nl3\nl4\nl5<!--aa--><td>a</td></tr><tr><td>b</td></tr></table>tail</div><p>c</p>",
+    "<table><tr><td>r1</td></tr><tr><td>r2</td></tr><pre>\nx\ny\nz\n</pre><tr><td>r3</td></tr><!--aa--><tr><td>r4</td></tr></table><p>c</p>",
+    "<table><pre hidden>h\ni\nj\n</pre><!--aa--><tr><td>a</table><p>b</p><p>c</p>",
+    "<table><div><pre>l1\nl2\nl3</div><!--aa--><tr><td>a</table><p>b</p><p>c</p>",
+    "<p><b hidden>x</p><table><pre>\nl1\nl2\nl3\n</pre><!--aa--><tr><td>a</table>y</b>z<p>c</p>",
 ]
 
 

@@ -266,12 +266,11 @@ _IN_TABLE_RAW = frozenset(b"script style".split())
 #: table's own clears the stack back to it (`_Scan._foster_parented`). Formatting elements (their
 #: entries stay in the list, and the reconstruction after the table opens them again), and
 #: elements the parser gives nothing but a place on the stack, closed by their own end tag or by
-#: the body's implied closes (blocks, items, headings, `p`, a `button`; phrasing elements): not a
-#: form, a `pre` (cut in its text), a select, a template or an element that pushes a marker. (An
-#: `a`, `nobr` or `button` with one of its name open below the table stops the scan as anywhere:
-#: `_Scan._close_implied`.)
+#: the body's implied closes (blocks, items, headings, `p`, a `button`, a `pre`, in whose text no
+#: cut falls there: `_Scan._pre_reopen`; phrasing elements): not a form (the table's own rule
+#: inserts it and closes it at once), a select, a template or an element that pushes a marker.
 _FOSTERED_OPEN = _FORMATTING | (_REOPENABLE - {b"form"}) | _INLINE | _HEADINGS | frozenset(
-    b"p li dd dt button".split())
+    b"p li dd dt button pre".split())
 #: Elements a cell's or caption's close must not pop: a select or template;
 #: `applet`, `marquee` and `object` push a marker on the list of active formatting elements, and
 #: the close clears that list only back to their marker, so a formatting element opened before
@@ -981,8 +980,8 @@ class _Scan:
         reconstructed; the cut falls after a line's end, so never inside a character reference
         or a CR LF pair."""
         tags = self._open_tags()
-        if tags is None or self._off_stack() != b"" or b"pre" in self.stack[:-1]:
-            return None
+        if tags is None or self._off_stack() != b"" or b"pre" in self.stack[:-1] or self._foster_parented() >= 0:
+            return None  # (foster-parented: before the table, whose cut would put it before its part)
         return b"".join(tags[:-1]) + self._pointer_reopen() + tags[-1] + b"\n"
 
     def _pop_through(self, names: frozenset[bytes], stops: frozenset[bytes]) -> None:
