@@ -64,6 +64,7 @@ FRAGMENTS = [
     # `</br>`; a hidden input and whitespace written as references, which a table holds itself
     "<p><b>x</p></br>y", "<table><input type=hidden>", "<tr><input type=HIDDEN>", "<table>&#32;", "<tr>&#10;&nbsp;",
     "<table><pre>\nfostered\nlines\n", "<tr><pre>p\nq\nr\n</pre>",  # a `pre` foster-parented
+    "<p>open<table>", "<p hidden>h<table>",  # a table in a `p`: in it in quirks mode
 ]
 ROW = ["<tr><td>r {i}</td><td><b>x</b> {i}</td></tr>\n", "<tr><td>r {i}<td>y {i}\n", "<tr><th>h {i}</th></tr>",
        # cells whose markup stays in them, closed out of order or not at all (read a row at once)
@@ -92,7 +93,9 @@ LINE = ["    line {i} of code\n", "\n", "  x = {i} &amp;&amp; y &lt; z\n", "\r\n
 
 
 def page(rng: random.Random) -> bytes:
-    doctype = rng.choice(["<!DOCTYPE html>", ""])
+    doctype = rng.choice(["<!DOCTYPE html>", "", "<!DOCTYPE html>", "",  # quirks or not, by another DOCTYPE too
+                          '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN" "http://www.w3.org/TR/html4/strict.dtd">',
+                          '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN">'])
     parts = [doctype, "<html><body>", rng.choice(["", "<div id=page>", "<main><div>"])]
     for _ in range(rng.randint(1, 6)):
         if rng.random() < 0.4:  # a long regular table, with a few fragments mixed in

@@ -103,6 +103,8 @@ from html import unescape
 from html.entities import html5
 from typing import NamedTuple
 
+from selectolax.lexbor import LexborHTMLParser
+
 from indx_assets.pipeline.readers.html_attrs import READ_IN_MARKUP
 
 #: A document's bytes: read, or mapped from its file.
@@ -294,8 +296,6 @@ _ROW_REST = re.compile(
     rb"(?:</tr[" + _WS + rb"]*>[" + _WS + rb"]*+)?(?=<tr[" + _WS + rb"/>])",
     re.I,
 )
-#: The DOCTYPE of no-quirks mode, where `table` closes an open `p`.
-_NO_QUIRKS = re.compile(rb"<!doctype[" + _WS + rb"]+html[" + _WS + rb"]*>", re.I)
 #: A `frameset` start tag replaces the body where the parser has seen nothing that rules it out
 #: (the frameset-ok flag), which a piece parsed alone has not: a page with one is not cut.
 _FRAMESET = re.compile(rb"<frameset", re.I)
@@ -344,6 +344,14 @@ def _attribute_value(raw: bytes) -> bytes:
         return ref[0]
 
     return _CHAR_REF.sub(decoded, text).encode("utf-8", "surrogateescape")
+
+
+@lru_cache(maxsize=64)
+def _table_closes_p(doctype: bytes) -> bool:
+    """Whether a `table` start tag closes an open `p` behind this DOCTYPE (the document is not in
+    quirks mode), as Lexbor, which parses every piece behind it, decides the mode: the HTML
+    standard's lists of public and system identifiers are its business."""
+    return LexborHTMLParser(doctype.decode("utf-8", "replace") + "<p><table></table>").css_first("p table") is None
 
 
 def _hidden_input(tag: bytes) -> bool:
@@ -1018,10 +1026,8 @@ class _Scan:
             self._pop_through(frozenset({b"li"}), _ITEM_SEARCH_STOP)
         elif name in (b"dd", b"dt"):
             self._pop_through(frozenset({b"dd", b"dt"}), _ITEM_SEARCH_STOP)
-        if name in _CLOSES_P or (name == b"table" and _NO_QUIRKS.fullmatch(self.doctype)):
-            self._pop_through(frozenset({b"p"}), _BUTTON_SCOPE)
-        elif b"p" in self.stack and name == b"table":  # quirks mode: the table goes into the `p`
-            self.trusted = False
+        if name in _CLOSES_P or (name == b"table" and _table_closes_p(self.doctype)):
+            self._pop_through(frozenset({b"p"}), _BUTTON_SCOPE)  # (in quirks mode, a table goes into it)
         top = self.stack[-1] if self.stack else b""
         if name in _HEADINGS and top in _HEADINGS:
             self._truncate(len(self.stack) - 1)
