@@ -14,7 +14,8 @@ formatting elements around it, as old pages write them (`html-font`), or each wi
 open in it, which the parser reconstructs in the next (`html-font-unclosed`), or each in a `b`
 closed inside it (`html-misnested`, the adoption agency with a furthest block), sections of
 tables and forms as old sites write them (`html-old-tables`), rows whose cells a `font`
-wraps (`html-font-rows`), tables with a `div` among their rows (`html-fostered-blocks`), one large
+wraps (`html-font-rows`), tables with a `div` among their rows (`html-fostered-blocks`), sections
+of a page with no DOCTYPE, a table in a `p` and a form a `div` closes (`html-quirks`), one large
 `pre` (`html-pre`), and a page in Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
 INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
@@ -103,6 +104,13 @@ _BLOCKS = {
     "html-fostered-blocks": (b"", b"<table border=0><tr><td>harbour wall</td><td>held the tide</td></tr><div class=note>"
                                   b"Noted in <b>1887</b></div></table>\n<p>The harbour wall held the <b>tide</b> back.</p>\n"
                                   * 6168),
+    # sections as old sites write them, with no DOCTYPE (quirks mode): a table opened in a `p`
+    # (it goes into the `p` there), under a search form a `div`'s close popped (the form pointer
+    # stays set), `</br>`, a tracking pixel in a `noscript`
+    "html-quirks": (b"<div id=search><form action=/q><input name=q></div>\n",
+                    b"<div class=box><p>Harbour records<table border=1><tr><td>harbour wall</td><td>held the tide"
+                    b"</td></tr></table></div>\n<p>The harbour wall held the <b>tide</b> back.</br>Noted in 1887.</p>"
+                    b"\n<noscript><img src=/pixel.gif></noscript>\n" * 4900),
     # one table of short rows
     "html-table": (b"<table>", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 17246),
     # one table as a page writes it: in a wrapping div, a header row group, cells closed only
