@@ -65,6 +65,8 @@ FRAGMENTS = [
     "<p><b>x</p></br>y", "<table><input type=hidden>", "<tr><input type=HIDDEN>", "<table>&#32;", "<tr>&#10;&nbsp;",
     "<table><pre>\nfostered\nlines\n", "<tr><pre>p\nq\nr\n</pre>",  # a `pre` foster-parented
     "<p>open<table>", "<p hidden>h<table>",  # a table in a `p`: in it in quirks mode
+    # forms a template or SVG holds; references to control characters; a name starting with `=`
+    "<template><form></form></template>", "<svg><form></form></svg>", "&#1;", "<b title=&#1; =x>",
 ]
 ROW = ["<tr><td>r {i}</td><td><b>x</b> {i}</td></tr>\n", "<tr><td>r {i}<td>y {i}\n", "<tr><th>h {i}</th></tr>",
        # cells whose markup stays in them, closed out of order or not at all (read a row at once)

@@ -234,7 +234,7 @@ _NO_RECONSTRUCT = frozenset(
 )
 #: One attribute of a start tag: its name, and its value quoted or not (the Noah's Ark clause
 #: compares elements by their attributes' names and values, in any order).
-_ATTR = re.compile(rb"([^" + _WS + rb"/>=][^" + _WS + rb"/>=]*)(?:[" + _WS + rb"]*=[" + _WS +
+_ATTR = re.compile(rb"([^" + _WS + rb"/>][^" + _WS + rb"/>=]*)(?:[" + _WS + rb"]*=[" + _WS +
                    rb"]*(?:\"([^\"]*)\"|'([^']*)'|([^" + _WS + rb">]*)))?")
 #: The most elements the scan follows open at once. Past it, it stops proposing cuts: each piece
 #: opens again what is open (the Noah's Ark clause bounds formatting elements, nothing bounds
@@ -318,32 +318,43 @@ class _Entry:
         self.on = self.listed = True
 
 
-_CHAR_REF = re.compile(r"&(?:#[xX][0-9A-Fa-f]+;?|#[0-9]+;?|([A-Za-z][A-Za-z0-9]*;?))")
+_CHAR_REF = re.compile(r"&(?:#([xX][0-9A-Fa-f]+|[0-9]+);?|([A-Za-z][A-Za-z0-9]*;?))")
 _ALNUM_OR_EQUALS = frozenset("=0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
-def _attribute_value(raw: bytes) -> bytes:
-    """An attribute's value with its character references decoded as the tokenizer decodes them:
-    a numeric one; a named one by the longest name the HTML standard lists that starts it, but
-    where that name lacks its `;` (a legacy one: `&amp`, `&not`) and a letter, a digit or `=`
-    follows it, left as written (`?a=1&copy=2` keeps `&copy`)."""
-    if b"&" not in raw:
-        return raw
-    text = raw.decode("utf-8", "surrogateescape")
+def _references_decoded(text: str, in_attribute: bool) -> str:
+    """`text` with its character references decoded as the tokenizer decodes them: a numeric one
+    to its code point (U+FFFD for 0, a surrogate or past U+10FFFF; 0x80 to 0x9F by the HTML
+    standard's Windows-1252 table; a control character or noncharacter kept, which Python's
+    `html.unescape` drops); a named one by the longest name the standard lists that starts it,
+    but in an attribute's value, where that name lacks its `;` (a legacy one: `&amp`, `&not`)
+    and a letter, a digit or `=` follows it, left as written (`?a=1&copy=2` keeps `&copy`)."""
 
     def decoded(ref: re.Match[str]) -> str:
-        name = ref[1]
-        if name is None:
-            return unescape(ref[0])
+        number, name = ref[1], ref[2]
+        if number is not None:
+            digits = (number[1:] if number[0] in "xX" else number).lstrip("0")
+            code = int(digits, 16 if number[0] in "xX" else 10) if 0 < len(digits) <= 8 else 0 if not digits else -1
+            if code <= 0 or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+                return "\ufffd"
+            return unescape(ref[0]) if 0x80 <= code <= 0x9F else chr(code)
         for end in range(len(name), 0, -1):
             if name[:end] in html5:
                 follows = name[end : end + 1] or text[ref.end() : ref.end() + 1]
-                if name[end - 1] != ";" and follows in _ALNUM_OR_EQUALS and follows:
+                if in_attribute and name[end - 1] != ";" and follows and follows in _ALNUM_OR_EQUALS:
                     return ref[0]
                 return html5[name[:end]] + name[end:]
         return ref[0]
 
-    return _CHAR_REF.sub(decoded, text).encode("utf-8", "surrogateescape")
+    return _CHAR_REF.sub(decoded, text) if "&" in text else text
+
+
+def _attribute_value(raw: bytes) -> bytes:
+    """An attribute's value as the tokenizer reads it (its character references decoded)."""
+    if b"&" not in raw:
+        return raw
+    return _references_decoded(raw.decode("utf-8", "surrogateescape"), in_attribute=True).encode(
+        "utf-8", "surrogateescape")
 
 
 @lru_cache(maxsize=64)
@@ -366,7 +377,8 @@ def _hidden_input(tag: bytes) -> bool:
 def _table_whitespace(text: bytes) -> bool:
     """Whether text a table's modes read is whitespace to them, which insert it in the table and
     foster-parent any other (character references decoded, NULs dropped there: `&#32;`)."""
-    return not unescape(text.decode("utf-8", "replace").replace("\0", "")).strip("\t\n\f\r ")
+    return not _references_decoded(text.decode("utf-8", "replace").replace("\0", ""), in_attribute=False).strip(
+        "\t\n\f\r ")
 
 
 @lru_cache(maxsize=1024)  # a page repeats a few start tags: `<font face=Arial size=2>` in every `p`
@@ -390,10 +402,10 @@ class _Scan:
         self.stack: list[bytes] = []
         self.foreign = 0  # how many of the open elements are SVG/MathML
         #: the parser's form element pointer is set (to an open form, or one a close has popped),
-        #: and the form it points to is on the stack (then the innermost open form: no form opens
-        #: while it is set)
+        #: and where the form it points to stands on the stack while it is there (a form opened in
+        #: a template, or SVG's, may stand above it)
         self.form_pointer = False
-        self.pointed_open = False
+        self.pointed: int | None = None
         #: the depth from which the open elements stand in an element taken off the stack from
         #: under them (`_take_out`: a form `</form>` closed, an `a` another one dropped), else None
         self.in_taken_out: int | None = None
@@ -593,7 +605,8 @@ class _Scan:
     def _point_to_form(self, open_: bool) -> None:
         """Set the form pointer to a form just opened (`open_`: on the stack) or closed at once (in
         a table)."""
-        self.form_pointer, self.pointed_open = True, open_
+        self.form_pointer = True
+        self.pointed = len(self.stack) - 1 if open_ else None
 
     def _form_ignored(self, name: bytes) -> bool:
         """Whether the parser ignores this start tag in the body: a `form` while its form element
@@ -616,8 +629,8 @@ class _Scan:
         """Pop the open elements from `depth` up, as the parser does: a formatting element's
         entry stays in the list, off the stack; a marker's element (a cell, a caption, an
         object...) clears the list back to its marker (a close pops one only so)."""
-        if self.pointed_open and b"form" in self.stack[depth:]:
-            self.pointed_open = False  # the innermost form: the one the pointer points to
+        if self.pointed is not None and depth <= self.pointed:
+            self.pointed = None
         del self.stack[depth:]
         if self.in_taken_out is not None and depth <= self.in_taken_out:
             self.in_taken_out = None
@@ -912,8 +925,7 @@ class _Scan:
         if None in tags:
             return None
         if b"form" in self.stack:
-            pointed = len(self.stack) - 1 - self.stack[::-1].index(b"form") if self.form_pointer and self.pointed_open \
-                else -1
+            pointed = self.pointed if self.form_pointer and self.pointed is not None else -1
             tags = [tag + _POINTER_CLEARED if name == b"form" and i != pointed else tag  # type: ignore[operator]
                     for i, (name, tag) in enumerate(zip(self.stack, tags))]
         return tags  # type: ignore[return-value]  # no None, checked
@@ -922,7 +934,7 @@ class _Scan:
         """What sets the form pointer again, after the open elements' start tags, where it points
         to a form no longer open (a block's or a cell's close popped it: `<div><form></div>`):
         `_POINTER_SET`; else nothing."""
-        return _POINTER_SET if self.form_pointer and not self.pointed_open else b""
+        return _POINTER_SET if self.form_pointer and self.pointed is None else b""
 
     def _row_cut(self) -> tuple[bytes, bytes] | None:
         """With a row group on top of the stack, the markup that opens again all that is open
@@ -1157,8 +1169,9 @@ class _Scan:
             # the form the pointer points to, in scope, closes (the pointer is cleared anyway);
             # one left open by an earlier `</form>` out of scope is not closed by the next
             pointed, self.form_pointer = self.form_pointer, False
-            if pointed and self.pointed_open:
-                self._close_form()
+            if pointed and self.pointed is not None:
+                self._close_form(self.pointed)
+            self.pointed = None
             return
         if not self.foreign and name in _FORMATTING and b"select" not in self.stack and b"template" not in self.stack:
             self._formatting_end(name)
@@ -1184,9 +1197,9 @@ class _Scan:
         else:
             self.trusted = False  # the adoption agency, or an end tag that closes what is not implied
 
-    def _close_form(self) -> None:
-        """`</form>` while the form pointer is set: the open form, where it is in scope, leaves the
-        stack after the implied end tags above it close, wherever it stands; the elements still
+    def _close_form(self, i: int) -> None:
+        """`</form>` while the form pointer is set: the open form it points to (at `i`), where it is
+        in scope, leaves the stack after the implied end tags above it close, wherever it stands; the elements still
         above it stay open, in it (`<form><div></form>` leaves the `div` open). A piece may open
         them again without the form where the walk reads it only as a container (it has a start
         tag in `tags`); where the walk reads its attributes (`hidden`), it stops. The form is a
@@ -1195,13 +1208,8 @@ class _Scan:
         no cut falls while they stand in it (`in_taken_out`) where the lowest is inline text
         (`<form><span>a</form>b<p>c</p>e</span>d`: `e` and `d` are two blocks); a block's close
         ends one anyway."""
-        for i in range(len(self.stack) - 1, -1, -1):
-            if self.stack[i] == b"form":
-                break
-            if self.stack[i] in _SCOPE:
-                return
-        else:
-            return
+        if not _SCOPE.isdisjoint(self.stack[i + 1 :]):
+            return  # out of scope: it stays open
         while len(self.stack) - 1 > i and self.stack[-1] in _IMPLIED:
             self._truncate(len(self.stack) - 1)
         if len(self.stack) - 1 == i:
@@ -1218,6 +1226,8 @@ class _Scan:
         `in_taken_out` up. A piece opens them again without it: the caller has checked that the
         walk reads it only as a container or as inline text (its start tag is in `tags`)."""
         del self.stack[depth], self.tags[depth]
+        if self.pointed is not None and depth <= self.pointed:
+            self.pointed = None if depth == self.pointed else self.pointed - 1
         for entry in self.on_stack:
             if entry.depth > depth:
                 entry.depth -= 1
@@ -1310,6 +1320,8 @@ class _Scan:
         self.active.insert(min(bookmark, len(self.active)), copy)
         order = [*range(depth), *reversed(kept), block, depth, *range(block + 1, len(self.stack))]
         self.stack[:] = [self.stack[i] for i in order]
+        if self.pointed is not None and self.pointed >= depth:  # a form is special: the block or above it
+            self.pointed = order.index(self.pointed) if self.pointed in order else None
         self.tags[:] = [self.tags[i] for i in order]
         del self.on_stack[len(self.on_stack) - len(entries):]
         for new, old in enumerate(order[depth:], start=depth):
