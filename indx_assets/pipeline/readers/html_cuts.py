@@ -333,15 +333,19 @@ def _references_decoded(text: str, in_attribute: bool) -> str:
     def decoded(ref: re.Match[str]) -> str:
         number, name = ref[1], ref[2]
         if number is not None:
-            digits = (number[1:] if number[0] in "xX" else number).lstrip("0")
-            code = int(digits, 16 if number[0] in "xX" else 10) if 0 < len(digits) <= 8 else 0 if not digits else -1
-            if code <= 0 or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+            hexadecimal = number[0] in "xX"
+            digits = (number[1:] if hexadecimal else number).lstrip("0")
+            if len(digits) > 8:
+                code = 0x110000  # past the last code point (and no int() of a hostile run of digits)
+            else:
+                code = int(digits or "0", 16 if hexadecimal else 10)
+            if code == 0 or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
                 return "\ufffd"
             return unescape(ref[0]) if 0x80 <= code <= 0x9F else chr(code)
         for end in range(len(name), 0, -1):
             if name[:end] in html5:
                 follows = name[end : end + 1] or text[ref.end() : ref.end() + 1]
-                if in_attribute and name[end - 1] != ";" and follows and follows in _ALNUM_OR_EQUALS:
+                if in_attribute and name[end - 1] != ";" and follows in _ALNUM_OR_EQUALS:
                     return ref[0]
                 return html5[name[:end]] + name[end:]
         return ref[0]
