@@ -49,6 +49,8 @@ FRAGMENTS = [
     "<span>", "<span class=s>", "</span>", "<sub>", "</sub>", "<label>", "</label>", "<span hidden>", "<q>", "</q>",
     # blocks that reconstruct nothing before them, ruby text, a form closed below a block
     "<dialog>dlg</dialog>", "<search>", "</search>", "<ruby>r<rt>t</rt></ruby>", "<rb>", "</rb>", "<rtc>",
+    # ruby with its end tags left out (`rt`, `rp`, `rb` closed by the next, all by `</ruby>`)
+    "<ruby>", "</ruby>", "<rt>", "<rp>(", "</rt>", "</rtc>", "<ruby>漢<rp>(<rt>kan<rp>)</ruby>", "<ruby hidden>",
     "<form><div>in a form", "<div><form><section>", "<object>", "</object>", "<marquee>m", "</marquee>",
     # the form pointer left set with its form closed, or cleared with it open
     "<div><form><p>f</div>", "<table><tr><td></form></td></tr></table>", "<object></form></object>",

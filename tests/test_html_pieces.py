@@ -816,6 +816,29 @@ def test_a_button_opened_in_another_is_cut_after_at_any_size(middle: str, doctyp
     assert _cut_after_the_mark(middle, doctype)
 
 
+#: Ruby with end tags left out, as the standard allows (`<ruby>漢<rt>kan</ruby>`): a ruby text or
+#: base closes the implied elements above a ruby in scope, and `</ruby>` what stands above it.
+RUBY = [  # `<!--aa-->` after the tag
+    "<ruby>漢<rt>kan</ruby><!--aa--><p>a</p><p>b</p>",
+    "<div><ruby>a<rp>(<rt>kan<rp>)</ruby><!--aa--></div><p>a</p><p>b</p>",
+    "<ruby>a<rb>b<rtc>c<rt>d<!--aa--></ruby><p>a</p><p>b</p>",  # an rtc stays open around an rt
+    "<ruby>a<rtc>b<rp>c<rt>d<rb>e</ruby><!--aa--><p>a</p><p>b</p>",
+    "<div><ruby>a<p>b<rt>c</p>x</ruby><!--aa--></div>y<p>a</p>",  # the rt closed the p: `</p>` an empty one
+    "<ul><li><ruby>a<li>b<rt>c</ruby><!--aa-->d</ul><p>a</p>",
+    "<b>x<ruby>a<rt>b</b>c</ruby><!--aa-->d<p>a</p>",
+    "<ruby>a<div>b<rt>c</div>d</ruby><!--aa-->e<p>a</p>",  # `</ruby>` ignored past the div
+    "<ruby>a<span><rt>b</span>c</ruby><!--aa-->d<p>a</p>",
+    "<ruby>a<button><rt>b</button>c</ruby><!--aa-->d<p>a</p>",  # no ruby in scope: nothing closed
+]
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
+@pytest.mark.parametrize("middle", RUBY)
+def test_ruby_with_its_end_tags_left_out_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
+    # issue 17: `</ruby>` over an open rt, and an rt or rp after another, stopped the scan
+    assert _cut_after_the_mark(middle, doctype)
+
+
 #: A tag that closes its element with blocks above it (a `div`, a list, an item...): the parser
 #: pops them all where the element is in its scope, and ignores the tag where it is not.
 CLOSED_OVER_BLOCKS = [  # `<!--aa-->` after the tag

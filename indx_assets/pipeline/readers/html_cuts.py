@@ -196,6 +196,8 @@ _NOT_NESTED = frozenset(b"a nobr button".split())
 #: Start tags that are not followed in an open `select`: `input`, `keygen`, `textarea` and
 #: `select` close it (with whatever the parser let open in it), `noscript` is ignored there.
 _SELECT_CLOSERS = frozenset(b"input keygen noscript select textarea".split())
+#: Ruby's base and text elements: their start tags close the implied elements above a `ruby`
+#: in scope (`_Scan._close_implied`).
 _RUBY = frozenset(b"rb rp rt rtc".split())
 #: Containers a piece may open again (`_Scan._reopen`): the walk reads each as a block of text.
 #: A form too (ASP.NET wraps a whole page in one): reopened, it sets the parser's form element
@@ -1049,8 +1051,12 @@ class _Scan:
             self._truncate(len(self.stack) - 1)
         elif name in (b"option", b"optgroup") and top == b"option":
             self._truncate(len(self.stack) - 1)
-        elif name in _RUBY and top in _RUBY:
-            self.trusted = False
+        elif name in _RUBY and self._in_scope(b"ruby"):
+            # a ruby text or base closes the implied elements above the ruby (an `rtc` stays
+            # open around an `rt` or `rp`)
+            implied = _IMPLIED - {b"rtc"} if name in (b"rt", b"rp") else _IMPLIED
+            while self.stack[-1] in implied:
+                self._truncate(len(self.stack) - 1)
         if name == b"a" and (listed := self._last_entry(b"a")) is not None:
             # the adoption agency for the `a` in the list, as its end tag runs it, before the
             # reconstruction (a link left open in a `p` is reconstructed in the next one, which
@@ -1167,7 +1173,7 @@ class _Scan:
         else stops the scan vouching: a stack left larger than the parser's would pair the page's
         later end tags with other elements than the parser does, and reopen what it has closed. A
         formatting element's runs the adoption agency (`_formatting_end`); a phrasing element's,
-        or a ruby text's (`rb`, `rt`...), closes it with the elements above it, or is ignored
+        or a ruby's or its text's (`rb`, `rt`...), closes it with the elements above it, or is ignored
         past a special element."""
         if name == b"form" and not self.foreign and b"select" not in self.stack and b"template" not in self.stack:
             # the form the pointer points to, in scope, closes (the pointer is cleared anyway);
@@ -1196,7 +1202,7 @@ class _Scan:
             self.trusted = False
         elif name in _CLOSES_IMPLIED:
             self._pop_through(frozenset({name}), _END_TAG_SCOPE.get(name, _SCOPE))
-        elif name in _INLINE or name in _RUBY:
+        elif name in _INLINE or name in _RUBY or name == b"ruby":
             self._pop_through(frozenset({name}), _SPECIAL)  # "any other end tag"
         else:
             self.trusted = False  # the adoption agency, or an end tag that closes what is not implied
