@@ -51,6 +51,9 @@ FRAGMENTS = [
     "<dialog>dlg</dialog>", "<search>", "</search>", "<ruby>r<rt>t</rt></ruby>", "<rb>", "</rb>", "<rtc>",
     # ruby with its end tags left out (`rt`, `rp`, `rb` closed by the next, all by `</ruby>`)
     "<ruby>", "</ruby>", "<rt>", "<rp>(", "</rt>", "</rtc>", "<ruby>漢<rp>(<rt>kan<rp>)</ruby>", "<ruby hidden>",
+    # a select as Lexbor parses it (by the body's rules, a scope's boundary; options closed implicitly)
+    "<select>", "<select name=s>", "</select>", "<option>o", "</option>", "<optgroup label=g>", "</optgroup>",
+    "<select><option>a<option>b</select>", "<select hidden><option>h</select>", "<input>", "<hr>",
     "<form><div>in a form", "<div><form><section>", "<object>", "</object>", "<marquee>m", "</marquee>",
     # the form pointer left set with its form closed, or cleared with it open
     "<div><form><p>f</div>", "<table><tr><td></form></td></tr></table>", "<object></form></object>",

@@ -4,7 +4,7 @@ A parser's tree costs many times its page's size (Lexbor: about 15x for short pa
 large page is parsed a piece at a time (`html_pieces`). Tree construction never looks ahead, so
 a prefix of a document parses as the document does up to the cut. The rest parses alone as it
 would have in place exactly when, at the cut, the parser would have held nothing open but
-`html` and `body` (no table, select, template or foreign content; but see the containers and
+`html` and `body` (no table, template or foreign content; but see the containers and
 formatting elements below) and the piece starts with a token
 that goes to the body from any mode before it: a block start tag, or a word of text after
 whitespace. Each piece after the first is given the document's DOCTYPE, so it is parsed in the
@@ -18,7 +18,7 @@ implicitly (`_close_implied`: a block start closes an open `p` in button scope, 
 like above its element, a heading's end tag the open heading of any level; an end tag with nothing
 of its name open is ignored, and so is one whose element is out of the scope the parser looks
 in). Such a close pops whatever stands above the element closed, blocks too, as the parser
-does; the scan follows it but where it would pop a select or a template (`_UNPOPPABLE`), so
+does; the scan follows it but where it would pop a template (`_Scan._pop_through`), so
 that its stack is what the parser holds
 above `body`: a stack larger than the parser's would pair later end tags with other elements
 than the parser does, and a cut would open again what the parser has closed. At the first tag it
@@ -32,7 +32,7 @@ Where only containers the walk reads as blocks of text are open (`div`, `section
 block start tag, or before an item of the list open innermost: the next piece starts by opening
 them again, which the walk of blocks does not see (see `_reopen`). The scan keeps the parser's
 form element pointer (`_Scan.form_pointer`: a `<form>` is ignored while it is set,
-`_Scan._form_ignored`): a form start tag sets it (in a table's modes too, where the form closes
+`_Scan._start_ignored`): a form start tag sets it (in a table's modes too, where the form closes
 at once), `</form>` clears it (and takes the form it points to off the stack where it is in
 scope, wherever it stands: what stands above it stays open, in it: `_Scan._close_form`; a form
 out of scope stays open), any other close of the form leaves it set. A piece sets it again as it
@@ -162,17 +162,15 @@ _CLOSES_P = frozenset(
     b" h1 h2 h3 h4 h5 h6 header hgroup hr main menu nav ol p pre listing search section summary ul xmp li dd dt".split()
 )
 _HEADINGS = frozenset(b"h1 h2 h3 h4 h5 h6".split())
-#: Where the default scope stops a search down the stack, and button scope too.
-_SCOPE = frozenset(b"applet caption html table td th marquee object template".split())
+#: Where the default scope stops a search down the stack, and button scope too. (A `select` too,
+#: as Lexbor parses it: in the body's rules, with what it holds, since the standard let it hold
+#: more than options.)
+_SCOPE = frozenset(b"applet caption html table td th marquee object template select".split())
 _BUTTON_SCOPE = _SCOPE | {b"button"}
 #: The scope an end tag's element must be in to be closed (else the tag is ignored; an empty `p`
 #: opened and closed for `</p>`): the default scope, but these. (`</form>` closes the form the
 #: pointer points to: `_Scan._end`.)
 _END_TAG_SCOPE = {b"p": _BUTTON_SCOPE, b"li": _SCOPE | {b"ol", b"ul"}}
-#: Elements a close must not pop, though the parser does: a select or template (insertion modes
-#: of their own). (A `noscript` is an element as `span` is: Lexbor parses with scripting off, so its
-#: content is markup, and the walk skips it.)
-_UNPOPPABLE = frozenset(b"select template".split())
 #: The HTML standard's special elements (those the scan can hold): where `li`'s and `dd`'s
 #: search for an open item to close stops (but not at address, div or p).
 _SPECIAL = frozenset(
@@ -191,17 +189,14 @@ _CLOSES_IMPLIED = frozenset(
 #: Start tags that act on an open element of the same name in scope: a nested button closes the
 #: open one, `a` and `nobr` run the adoption agency for it. One still in scope once they have is
 #: not followed; one out of scope (below a cell, a caption, an `object`: `<a><table><td><a>`)
-#: stays open, as the new one opens. A nested form is followed: see `_Scan._form_ignored`.
+#: stays open, as the new one opens. A nested form is followed: see `_Scan._start_ignored`.
 _NOT_NESTED = frozenset(b"a nobr button".split())
-#: Start tags that are not followed in an open `select`: `input`, `keygen`, `textarea` and
-#: `select` close it (with whatever the parser let open in it), `noscript` is ignored there.
-_SELECT_CLOSERS = frozenset(b"input keygen noscript select textarea".split())
 #: Ruby's base and text elements: their start tags close the implied elements above a `ruby`
 #: in scope (`_Scan._close_implied`).
 _RUBY = frozenset(b"rb rp rt rtc".split())
 #: Containers a piece may open again (`_Scan._reopen`): the walk reads each as a block of text.
 #: A form too (ASP.NET wraps a whole page in one): reopened, it sets the parser's form element
-#: pointer as in place, where the open form set it (`_Scan._form_ignored`).
+#: pointer as in place, where the open form set it (`_Scan._start_ignored`).
 #: What follows a form's start tag a piece opens again where the pointer does not point to it:
 #: `</form>` in an `object` (a scope's boundary) clears the pointer and leaves the form open; the
 #: walk skips an object.
@@ -221,6 +216,9 @@ _FORMATTING = frozenset(b"a b big code em font i nobr s small strike strong tt u
 #: them as inline text, and the parser gives them nothing but a place on the stack (none is
 #: special, a scope's boundary, a formatting element or closed implicitly).
 _INLINE = frozenset(b"abbr bdi bdo cite data del dfn ins kbd label mark q samp span sub sup time var".split())
+#: Elements whose end tag the body reads as "any other end tag" (it closes the element with
+#: what stands above it, or is ignored past a special element), which the scan follows.
+_ANY_OTHER_END = _INLINE | _RUBY | frozenset(b"ruby option optgroup".split())
 #: What may stand open around a word of text where a piece is cut (`_Scan._text_reopen`).
 _AROUND_TEXT = _FORMATTING | _INLINE
 #: Start tags that do not make the parser "reconstruct the active formatting elements" in the
@@ -271,16 +269,17 @@ _IN_TABLE_RAW = frozenset(b"script style".split())
 #: entries stay in the list, and the reconstruction after the table opens them again), and
 #: elements the parser gives nothing but a place on the stack, closed by their own end tag or by
 #: the body's implied closes (blocks, items, headings, `p`, a `button`, a `pre`, in whose text no
-#: cut falls there: `_Scan._pre_reopen`; phrasing elements): not a form (the table's own rule
-#: inserts it and closes it at once), a select, a template or an element that pushes a marker.
+#: cut falls there: `_Scan._pre_reopen`; phrasing elements; a select and its options): not a form
+#: (the table's own rule inserts it and closes it at once), a template or an element that pushes
+#: a marker.
 _FOSTERED_OPEN = _FORMATTING | (_REOPENABLE - {b"form"}) | _INLINE | _HEADINGS | frozenset(
-    b"p li dd dt button pre".split())
-#: Elements a cell's or caption's close must not pop: a select or template;
+    b"p li dd dt button pre select option optgroup".split())
+#: Elements a cell's or caption's close must not pop: a template (insertion modes of its own);
 #: `applet`, `marquee` and `object` push a marker on the list of active formatting elements, and
 #: the close clears that list only back to their marker, so a formatting element opened before
 #: them in the cell is reconstructed after the table (the HTML standard's "clear the list of
 #: active formatting elements up to the last marker"). `_IN_CELL` leaves them out for the same reason.
-_UNCLOSABLE_IN_CELL = frozenset(b"select template applet marquee object".split())
+_UNCLOSABLE_IN_CELL = frozenset(b"template applet marquee object".split())
 #: The rest of a table's row, from after its start tag to the next row's (a lookahead), when it
 #: holds nothing but whitespace and cells of text and of tags whose effect stays in the cell (the
 #: cell's close, which the next row's start makes, pops them and clears their formatting): read
@@ -512,7 +511,7 @@ class _Scan:
                         self.pending_table = len(self.stack) - 3  # below its row group and the row
                         if self.released is not None:
                             self.released(lt)  # read ahead to the table's end: read again when cut
-                elif not self.foreign and self._form_ignored(name):
+                elif not self.foreign and self._start_ignored(name):
                     at = token.end()  # no element, no `p` closed: the parser ignores the tag
                 else:
                     if not self.foreign:
@@ -583,7 +582,7 @@ class _Scan:
             self.pending = []
         active = self.active
         if reconstructs and active and active[-1].key is not None and not active[-1].on:
-            if b"template" not in self.stack and b"select" not in self.stack:
+            if b"template" not in self.stack:
                 self._reconstruct()
             else:
                 self.trusted = False
@@ -614,10 +613,16 @@ class _Scan:
         self.form_pointer = True
         self.pointed = len(self.stack) - 1 if open_ else None
 
-    def _form_ignored(self, name: bytes) -> bool:
+    def _start_ignored(self, name: bytes) -> bool:
         """Whether the parser ignores this start tag in the body: a `form` while its form element
-        pointer is set (and no `template` is open). Else a form start tag sets it (`_start`)."""
-        return name == b"form" and self.form_pointer and b"template" not in self.stack
+        pointer is set (and no `template` is open; else a form start tag sets it: `_start`), a
+        `select` while one is in scope, which it closes first."""
+        if b"template" in self.stack:
+            return False
+        if name == b"select" and self._in_scope(b"select"):
+            self._pop_through(frozenset({b"select"}), _SCOPE)
+            return True
+        return name == b"form" and self.form_pointer
 
     def _push(self, name: bytes, tag: bytes | None) -> None:
         del self.tags[len(self.stack):]
@@ -673,9 +678,9 @@ class _Scan:
         """Whether the next text, or a start tag not in `_NO_RECONSTRUCT`, makes the parser
         reconstruct the active formatting elements: the list's last entry is an element off the
         stack, and the parser reads it by the body's rules (no SVG/MathML, no table's own modes,
-        no select or template)."""
+        no template)."""
         return bool(self.active) and not self.active[-1].on and self.active[-1].key is not None and \
-            not self.foreign and not self._fostering() and b"select" not in self.stack and b"template" not in self.stack
+            not self.foreign and not self._fostering() and b"template" not in self.stack
 
     def _reconstruct(self) -> None:
         """"Reconstruct the active formatting elements" (the HTML standard): the entries off the
@@ -723,7 +728,7 @@ class _Scan:
     def _close_to(self, at: int) -> None:
         """Close the cell or caption at `at` of the stack and all above it, as the parser does
         (it also clears the formatting elements opened in it); not followed where that would
-        pop a form (its pointer stays set), a select or template, or an element whose marker
+        pop a form (its pointer stays set), a template, or an element whose marker
         keeps formatting opened in the cell for after the table (`_UNCLOSABLE_IN_CELL`)."""
         if any(name in _UNCLOSABLE_IN_CELL for name in self.stack[at + 1 :]):
             self.trusted = False
@@ -757,9 +762,9 @@ class _Scan:
             return True
         if name not in _TABLE_ANY and not self._fostering():
             return False  # the body's rules, in a cell or caption too (the common case: first)
-        if b"select" in self.stack or b"template" in self.stack:
+        if b"template" in self.stack:
             if name in _TABLE_ANY:
-                self.trusted = False  # "in select in table", a template's modes: not followed
+                self.trusted = False  # a template's modes: not followed
                 return True
             return False
         context = self._table_context()
@@ -854,7 +859,7 @@ class _Scan:
     def _table_end(self, name: bytes) -> bool:
         """Follow an end tag as a table's insertion modes do (see `_table_start`); False where
         the body's rules read it."""
-        if (name not in _TABLE_ANY and not self._fostering()) or b"select" in self.stack or b"template" in self.stack:
+        if (name not in _TABLE_ANY and not self._fostering()) or b"template" in self.stack:
             return False  # in a cell or caption, the body's rules (which ignore `</body>`, `</html>`)
         context = self._table_context()
         if context < 0:
@@ -1014,10 +1019,10 @@ class _Scan:
         """Close the innermost open element of `names` as the parser does, popping the elements
         above it, when it is found before any of `stops` (the scope the parser looks in, or
         where its search ends); nothing where it is not. It cannot vouch for a close that pops
-        one of `_UNPOPPABLE`."""
+        a template (a mode of its own)."""
         for i in range(len(self.stack) - 1, -1, -1):
             if self.stack[i] in names:
-                if _UNPOPPABLE.isdisjoint(self.stack[i + 1 :]):
+                if b"template" not in self.stack[i + 1 :]:
                     self._truncate(i)
                 else:
                     self.trusted = False
@@ -1027,12 +1032,13 @@ class _Scan:
 
     def _close_implied(self, name: bytes, attrs: bytes) -> None:
         """The open elements a start tag in the body closes before it opens (the HTML standard's
-        "in body" rules for `li`, `dd`, `dt`, a `p` in button scope, headings, `option`, a
-        `button` in scope), and
+        "in body" rules for `li`, `dd`, `dt`, a `p` in button scope, headings, a `button` in
+        scope, ruby; an `option`, `optgroup`, `hr` or `input` in a select in scope, as Lexbor
+        has them), and
         the formatting elements it reconstructs (`_reconstruct`) and drops from the list (a
         nested `a`, the Noah's Ark clause: `_formatting_start`)."""
-        if b"select" in self.stack or b"template" in self.stack:
-            # other insertion modes: followed only as far as an `option` closing an `option`
+        if b"template" in self.stack:
+            # its own insertion modes: followed only as far as an `option` closing an `option`
             if name == b"option" and self.stack[-1] == b"option":
                 self._truncate(len(self.stack) - 1)
             elif name in (b"option", b"optgroup") and self.stack[-1] in (b"option", b"optgroup"):
@@ -1049,14 +1055,14 @@ class _Scan:
         top = self.stack[-1] if self.stack else b""
         if name in _HEADINGS and top in _HEADINGS:
             self._truncate(len(self.stack) - 1)
+        elif name in (b"option", b"optgroup", b"hr") and self._in_scope(b"select"):
+            self._implied_ends(b"optgroup" if name == b"option" else b"")  # an option's stays in its group
         elif name in (b"option", b"optgroup") and top == b"option":
             self._truncate(len(self.stack) - 1)
+        elif name == b"input" and self._in_scope(b"select"):
+            self._pop_through(frozenset({b"select"}), _SCOPE)  # an input closes the select
         elif name in _RUBY and self._in_scope(b"ruby"):
-            # a ruby text or base closes the implied elements above the ruby (an `rtc` stays
-            # open around an `rt` or `rp`)
-            implied = _IMPLIED - {b"rtc"} if name in (b"rt", b"rp") else _IMPLIED
-            while self.stack[-1] in implied:
-                self._truncate(len(self.stack) - 1)
+            self._implied_ends(b"rtc" if name in (b"rt", b"rp") else b"")  # an `rtc` holds ruby text
         if name == b"a" and (listed := self._last_entry(b"a")) is not None:
             # the adoption agency for the `a` in the list, as its end tag runs it, before the
             # reconstruction (a link left open in a `p` is reconstructed in the next one, which
@@ -1083,6 +1089,11 @@ class _Scan:
             self.trusted = False  # left by the adoption agency (a `nobr` reconstructed counts)
         elif name in _FORMATTING:
             self._formatting_start(name, attrs)
+
+    def _implied_ends(self, kept: bytes = b"") -> None:
+        """"Generate implied end tags": pop the current node while it is one of `_IMPLIED` (but `kept`)."""
+        while self.stack and self.stack[-1] in _IMPLIED and self.stack[-1] != kept:
+            self._truncate(len(self.stack) - 1)
 
     def _in_scope(self, name: bytes) -> bool:
         """Whether an element of that name is open in the default scope (none of `_SCOPE` above it)."""
@@ -1124,24 +1135,21 @@ class _Scan:
                 self.stack.append(name)
                 self.foreign += 1
             return at
-        if name in _NEVER or (b"select" in self.stack and name in _SELECT_CLOSERS):
+        if name in _NEVER:
             self.trusted = False
         elif name in _FOREIGN:
             if not _SELF_CLOSING.search(attrs):
                 self.stack.append(name)
                 self.foreign += 1
         elif name in _RAW_TEXT:
-            if b"select" in self.stack and name != b"script":  # ignored there: its text is markup
-                self.trusted = False
-                return at
             return self._raw_text(name, at)
         elif name not in _VOID and name not in _IGNORED:
-            if name in _FORMATTING and b"select" not in self.stack and b"template" not in self.stack:
+            if name in _FORMATTING and b"template" not in self.stack:
                 self.stack.append(name)
                 self._listed(_Entry(name, self.source[tag_start:at], _key(name, attrs), len(self.stack) - 1))
             else:
                 self._push(name, None)  # a marker for `object` and the like
-                if name == b"form" and b"template" not in self.stack and b"select" not in self.stack:
+                if name == b"form" and b"template" not in self.stack:
                     self._point_to_form(open_=True)
         return at
 
@@ -1175,7 +1183,7 @@ class _Scan:
         formatting element's runs the adoption agency (`_formatting_end`); a phrasing element's,
         or a ruby's or its text's (`rb`, `rt`...), closes it with the elements above it, or is ignored
         past a special element."""
-        if name == b"form" and not self.foreign and b"select" not in self.stack and b"template" not in self.stack:
+        if name == b"form" and not self.foreign and b"template" not in self.stack:
             # the form the pointer points to, in scope, closes (the pointer is cleared anyway);
             # one left open by an earlier `</form>` out of scope is not closed by the next
             pointed, self.form_pointer = self.form_pointer, False
@@ -1183,7 +1191,7 @@ class _Scan:
                 self._close_form(self.pointed)
             self.pointed = None
             return
-        if not self.foreign and name in _FORMATTING and b"select" not in self.stack and b"template" not in self.stack:
+        if not self.foreign and name in _FORMATTING and b"template" not in self.stack:
             self._formatting_end(name)
         elif self.stack and self.stack[-1] == name:
             self._truncate(len(self.stack) - 1)
@@ -1198,11 +1206,11 @@ class _Scan:
             self._pop_through(_HEADINGS, _SCOPE)  # `</h1>` closes an open `h2` too
         elif name in _VOID or name in _IGNORED or name not in self.stack:
             pass  # ignored (`</p>` opens and closes an empty `p`: nothing stays open)
-        elif b"select" in self.stack or b"template" in self.stack:
+        elif b"template" in self.stack:
             self.trusted = False
         elif name in _CLOSES_IMPLIED:
             self._pop_through(frozenset({name}), _END_TAG_SCOPE.get(name, _SCOPE))
-        elif name in _INLINE or name in _RUBY or name == b"ruby":
+        elif name in _ANY_OTHER_END:
             self._pop_through(frozenset({name}), _SPECIAL)  # "any other end tag"
         else:
             self.trusted = False  # the adoption agency, or an end tag that closes what is not implied
@@ -1220,8 +1228,7 @@ class _Scan:
         ends one anyway."""
         if not _SCOPE.isdisjoint(self.stack[i + 1 :]):
             return  # out of scope: it stays open
-        while len(self.stack) - 1 > i and self.stack[-1] in _IMPLIED:
-            self._truncate(len(self.stack) - 1)
+        self._implied_ends()
         if len(self.stack) - 1 == i:
             self._truncate(i)
         elif self.tags[i] is None:
