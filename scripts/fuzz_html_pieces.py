@@ -54,6 +54,8 @@ FRAGMENTS = [
     # a select as Lexbor parses it (by the body's rules, a scope's boundary; options closed implicitly)
     "<select>", "<select name=s>", "</select>", "<option>o", "</option>", "<optgroup label=g>", "</optgroup>",
     "<select><option>a<option>b</select>", "<select hidden><option>h</select>", "<input>", "<hr>",
+    # a template: its content closed whole by its end tag, in the body or a table's modes
+    "<template>", "</template>", "<template><p>t<div>u</template>", "<template><li>i<b>j</template>",
     "<form><div>in a form", "<div><form><section>", "<object>", "</object>", "<marquee>m", "</marquee>",
     # the form pointer left set with its form closed, or cleared with it open
     "<div><form><p>f</div>", "<table><tr><td></form></td></tr></table>", "<object></form></object>",

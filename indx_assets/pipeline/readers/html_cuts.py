@@ -18,11 +18,12 @@ implicitly (`_close_implied`: a block start closes an open `p` in button scope, 
 like above its element, a heading's end tag the open heading of any level; an end tag with nothing
 of its name open is ignored, and so is one whose element is out of the scope the parser looks
 in). Such a close pops whatever stands above the element closed, blocks too, as the parser
-does; the scan follows it but where it would pop a template (`_Scan._pop_through`), so
-that its stack is what the parser holds
-above `body`: a stack larger than the parser's would pair later end tags with other elements
-than the parser does, and a cut would open again what the parser has closed. At the first tag it
-cannot vouch for (such a close, an unterminated token, `frameset`, `plaintext`, a script that
+does, and the scan follows it, so that its stack is what the parser holds above `body`: a stack
+larger than the parser's would pair later end tags with other elements than the parser does,
+and a cut would open again what the parser has closed. A template's content is followed only
+as far as the tokenizer needs: nothing in it reaches out of it, and its end tag closes all it
+holds (`_Scan._in_template`). At the first tag it
+cannot vouch for (an end tag that closes what is not implied, an unterminated token, `frameset`, `plaintext`, a script that
 enters its double-escaped state, HTML breaking out of SVG/MathML) it stops proposing cuts: the
 rest is one piece, parsed whole, as before. A page with a `frameset` tag anywhere is not cut at all (see
 `_FRAMESET`).
@@ -274,12 +275,11 @@ _IN_TABLE_RAW = frozenset(b"script style".split())
 #: a marker.
 _FOSTERED_OPEN = _FORMATTING | (_REOPENABLE - {b"form"}) | _INLINE | _HEADINGS | frozenset(
     b"p li dd dt button pre select option optgroup".split())
-#: Elements a cell's or caption's close must not pop: a template (insertion modes of its own);
-#: `applet`, `marquee` and `object` push a marker on the list of active formatting elements, and
+#: Elements a cell's or caption's close must not pop: `applet`, `marquee` and `object` push a marker on the list of active formatting elements, and
 #: the close clears that list only back to their marker, so a formatting element opened before
 #: them in the cell is reconstructed after the table (the HTML standard's "clear the list of
 #: active formatting elements up to the last marker"). `_IN_CELL` leaves them out for the same reason.
-_UNCLOSABLE_IN_CELL = frozenset(b"template applet marquee object".split())
+_UNCLOSABLE_IN_CELL = frozenset(b"applet marquee object".split())
 #: The rest of a table's row, from after its start tag to the next row's (a lookahead), when it
 #: holds nothing but whitespace and cells of text and of tags whose effect stays in the cell (the
 #: cell's close, which the next row's start makes, pops them and clears their formatting): read
@@ -414,6 +414,8 @@ class _Scan:
         #: the depth from which the open elements stand in an element taken off the stack from
         #: under them (`_take_out`: a form `</form>` closed, an `a` another one dropped), else None
         self.in_taken_out: int | None = None
+        #: the content of the open template (the outermost) has had an element that pushes a marker
+        self.template_marked = False
         self.doctype = b""
         self.seen_token = False  # a DOCTYPE counts only as the first token
         self.trusted = True
@@ -500,7 +502,9 @@ class _Scan:
                 continue
             if token["start"] is not None:
                 name = token["start"].lower()
-                if not self.foreign and self._table_start(name, token[0]):
+                if self._in_template():
+                    at = self._template_start(name, token["attrs"], token.end(), lt)
+                elif not self.foreign and self._table_start(name, token[0]):
                     at = token.end()
                     if name == b"tr" and self.trusted and self.stack[-1:] == [b"tr"] and \
                             (row := _ROW_REST.match(source, at)) is not None:  # a row opened in a table
@@ -533,7 +537,10 @@ class _Scan:
                         self.tags.append(token[0] if reopenable else None)
             elif token["end"] is not None:
                 name = token["end"].lower()
-                if self.foreign or not self._table_end(name):
+                if self._in_template():
+                    if name == b"template":  # (the rest close only what is in it)
+                        self._template_end()
+                elif self.foreign or not self._table_end(name):
                     self._end(name)
                 at = token.end()
             elif token["bang"] is not None and token["bang"][:8].lower() == b"!doctype" and not self.seen_token:
@@ -561,6 +568,39 @@ class _Scan:
             return held
         return []
 
+    def _in_template(self) -> bool:
+        """Whether the tokens go into a template's content: an HTML `template` is the current node.
+        Nothing in a template reaches out of it (it is a special element, a boundary of every
+        scope, and a marker in the list of active formatting elements), and its end tag closes
+        all it holds, so the scan opens nothing in it but what changes how the tokenizer reads
+        (`_template_start`): above a template, only a template or SVG/MathML stands open."""
+        return not self.foreign and self.stack[-1:] == [b"template"]
+
+    def _template_start(self, name: bytes, attrs: bytes, at: int, tag_start: int) -> int:
+        """Follow a start tag in a template's content (see `_in_template`): a template nested in
+        it, raw text, SVG/MathML, and what stops the scan; the rest opens nothing the scan keeps."""
+        if name == b"template" or name in _RAW_TEXT or name in _FOREIGN or name in _NEVER:
+            return self._start(name, attrs, at, tag_start)
+        if name in _MARKERS:
+            self.template_marked = True  # a cell, an `object`...: see `_template_end`
+        return at
+
+    def _template_end(self) -> None:
+        """`</template>`: it closes all the template holds, then clears the list of active
+        formatting elements back to its last marker: the template's own, unless an element of
+        its content that pushes one (a cell, an `object`...) is still open, whose marker goes
+        instead; the template's then stays in the list (`<template><td></template>`: Lexbor does
+        as the standard says). The scan, which opens nothing in the template, cannot tell:
+        where its content had such an element and the list holds a formatting element before
+        the template's marker, it stops (the stale marker would hide that element from the
+        parser's later steps); with none, a stale marker changes nothing the parser does after."""
+        if b"template" not in self.stack[:-1]:  # the outermost: a nested one's markers are within it
+            marked, self.template_marked = self.template_marked, False
+            if marked and any(entry.key is not None for entry in self.active[:-1]):
+                self.trusted = False
+                return
+        self._truncate(len(self.stack) - 1)
+
     def _fostering(self) -> bool:
         """Whether the parser would foster-parent text or a tag it does not place in a table:
         the current node is a table, its row group, a row or a column group."""
@@ -574,18 +614,14 @@ class _Scan:
         table so far are dropped (those after it hold). A column group's mode closes the group
         first. Where the body's rules for it `reconstructs` the formatting elements off the stack,
         they are foster-parented too and left open above the table's own elements
-        (`_foster_parented`); in a template (whose formatting elements are not in the scan's
-        list), the scan stops there."""
+        (`_foster_parented`)."""
         if self.stack[-1] == b"colgroup":
             self._truncate(len(self.stack) - 1)
         if self.pending and self.pending_table == len(self.stack) - 1 - self.stack[::-1].index(b"table"):
             self.pending = []
         active = self.active
         if reconstructs and active and active[-1].key is not None and not active[-1].on:
-            if b"template" not in self.stack:
-                self._reconstruct()
-            else:
-                self.trusted = False
+            self._reconstruct()
 
     def _foster_parented(self) -> int:
         """Where the table's own element stands on the stack (the table, its row group, its row)
@@ -615,10 +651,8 @@ class _Scan:
 
     def _start_ignored(self, name: bytes) -> bool:
         """Whether the parser ignores this start tag in the body: a `form` while its form element
-        pointer is set (and no `template` is open; else a form start tag sets it: `_start`), a
-        `select` while one is in scope, which it closes first."""
-        if b"template" in self.stack:
-            return False
+        pointer is set (else a form start tag sets it: `_start`), a `select` while one is in
+        scope, which it closes first."""
         if name == b"select" and self._in_scope(b"select"):
             self._pop_through(frozenset({b"select"}), _SCOPE)
             return True
@@ -677,10 +711,10 @@ class _Scan:
     def _pending(self) -> bool:
         """Whether the next text, or a start tag not in `_NO_RECONSTRUCT`, makes the parser
         reconstruct the active formatting elements: the list's last entry is an element off the
-        stack, and the parser reads it by the body's rules (no SVG/MathML, no table's own modes,
-        no template)."""
+        stack, and the parser reads it by the body's rules (no SVG/MathML, no table's own modes;
+        a template's content is behind its marker)."""
         return bool(self.active) and not self.active[-1].on and self.active[-1].key is not None and \
-            not self.foreign and not self._fostering() and b"template" not in self.stack
+            not self.foreign and not self._fostering()
 
     def _reconstruct(self) -> None:
         """"Reconstruct the active formatting elements" (the HTML standard): the entries off the
@@ -728,7 +762,7 @@ class _Scan:
     def _close_to(self, at: int) -> None:
         """Close the cell or caption at `at` of the stack and all above it, as the parser does
         (it also clears the formatting elements opened in it); not followed where that would
-        pop a form (its pointer stays set), a template, or an element whose marker
+        pop a form (its pointer stays set), or an element whose marker
         keeps formatting opened in the cell for after the table (`_UNCLOSABLE_IN_CELL`)."""
         if any(name in _UNCLOSABLE_IN_CELL for name in self.stack[at + 1 :]):
             self.trusted = False
@@ -747,7 +781,9 @@ class _Scan:
         fostered = self._foster_parented()
         if fostered >= 0 and name not in _TABLE_ANY:
             # the table's modes give the tag to the body's rules, inside what they foster-parented
-            # (the table's own rule for a template: not followed)
+            if name == b"template":
+                self._push(name, None)  # the head's rules: into them, where the table reads on after it
+                return True
             if name == b"input" and _hidden_input(tag):
                 return True  # the table's own rule: into them, closed at once, nothing reconstructed
             if name in _FOSTERED_OPEN or name in _IN_TABLE_RAW or name in _FOSTERED_VOID:
@@ -755,18 +791,13 @@ class _Scan:
             if name == b"form":
                 # the table's own rule: a form goes into them, closed at once, where it sets the
                 # pointer (ignored while it is set)
-                if not self.form_pointer and b"template" not in self.stack:
+                if not self.form_pointer:
                     self._point_to_form(open_=False)
             else:
                 self.trusted = False
             return True
         if name not in _TABLE_ANY and not self._fostering():
             return False  # the body's rules, in a cell or caption too (the common case: first)
-        if b"template" in self.stack:
-            if name in _TABLE_ANY:
-                self.trusted = False  # a template's modes: not followed
-                return True
-            return False
         context = self._table_context()
         if context < 0 or self.stack[context] in (b"td", b"th", b"caption"):
             if name not in _TABLE_STRUCTURE:
@@ -804,9 +835,12 @@ class _Scan:
                 return False  # the body's rules open it, before the table
             if name == b"form" and top != b"colgroup" and top in _FOSTERING:
                 # ignored while the pointer is set; else the form goes into the table, sets the
-                # pointer and closes at once (no template is open: see above)
+                # pointer and closes at once
                 if not self.form_pointer:
                     self._point_to_form(open_=False)
+                return True
+            if name == b"template" and top in _FOSTERING:
+                self._push(name, None)  # the head's rules: into the table, which reads on after it
                 return True
             if top == b"colgroup":
                 if name == b"col":
@@ -859,7 +893,7 @@ class _Scan:
     def _table_end(self, name: bytes) -> bool:
         """Follow an end tag as a table's insertion modes do (see `_table_start`); False where
         the body's rules read it."""
-        if (name not in _TABLE_ANY and not self._fostering()) or b"template" in self.stack:
+        if name not in _TABLE_ANY and not self._fostering():
             return False  # in a cell or caption, the body's rules (which ignore `</body>`, `</html>`)
         context = self._table_context()
         if context < 0:
@@ -1018,14 +1052,10 @@ class _Scan:
     def _pop_through(self, names: frozenset[bytes], stops: frozenset[bytes]) -> None:
         """Close the innermost open element of `names` as the parser does, popping the elements
         above it, when it is found before any of `stops` (the scope the parser looks in, or
-        where its search ends); nothing where it is not. It cannot vouch for a close that pops
-        a template (a mode of its own)."""
+        where its search ends, a template among them); nothing where it is not."""
         for i in range(len(self.stack) - 1, -1, -1):
             if self.stack[i] in names:
-                if b"template" not in self.stack[i + 1 :]:
-                    self._truncate(i)
-                else:
-                    self.trusted = False
+                self._truncate(i)
                 return
             if self.stack[i] in stops:
                 return
@@ -1037,13 +1067,6 @@ class _Scan:
         has them), and
         the formatting elements it reconstructs (`_reconstruct`) and drops from the list (a
         nested `a`, the Noah's Ark clause: `_formatting_start`)."""
-        if b"template" in self.stack:
-            # its own insertion modes: followed only as far as an `option` closing an `option`
-            if name == b"option" and self.stack[-1] == b"option":
-                self._truncate(len(self.stack) - 1)
-            elif name in (b"option", b"optgroup") and self.stack[-1] in (b"option", b"optgroup"):
-                self.trusted = False
-            return
         if name == b"button":
             self._pop_through(frozenset({b"button"}), _SCOPE)  # a nested one closes the open one
         if name == b"li":
@@ -1144,12 +1167,12 @@ class _Scan:
         elif name in _RAW_TEXT:
             return self._raw_text(name, at)
         elif name not in _VOID and name not in _IGNORED:
-            if name in _FORMATTING and b"template" not in self.stack:
+            if name in _FORMATTING:
                 self.stack.append(name)
                 self._listed(_Entry(name, self.source[tag_start:at], _key(name, attrs), len(self.stack) - 1))
             else:
                 self._push(name, None)  # a marker for `object` and the like
-                if name == b"form" and b"template" not in self.stack:
+                if name == b"form":
                     self._point_to_form(open_=True)
         return at
 
@@ -1183,7 +1206,7 @@ class _Scan:
         formatting element's runs the adoption agency (`_formatting_end`); a phrasing element's,
         or a ruby's or its text's (`rb`, `rt`...), closes it with the elements above it, or is ignored
         past a special element."""
-        if name == b"form" and not self.foreign and b"template" not in self.stack:
+        if name == b"form" and not self.foreign:
             # the form the pointer points to, in scope, closes (the pointer is cleared anyway);
             # one left open by an earlier `</form>` out of scope is not closed by the next
             pointed, self.form_pointer = self.form_pointer, False
@@ -1191,7 +1214,7 @@ class _Scan:
                 self._close_form(self.pointed)
             self.pointed = None
             return
-        if not self.foreign and name in _FORMATTING and b"template" not in self.stack:
+        if not self.foreign and name in _FORMATTING:
             self._formatting_end(name)
         elif self.stack and self.stack[-1] == name:
             self._truncate(len(self.stack) - 1)
@@ -1206,8 +1229,6 @@ class _Scan:
             self._pop_through(_HEADINGS, _SCOPE)  # `</h1>` closes an open `h2` too
         elif name in _VOID or name in _IGNORED or name not in self.stack:
             pass  # ignored (`</p>` opens and closes an empty `p`: nothing stays open)
-        elif b"template" in self.stack:
-            self.trusted = False
         elif name in _CLOSES_IMPLIED:
             self._pop_through(frozenset({name}), _END_TAG_SCOPE.get(name, _SCOPE))
         elif name in _ANY_OTHER_END:
