@@ -56,6 +56,9 @@ FRAGMENTS = [
     "<select><option>a<option>b</select>", "<select hidden><option>h</select>", "<input>", "<hr>",
     # a template: its content closed whole by its end tag, in the body or a table's modes
     "<template>", "</template>", "<template><p>t<div>u</template>", "<template><li>i<b>j</template>",
+    # SVG and MathML, text and tags in their integration points (read as HTML)
+    "<math><mi>x</mi><mo>=</mo><mn>2</mn></math>", "<math><mi>", "<svg><title>t</title><desc>d</desc></svg>",
+    "<svg><title><form>f</form></title></svg>", "<svg><desc><a href=q>s</a></desc></svg>",
     "<form><div>in a form", "<div><form><section>", "<object>", "</object>", "<marquee>m", "</marquee>",
     # the form pointer left set with its form closed, or cleared with it open
     "<div><form><p>f</div>", "<table><tr><td></form></td></tr></table>", "<object></form></object>",

@@ -143,12 +143,18 @@ _IGNORED = frozenset(b"html head body".split())
 _RAW_TEXT = frozenset(b"style xmp iframe noembed noframes textarea title script".split())
 _NEVER = frozenset(b"frameset plaintext".split())
 _FOREIGN = frozenset(b"svg math".split())
-#: Start tags that leave SVG/MathML (the HTML standard's breakout list) or make part of it HTML.
+#: Start tags that leave SVG/MathML (the HTML standard's breakout list), or would be raw text in HTML.
 _BREAKOUT = frozenset(
     b"b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li listing menu meta"
-    b" nobr ol p pre ruby s small span strong strike sub sup table tt u ul var font foreignobject desc"
-    b" annotation-xml mi mo mn ms mtext".split()
+    b" nobr ol p pre ruby s small span strong strike sub sup table tt u ul var font".split()
 ) | (_RAW_TEXT - {b"title"}) | _NEVER | frozenset({b"noscript"})  # SVG's `title` is SVG
+#: SVG/MathML elements whose content the parser reads by the body's rules, as HTML (the HTML
+#: standard's integration points: SVG's `foreignObject`, `desc` and `title`, MathML's
+#: `annotation-xml` with some encodings, and MathML's text elements, `mi` and the like, all but
+#: their `mglyph` and `malignmark`). Their text is text; the scan stops at a start tag in them
+#: (an HTML `<form>` there may clear the form pointer, an `a` drop the one open around the SVG).
+_MATHML_TEXT = frozenset(b"mi mo mn ms mtext".split())
+_INTEGRATION_POINTS = _MATHML_TEXT | frozenset(b"foreignobject desc title annotation-xml".split())
 #: Start tags a piece may begin with: from any mode before the body, they open the body and go into it.
 _CUT_BEFORE = frozenset(
     b"p div section article header footer main aside nav blockquote dl figure address details center"
@@ -1152,7 +1158,9 @@ class _Scan:
     def _start(self, name: bytes, attrs: bytes, at: int, tag_start: int) -> int:
         """Follow a start tag from `tag_start` to `at`; where the next token begins."""
         if self.foreign:
-            if name in _BREAKOUT:
+            top = self.stack[-1]
+            if name in _BREAKOUT or \
+                    (top in _INTEGRATION_POINTS and not (top in _MATHML_TEXT and name in (b"mglyph", b"malignmark"))):
                 self.trusted = False
             elif not _SELF_CLOSING.search(attrs):
                 self.stack.append(name)
