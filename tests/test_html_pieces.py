@@ -931,6 +931,10 @@ FOREIGN = [  # `<!--aa-->` after the tag
     "<p><svg width=10><title>Icon</title><desc>a desc</desc><path d='M0 0'/></svg>after<!--aa--></p><p>x</p>",
     "<b>x<p>y</p><math><mi>z</mi></math>w<!--aa--><p>v</p>",  # the math start tag reconstructs the b
     "<math><mi><mglyph/>x</mi></math>w<!--aa--><p>v</p>",
+    # an end tag closes the innermost SVG/MathML element of its name, with what stands above it
+    "<p><svg><path d=M0></svg>x<!--aa--></p><p>y</p>",
+    "<svg><g><path><circle></g><rect/></svg>x<!--aa--><p>y</p>",
+    "<svg><svg><g></svg>a</svg>x<!--aa--><p>y</p>",
 ]
 
 
@@ -938,7 +942,8 @@ FOREIGN = [  # `<!--aa-->` after the tag
 @pytest.mark.parametrize("middle", FOREIGN)
 def test_svg_and_mathml_with_text_in_their_integration_points_are_cut_after_at_any_size(
         middle: str, doctype: str) -> None:
-    # issue 17: a MathML `mi`, `mo`, `mn`... or an SVG `desc` stopped the scan (a formula in a page)
+    # issue 17: a MathML `mi`, `mo`, `mn`... or an SVG `desc` stopped the scan (a formula in a
+    # page), and so did an SVG element left unclosed (`<path>` for `<path/>`)
     assert _cut_after_the_mark(middle, doctype)
 
 

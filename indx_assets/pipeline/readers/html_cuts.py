@@ -1224,12 +1224,18 @@ class _Scan:
             return
         if not self.foreign and name in _FORMATTING:
             self._formatting_end(name)
+        elif self.foreign:
+            # SVG/MathML's: the innermost of its name among them closes with what stands above
+            # it (`<svg><path></svg>`); past them, the HTML below reads the tag: not followed
+            foreign = self.stack[len(self.stack) - self.foreign :]
+            if name in foreign:
+                closed = len(foreign) - foreign[::-1].index(name) - 1
+                self._truncate(len(self.stack) - len(foreign) + closed)
+                self.foreign = closed
+            else:
+                self.trusted = False
         elif self.stack and self.stack[-1] == name:
             self._truncate(len(self.stack) - 1)
-            if self.foreign:
-                self.foreign -= 1
-        elif self.foreign:
-            self.trusted = False  # in SVG/MathML an end tag may close HTML
         elif name == b"br":
             if self._pending():
                 self._reconstruct()  # `</br>` is a `<br>`, which closes at once
