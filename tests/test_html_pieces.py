@@ -935,6 +935,10 @@ FOREIGN = [  # `<!--aa-->` after the tag
     "<p><svg><path d=M0></svg>x<!--aa--></p><p>y</p>",
     "<svg><g><path><circle></g><rect/></svg>x<!--aa--><p>y</p>",
     "<svg><svg><g></svg>a</svg>x<!--aa--><p>y</p>",
+    # SVG's `style`, `script`... hold markup, not raw text (a railroad diagram's inline CSS)
+    "<svg><style>/* <![CDATA[ */ svg { fill: red } /* ]]> */</style><g></g></svg>x<!--aa--><p>y</p>",
+    "<svg><textarea><g></g></textarea><script>var a = 1;</script></svg>x<!--aa--><p>y</p>",
+    "<math><style>a</style><xmp>b</xmp><noscript>c</noscript></math>x<!--aa--><p>y</p>",
 ]
 
 

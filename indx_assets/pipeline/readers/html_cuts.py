@@ -143,11 +143,12 @@ _IGNORED = frozenset(b"html head body".split())
 _RAW_TEXT = frozenset(b"style xmp iframe noembed noframes textarea title script".split())
 _NEVER = frozenset(b"frameset plaintext".split())
 _FOREIGN = frozenset(b"svg math".split())
-#: Start tags that leave SVG/MathML (the HTML standard's breakout list), or would be raw text in HTML.
+#: Start tags that leave SVG/MathML (the HTML standard's breakout list). (The rest are SVG/MathML
+#: elements there, those the tokenizer reads as raw text in HTML too: SVG's `style` holds markup.)
 _BREAKOUT = frozenset(
     b"b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li listing menu meta"
     b" nobr ol p pre ruby s small span strong strike sub sup table tt u ul var font".split()
-) | (_RAW_TEXT - {b"title"}) | _NEVER | frozenset({b"noscript"})  # SVG's `title` is SVG
+)
 #: SVG/MathML elements whose content the parser reads by the body's rules, as HTML (the HTML
 #: standard's integration points: SVG's `foreignObject`, `desc` and `title`, MathML's
 #: `annotation-xml` with some encodings, and MathML's text elements, `mi` and the like, all but
