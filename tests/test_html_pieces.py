@@ -874,6 +874,21 @@ def test_a_select_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
     assert _cut_after_the_mark(middle, doctype)
 
 
+#: NULs in text, which the body drops: a text of them reconstructs nothing, any other text does.
+NUL_TEXT = [  # `<!--aa-->` after the tag
+    "<p><b hidden>x</p>\0<p>y<!--aa--></p><p>z</p>",
+    "<p><b>x</p>a\0b<!--aa-->y<p>z</p>",
+    "<p><b hidden>x</p>\0<div>y<!--aa-->w</div><p>z</p>",
+]
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
+@pytest.mark.parametrize("middle", NUL_TEXT)
+def test_nul_text_where_formatting_is_off_the_stack_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
+    # issue 17: a NUL in text where the parser would reconstruct formatting stopped the scan
+    assert _cut_after_the_mark(middle, doctype)
+
+
 #: A template: nothing in its content reaches out of it, and its end tag closes all it holds.
 TEMPLATE = [  # `<!--aa-->` after the tag
     "<template><p>x<div>y</template><!--aa--><p>a</p><p>b</p>",

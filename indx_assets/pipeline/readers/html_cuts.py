@@ -308,6 +308,7 @@ _ROW_REST = re.compile(
 #: (the frameset-ok flag), which a piece parsed alone has not: a page with one is not cut.
 _FRAMESET = re.compile(rb"<frameset", re.I)
 _NOT_WS = re.compile(rb"[^" + _WS + rb"]")
+_NOT_NUL = re.compile(rb"[^\0]")
 _WORD_AFTER_SPACE = re.compile(rb"[" + _WS + rb"][A-Za-z0-9]")
 _SELF_CLOSING = re.compile(rb"(?:^|[" + _WS + rb"\"'])/+$")
 
@@ -467,11 +468,8 @@ class _Scan:
                 self._foster()  # text, before the table
                 if not self.trusted:
                     break
-            if at < text_end and self._pending():
-                if source.find(b"\0", at, text_end) >= 0:
-                    self.trusted = False  # the body ignores a NUL: a text of NULs reconstructs nothing
-                    break
-                self._reconstruct()  # text, whitespace too, opens the elements off the stack again
+            if at < text_end and self._pending() and _NOT_NUL.search(source, at, text_end):
+                self._reconstruct()  # text, whitespace too (not NULs, which the body drops), opens the elements off the stack again
             if text_end - last >= every and (not self.stack or self.stack[-1] in _AROUND_TEXT) and \
                     (reopen := self._text_reopen()) is not None:
                 # a word after whitespace in text directly in the body (or in formatting or phrasing elements)
