@@ -59,7 +59,7 @@ FRAGMENTS = [
     # SVG and MathML, text and tags in their integration points (read as HTML)
     "<math><mi>x</mi><mo>=</mo><mn>2</mn></math>", "<math><mi>", "<svg><title>t</title><desc>d</desc></svg>",
     "<svg><title><form>f</form></title></svg>", "<svg><desc><a href=q>s</a></desc></svg>", "<svg><g><path d=M0></svg>",
-    "\0", "a\0b", "<svg>", "</svg>", "<g>", "</g>", "<svg><style>s{}</style></svg>", "<svg><style><p>x</p></style>", "<math><textarea>",
+    "<textarea>t</textarea>", "<xmp>x</xmp>", "<title>t</title>", "<iframe>i</iframe>", "\0", "a\0b", "<svg>", "</svg>", "<g>", "</g>", "<svg><style>s{}</style></svg>", "<svg><style><p>x</p></style>", "<math><textarea>",
     "<form><div>in a form", "<div><form><section>", "<object>", "</object>", "<marquee>m", "</marquee>",
     # the form pointer left set with its form closed, or cleared with it open
     "<div><form><p>f</div>", "<table><tr><td></form></td></tr></table>", "<object></form></object>",

@@ -1020,6 +1020,12 @@ FOSTERED = [  # `<!--aa-->` after it
     "<form><table><tr></form><!--aa--><td>a</table></form><p>b</p>",  # clears the form pointer
     "<p><b>x</p><table><tr><hr><!--aa--><td>a</td></tr></table>after<p>c</p>",  # an `hr` reconstructs nothing
     "<table><div>a</div><!--aa--><tr><td>b</table><p>c</p>",  # a div before the table, closed
+    # raw text other than a script or style (which the table holds): before it, nothing left open
+    "<table><tr><td>a</td></tr><textarea>t<p>x</textarea><!--aa--><tr><td>b</td></tr></table>c<p>d</p>",
+    "<table><title>t</title><iframe>i</iframe><noembed>n</noembed><noframes>f</noframes><!--aa--><tr><td>b</table>",
+    "<table><colgroup><textarea>t</textarea><!--aa--><tr><td>b</table>c<p>d</p>",
+    "<table><p>q<xmp>x</xmp>y<!--aa--><tr><td>b</table>c<p>d</p>",  # the xmp closes the fostered p
+    "<p><b>h</p><table><tr><xmp>x</xmp><!--aa--><td>b</table>c<p>d</p>",  # and reconstructs the b
 ]
 #: In quirks mode (no DOCTYPE) a table opens inside an open `p`, which the scan does not follow.
 
@@ -1027,8 +1033,9 @@ FOSTERED = [  # `<!--aa-->` after it
 @pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
 @pytest.mark.parametrize("middle", FOSTERED)
 def test_what_a_table_foster_parents_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
-    # issue 17: an end tag in a table's modes, text, a void element or a table there stopped the
-    # scan (a real page: `<CENTER><table ...></CENTER>`): the rest of the page one piece, parsed whole
+    # issue 17: an end tag in a table's modes, text, a void element, raw text or a table there
+    # stopped the scan (a real page: `<CENTER><table ...></CENTER>`): the rest of the page one
+    # piece, parsed whole
     assert _cut_after_the_mark(middle, doctype)
 
 

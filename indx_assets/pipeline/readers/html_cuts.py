@@ -613,7 +613,8 @@ class _Scan:
 
     def _foster(self, reconstructs: bool = True) -> None:
         """Follow what the open table foster-parents: text (not whitespace: `_table_whitespace`),
-        a void element (not a hidden `input`: `_hidden_input`), `</p>` (an empty `p`), an element
+        a void element (not a hidden `input`: `_hidden_input`), raw text other than a script or
+        style (which the table holds), `</p>` (an empty `p`), an element
         the scan follows open there (`_FOSTERED_OPEN`). It goes before the whole table, which a
         piece cut inside the table would put before its own part of it: the cuts held in the
         table so far are dropped (those after it hold). A column group's mode closes the group
@@ -791,7 +792,7 @@ class _Scan:
                 return True
             if name == b"input" and _hidden_input(tag):
                 return True  # the table's own rule: into them, closed at once, nothing reconstructed
-            if name in _FOSTERED_OPEN or name in _IN_TABLE_RAW or name in _FOSTERED_VOID:
+            if name in _FOSTERED_OPEN or name in _RAW_TEXT or name in _FOSTERED_VOID:
                 return False
             if name == b"form":
                 # the table's own rule: a form goes into them, closed at once, where it sets the
@@ -829,6 +830,9 @@ class _Scan:
                 if not (name == b"input" and _hidden_input(tag)):  # the table holds a hidden one itself
                     self._foster(reconstructs=name not in _NO_RECONSTRUCT)
                 return True
+            if name in _RAW_TEXT and name not in _IN_TABLE_RAW and top != b"colgroup" and top in _FOSTERING:
+                self._foster(reconstructs=name not in _NO_RECONSTRUCT)
+                return False  # the body's rules read it, before the table: nothing left open
             if name in _FOSTERED_OPEN and top != b"colgroup" and top in _FOSTERING:
                 if name == b"a" and (listed := self._last_entry(b"a")) is not None and not listed.on:
                     # the body's rules run the adoption agency for the listed `a` before they
