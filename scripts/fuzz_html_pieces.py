@@ -49,6 +49,7 @@ FRAGMENTS = [
     "<span>", "<span class=s>", "</span>", "<sub>", "</sub>", "<label>", "</label>", "<span hidden>", "<q>", "</q>",
     # blocks that reconstruct nothing before them, ruby text, a form closed below a block
     "<dialog>dlg</dialog>", "<search>", "</search>", "<ruby>r<rt>t</rt></ruby>", "<rb>", "</rb>", "<rtc>",
+    "<form><div>in a form", "<div><form><section>", "<object>", "</object>", "<marquee>m", "</marquee>",
     # ruby with its end tags left out (`rt`, `rp`, `rb` closed by the next, all by `</ruby>`)
     "<ruby>", "</ruby>", "<rt>", "<rp>(", "</rt>", "</rtc>", "<ruby>漢<rp>(<rt>kan<rp>)</ruby>", "<ruby hidden>",
     # a select as Lexbor parses it (by the body's rules, a scope's boundary; options closed implicitly)
@@ -59,8 +60,10 @@ FRAGMENTS = [
     # SVG and MathML, text and tags in their integration points (read as HTML)
     "<math><mi>x</mi><mo>=</mo><mn>2</mn></math>", "<math><mi>", "<svg><title>t</title><desc>d</desc></svg>",
     "<svg><title><form>f</form></title></svg>", "<svg><desc><a href=q>s</a></desc></svg>", "<svg><g><path d=M0></svg>",
-    "<textarea>t</textarea>", "<xmp>x</xmp>", "<title>t</title>", "<iframe>i</iframe>", "\0", "a\0b", "<svg>", "</svg>", "<g>", "</g>", "<svg><style>s{}</style></svg>", "<svg><style><p>x</p></style>", "<math><textarea>",
-    "<form><div>in a form", "<div><form><section>", "<object>", "</object>", "<marquee>m", "</marquee>",
+    "<svg>", "</svg>", "<g>", "</g>", "<svg><g><p>x", "<svg><font color=red>f", "<svg></p>", "<svg><style>s{}</style></svg>",
+    "<svg><style><p>x</p></style>", "<math><textarea>",
+    # raw text (foster-parented in a table), NULs in text
+    "<textarea>t</textarea>", "<xmp>x</xmp>", "<title>t</title>", "<iframe>i</iframe>", "\0", "a\0b",
     # the form pointer left set with its form closed, or cleared with it open
     "<div><form><p>f</div>", "<table><tr><td></form></td></tr></table>", "<object></form></object>",
     # a noscript: markup (scripting off), special, reconstructing, popped by a block's close

@@ -307,7 +307,6 @@ FORMATTING = [
 FORMATTING_NOT_CUT = frozenset({
     "<b><b><b><b>four<p>a</p></b><p>b</p></b><p>c</p></b></b>",
     "<b class=x><b class=x><b class=x><b class=x>four<p>a</p></b><p>b</p>after</b>",
-    "<b><svg><p>breaks out</p></svg><p>c</p></b>",
     "<p>para<b><table><tr><td>a</td></tr><tr><td>b</td></tr></table>after</b>",
     "<p><span>x</p><p>y",
     "<span style='display:none'><p>a</p><p>b</p></span>after",
@@ -954,6 +953,14 @@ FOREIGN = [  # `<!--aa-->` after the tag
     "<svg><style>/* <![CDATA[ */ svg { fill: red } /* ]]> */</style><g></g></svg>x<!--aa--><p>y</p>",
     "<svg><textarea><g></g></textarea><script>var a = 1;</script></svg>x<!--aa--><p>y</p>",
     "<math><style>a</style><xmp>b</xmp><noscript>c</noscript></math>x<!--aa--><p>y</p>",
+    # HTML breaking out of SVG/MathML: the SVG/MathML elements close, the tag is read as HTML
+    "<p><svg><path d=M0><p>x<!--aa--></p><p>y</p>",
+    "<b>z<svg><g><b>x</b>y<!--aa--><p>w</p>",
+    "<svg><font color=red>x</font></svg>y<!--aa--><p>w</p>",  # a font without them stays SVG's
+    "<p>a<svg><g></p>x<!--aa--><p>y</p>",
+    "<table><tr><td><svg><g><table><tr><td>x</table>y</td></tr></table>z<!--aa--><p>w</p>",
+    "<template><svg><p>x</template>y<!--aa--><p>w</p>",
+    "<ul><li>a<svg><li>b</ul>c<!--aa--><p>w</p>",
 ]
 
 
@@ -962,7 +969,7 @@ FOREIGN = [  # `<!--aa-->` after the tag
 def test_svg_and_mathml_with_text_in_their_integration_points_are_cut_after_at_any_size(
         middle: str, doctype: str) -> None:
     # issue 17: a MathML `mi`, `mo`, `mn`... or an SVG `desc` stopped the scan (a formula in a
-    # page), and so did an SVG element left unclosed (`<path>` for `<path/>`)
+    # page), and so did an SVG element left unclosed (`<path>` for `<path/>`), and HTML in SVG
     assert _cut_after_the_mark(middle, doctype)
 
 

@@ -143,11 +143,12 @@ _IGNORED = frozenset(b"html head body".split())
 _RAW_TEXT = frozenset(b"style xmp iframe noembed noframes textarea title script".split())
 _NEVER = frozenset(b"frameset plaintext".split())
 _FOREIGN = frozenset(b"svg math".split())
-#: Start tags that leave SVG/MathML (the HTML standard's breakout list). (The rest are SVG/MathML
-#: elements there, those the tokenizer reads as raw text in HTML too: SVG's `style` holds markup.)
+#: Start tags that leave SVG/MathML (the HTML standard's breakout list; a `font` too, with a
+#: `color`, `face` or `size` attribute: `_breaks_out`). (The rest are SVG/MathML elements there,
+#: those the tokenizer reads as raw text in HTML too: SVG's `style` holds markup.)
 _BREAKOUT = frozenset(
     b"b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li listing menu meta"
-    b" nobr ol p pre ruby s small span strong strike sub sup table tt u ul var font".split()
+    b" nobr ol p pre ruby s small span strong strike sub sup table tt u ul var".split()
 )
 #: SVG/MathML elements whose content the parser reads by the body's rules, as HTML (the HTML
 #: standard's integration points: SVG's `foreignObject`, `desc` and `title`, MathML's
@@ -378,6 +379,13 @@ def _table_closes_p(doctype: bytes) -> bool:
     return LexborHTMLParser(doctype.decode("utf-8", "replace") + "<p><table></table>").css_first("p table") is None
 
 
+def _breaks_out(name: bytes, attrs: bytes) -> bool:
+    """Whether a start tag in SVG/MathML leaves it: the parser reads it as HTML (`_BREAKOUT`)."""
+    if name == b"font":
+        return any(attr[1].lower() in (b"color", b"face", b"size") for attr in _ATTR.finditer(attrs))
+    return name in _BREAKOUT
+
+
 def _hidden_input(tag: bytes) -> bool:
     """Whether an `input` start tag's type is `hidden` (its first `type` attribute, ASCII case
     ignored): a table's modes insert such an input in the table, and foster-parent any other."""
@@ -507,6 +515,10 @@ class _Scan:
                 continue
             if token["start"] is not None:
                 name = token["start"].lower()
+                if self.foreign and _breaks_out(name, token["attrs"]):
+                    self._leave_foreign()
+                    if not self.trusted:
+                        break
                 if self._in_template():
                     at = self._template_start(name, token["attrs"], token.end(), lt)
                 elif not self.foreign and self._table_start(name, token[0]):
@@ -542,6 +554,10 @@ class _Scan:
                         self.tags.append(token[0] if reopenable else None)
             elif token["end"] is not None:
                 name = token["end"].lower()
+                if self.foreign and name in (b"p", b"br"):
+                    self._leave_foreign()  # (as a start tag that breaks out)
+                    if not self.trusted:
+                        break
                 if self._in_template():
                     if name == b"template":  # (the rest close only what is in it)
                         self._template_end()
@@ -605,6 +621,16 @@ class _Scan:
                 self.trusted = False
                 return
         self._truncate(len(self.stack) - 1)
+
+    def _leave_foreign(self) -> None:
+        """A start tag that breaks out of SVG/MathML (`_breaks_out`), or `</p>` or `</br>` there: the
+        parser pops the SVG/MathML elements, then reads the tag as HTML. It stops popping at an
+        integration point, which the scan does not follow."""
+        if not _INTEGRATION_POINTS.isdisjoint(self.stack[len(self.stack) - self.foreign :]):
+            self.trusted = False
+        else:
+            self._truncate(len(self.stack) - self.foreign)
+            self.foreign = 0
 
     def _fostering(self) -> bool:
         """Whether the parser would foster-parent text or a tag it does not place in a table:
@@ -1162,8 +1188,7 @@ class _Scan:
         """Follow a start tag from `tag_start` to `at`; where the next token begins."""
         if self.foreign:
             top = self.stack[-1]
-            if name in _BREAKOUT or \
-                    (top in _INTEGRATION_POINTS and not (top in _MATHML_TEXT and name in (b"mglyph", b"malignmark"))):
+            if top in _INTEGRATION_POINTS and not (top in _MATHML_TEXT and name in (b"mglyph", b"malignmark")):
                 self.trusted = False
             elif not _SELF_CLOSING.search(attrs):
                 self.stack.append(name)
