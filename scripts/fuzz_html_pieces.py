@@ -29,7 +29,7 @@ FRAGMENTS = [
     "cell text ", " ", "\n", "&nbsp;", "stray", "<b>bold", "</b>", "<i>it</i>", "<a href=x>link</a>",
     "<p>para", "</p>", "<div>", "</div>", "<div id=w>", "<section>", "</section>", "<ul><li>a<li>b</ul>",
     "<br>", "<span>s</span>", "<form>", "</form>", "<input type=hidden>", "<select><option>o</select>",
-    "<script>x<y</script>", "<style>p{}</style>", "<!-- c -->", "<pre>code\n</pre>", "<h2>head</h2>",
+    "<script>x<y</script>", "<script><!--<script>d</script>--></script>", "<script><!--<script></script>", "<style>p{}</style>", "<!-- c -->", "<pre>code\n</pre>", "<h2>head</h2>",
     "<template><tr><td>t</template>", "<svg><tr>svg</tr></svg>", "<table><tr><td>nested</td></tr></table>",
     "<p style='page-break-after: always'>brk</p>", "<div style='color: red'>", "<div style='display:none'>",
     "<p style='dis&#112;lay:none'>ref</p>", "<div style='break-before: page'>", "<table style='width: 100%'>", "<tr><td>a</td><td>b</td></tr>\n", "<tr><td>x<td>y\n",

@@ -888,6 +888,26 @@ def test_nul_text_where_formatting_is_off_the_stack_is_cut_after_at_any_size(mid
     assert _cut_after_the_mark(middle, doctype)
 
 
+#: A script's text escaped by `<!--`, and double-escaped by a `<script` in it, where `</script>`
+#: only ends the double escape (old pages write scripts that way); `-->` ends either.
+ESCAPED_SCRIPT = [  # `<!--aa-->` after the tag
+    "<script><!-- document.write('<script src=x></script>'); //--></script>a<!--aa--><p>b</p>",
+    "<script><!--<script></script> still <p>x</p></script>y<!--aa--><p>b</p>",
+    "<script>a<!--b<script>c</script>d</script>e--><p>f</p></script>g<!--aa--><p>b</p>",
+    "<script><!--<SCRIPT/></SCRIPT >x--></script >y<!--aa--><p>b</p>",
+    "<script><!--<scripts></script>y<!--aa--><p>b</p>",  # not a script's start tag
+    "<script><!--<script></scripts>--></script>y<!--aa--><p>b</p>",
+    "<script><!--></script>y<!--aa--><p>b</p>",  # the escape's own dashes end it
+]
+
+
+@pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
+@pytest.mark.parametrize("middle", ESCAPED_SCRIPT)
+def test_a_script_escaped_or_double_escaped_is_cut_after_at_any_size(middle: str, doctype: str) -> None:
+    # issue 17: `<!--` then `<script` in a script's text stopped the scan
+    assert _cut_after_the_mark(middle, doctype)
+
+
 #: A template: nothing in its content reaches out of it, and its end tag closes all it holds.
 TEMPLATE = [  # `<!--aa-->` after the tag
     "<template><p>x<div>y</template><!--aa--><p>a</p><p>b</p>",

@@ -379,6 +379,35 @@ def _table_closes_p(doctype: bytes) -> bool:
     return LexborHTMLParser(doctype.decode("utf-8", "replace") + "<p><table></table>").css_first("p table") is None
 
 
+#: What changes the tokenizer's state in a script's text, in each of its states (see `_script_end`).
+_SCRIPT_END = rb"</script[" + _WS + rb"/>]"
+_IN_SCRIPT = re.compile(rb"<!--|" + _SCRIPT_END, re.I)
+_IN_ESCAPED_SCRIPT = re.compile(rb"-->|" + _SCRIPT_END + rb"|<script[" + _WS + rb"/>]", re.I)
+_IN_DOUBLE_ESCAPED_SCRIPT = re.compile(rb"-->|" + _SCRIPT_END, re.I)
+
+
+def _script_end(source: Source, at: int) -> int | None:
+    """Where the script whose text starts at `at` ends (its end tag's `<`), as the tokenizer's
+    script data states read it: `<!--` escapes the text, and a `<script` in escaped text
+    double-escapes it, where `</script>` only takes it back to escaped (old pages'
+    `<!-- document.write('<script ...></script>') //-->`); `-->` ends either. None where it
+    never ends."""
+    state = _IN_SCRIPT
+    while (found := state.search(source, at)) is not None:
+        token = found[0]
+        if token == b"-->":
+            state, at = _IN_SCRIPT, found.end()
+        elif token == b"<!--":
+            state, at = _IN_ESCAPED_SCRIPT, found.start() + 2  # its dashes may end it: `<!-->`
+        elif token[1:2] != b"/":
+            state, at = _IN_DOUBLE_ESCAPED_SCRIPT, found.end()
+        elif state is _IN_DOUBLE_ESCAPED_SCRIPT:
+            state, at = _IN_ESCAPED_SCRIPT, found.end()
+        else:
+            return found.start()
+    return None
+
+
 def _breaks_out(name: bytes, attrs: bytes) -> bool:
     """Whether a start tag in SVG/MathML leaves it: the parser reads it as HTML (`_BREAKOUT`)."""
     if name == b"font":
@@ -1214,20 +1243,16 @@ class _Scan:
 
     def _raw_text(self, name: bytes, at: int) -> int:
         """Skip the text of a raw text or RCDATA element to just past its end tag."""
-        close = re.compile(rb"</" + re.escape(name) + rb"[" + _WS + rb"/>]", re.I).search(self.source, at)
+        if name == b"script":
+            close = _script_end(self.source, at)
+        else:
+            found = re.compile(rb"</" + re.escape(name) + rb"[" + _WS + rb"/>]", re.I).search(self.source, at)
+            close = None if found is None else found.start()
         if close is None:
             self.trusted = False
             self.to_end = True
             return len(self.source)
-        if name == b"script":
-            # `<!--` then `<script` puts the tokenizer in the double-escaped state, where the
-            # first `</script>` does not end the script: not followed here.
-            body = self.source[at : close.start()]
-            comment = body.find(b"<!--")
-            if comment >= 0 and re.search(rb"<script[" + _WS + rb"/>]", body[comment:], re.I):
-                self.trusted = False
-                return len(self.source)
-        token = _TOKEN.match(self.source, close.start())
+        token = _TOKEN.match(self.source, close)
         if token is None:
             self.trusted = False
             return len(self.source)
