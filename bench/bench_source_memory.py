@@ -15,7 +15,8 @@ open in it, which the parser reconstructs in the next (`html-font-unclosed`), or
 closed inside it (`html-misnested`, the adoption agency with a furthest block), sections of
 tables and forms as old sites write them (`html-old-tables`), rows whose cells a `font`
 wraps (`html-font-rows`), tables with a `div` among their rows (`html-fostered-blocks`), sections
-of a page with no DOCTYPE, a table in a `p` and a form a `div` closes (`html-quirks`), one large
+of a page with no DOCTYPE, a table in a `p` and a form a `div` closes (`html-quirks`), sections
+with a select, a template, an SVG icon, a MathML formula, ruby and an escaped script (`html-modern`), one large
 `pre` (`html-pre`), and a page in Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
 INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
@@ -111,6 +112,16 @@ _BLOCKS = {
                     b"<div class=box><p>Harbour records<table border=1><tr><td>harbour wall</td><td>held the tide"
                     b"</td></tr></table></div>\n<p>The harbour wall held the <b>tide</b> back.</br>Noted in 1887.</p>"
                     b"\n<noscript><img src=/pixel.gif></noscript>\n" * 4900),
+    # sections as current pages write them: a select of options with their end tags left out, a
+    # template of a table's row, an SVG icon with a title (its path left unclosed), a MathML
+    # formula, ruby with `</rt>` left out, an old script escaped with `<!--`
+    "html-modern": (b"<!DOCTYPE html>",
+                    (b"<div class=filters><select name=port><option>Bristol<option>Leith<option selected>Whitby"
+                     b"</select></div>\n<template id=row><tr><td class=name></td><td class=year></td></tr></template>\n"
+                     b"<p><svg class=icon viewBox='0 0 8 8'><title>Anchor</title><path d='M4 0v8'></svg> The harbour"
+                     b" wall held <math><mi>h</mi><mo>=</mo><mn>3</mn></math> metres of <ruby>\xe6\xbd\xae<rt>shio"
+                     b"</ruby> back.</p>\n<script><!-- document.write('<script src=/count.js></script>'); //--></script>\n")
+                    * 2309),
     # one table of short rows
     "html-table": (b"<table>", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 17246),
     # one table as a page writes it: in a wrapping div, a header row group, cells closed only

@@ -23,8 +23,8 @@ larger than the parser's would pair later end tags with other elements than the 
 and a cut would open again what the parser has closed. A template's content is followed only
 as far as the tokenizer needs: nothing in it reaches out of it, and its end tag closes all it
 holds (`_Scan._in_template`). At the first tag it
-cannot vouch for (an end tag that closes what is not implied, an unterminated token, `frameset`, `plaintext`, a script that
-enters its double-escaped state, HTML breaking out of SVG/MathML) it stops proposing cuts: the
+cannot vouch for (an end tag that closes what is not implied, an unterminated token, `frameset`,
+`plaintext`, a start tag in an SVG/MathML integration point) it stops proposing cuts: the
 rest is one piece, parsed whole, as before. A page with a `frameset` tag anywhere is not cut at all (see
 `_FRAMESET`).
 
