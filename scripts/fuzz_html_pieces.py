@@ -57,6 +57,7 @@ FRAGMENTS = [
     "<select><option>a<option>b</select>", "<select hidden><option>h</select>", "<input>", "<hr>",
     # a template: its content closed whole by its end tag, in the body or a table's modes
     "<template>", "</template>", "<template><p>t<div>u</template>", "<template><li>i<b>j</template>",
+    "<template><col>", "<template><b hidden><object></template>", "<template><td><b>c</td></template>",
     # SVG and MathML, text and tags in their integration points (read as HTML)
     "<math><mi>x</mi><mo>=</mo><mn>2</mn></math>", "<math><mi>", "<svg><title>t</title><desc>d</desc></svg>",
     "<svg><title><form>f</form></title></svg>", "<svg><desc><a href=q>s</a></desc></svg>", "<svg><g><path d=M0></svg>",

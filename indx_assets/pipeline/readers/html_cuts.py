@@ -250,6 +250,8 @@ _ATTR = re.compile(rb"([^" + _WS + rb"/>][^" + _WS + rb"/>=]*)(?:[" + _WS + rb"]
 #: `span`s), and each tag costs the scan a look down its stack, so a page of thousands of nested
 #: elements would cost every piece, and the scan, in proportion to its depth.
 _MAX_OPEN = 512
+#: Start tags a template's content reads by the head's rules, which leave its mode as it is.
+_HEAD_RULES = frozenset(b"base basefont bgsound link meta noframes script style template title".split())
 #: Elements that push a marker on the list of active formatting elements: the Noah's Ark clause
 #: counts entries only back to the last marker.
 _MARKERS = frozenset(b"applet caption marquee object td template th".split())
@@ -459,8 +461,11 @@ class _Scan:
         #: the depth from which the open elements stand in an element taken off the stack from
         #: under them (`_take_out`: a form `</form>` closed, an `a` another one dropped), else None
         self.in_taken_out: int | None = None
-        #: the content of the open template (the outermost) has had an element that pushes a marker
+        #: the content of the open template (the outermost) has had an element that pushes a
+        #: marker, a formatting element; whether a start tag has picked each open template's mode
         self.template_marked = False
+        self.template_formatted = False
+        self.template_decided: list[bool] = []
         self.doctype = b""
         self.seen_token = False  # a DOCTYPE counts only as the first token
         self.trusted = True
@@ -628,11 +633,21 @@ class _Scan:
 
     def _template_start(self, name: bytes, attrs: bytes, at: int, tag_start: int) -> int:
         """Follow a start tag in a template's content (see `_in_template`): a template nested in
-        it, raw text, SVG/MathML, and what stops the scan; the rest opens nothing the scan keeps."""
+        it, raw text, SVG/MathML, and what stops the scan; the rest opens nothing the scan keeps.
+        The content's first start tag but the head's picks the template's mode: a `col` picks a
+        column group's, which ignores every later start tag but `col`'s and `template`'s (a
+        `<style>` opens no raw text there): the scan stops at it."""
+        if name not in _HEAD_RULES:
+            if not self.template_decided[-1] and name == b"col":
+                self.trusted = False
+                return at
+            self.template_decided[-1] = True
         if name == b"template" or name in _RAW_TEXT or name in _FOREIGN or name in _NEVER:
             return self._start(name, attrs, at, tag_start)
         if name in _MARKERS:
             self.template_marked = True  # a cell, an `object`...: see `_template_end`
+        elif name in _FORMATTING:
+            self.template_formatted = True
         return at
 
     def _template_end(self) -> None:
@@ -640,13 +655,17 @@ class _Scan:
         formatting elements back to its last marker: the template's own, unless an element of
         its content that pushes one (a cell, an `object`...) is still open, whose marker goes
         instead; the template's then stays in the list (`<template><td></template>`: Lexbor does
-        as the standard says). The scan, which opens nothing in the template, cannot tell:
-        where its content had such an element and the list holds a formatting element before
-        the template's marker, it stops (the stale marker would hide that element from the
-        parser's later steps); with none, a stale marker changes nothing the parser does after."""
+        as the standard says), and so do the formatting elements its content listed before that
+        element, off the stack (`<template><b><object></template>x` puts `x` in a `b`). The scan,
+        which opens nothing in the template, cannot tell: where its content had such an element
+        and a formatting element, or the list holds one before the template's marker, it stops
+        (the stale marker would hide that one from the parser's later steps); with none, a stale
+        marker changes nothing the parser does after."""
+        self.template_decided.pop()
         if b"template" not in self.stack[:-1]:  # the outermost: a nested one's markers are within it
             marked, self.template_marked = self.template_marked, False
-            if marked and any(entry.key is not None for entry in self.active[:-1]):
+            formatted, self.template_formatted = self.template_formatted, False
+            if marked and (formatted or any(entry.key is not None for entry in self.active[:-1])):
                 self.trusted = False
                 return
         self._truncate(len(self.stack) - 1)
@@ -723,6 +742,8 @@ class _Scan:
         del self.tags[len(self.stack):]
         self.tags.append(tag)
         self.stack.append(name)
+        if name == b"template":
+            self.template_decided.append(False)
         if name in _MARKERS:
             self._listed(_Entry(name, b"", None, len(self.stack) - 1))
 
