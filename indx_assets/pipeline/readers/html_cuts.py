@@ -285,10 +285,11 @@ _IN_TABLE_RAW = frozenset(b"script style".split())
 #: a marker.
 _FOSTERED_OPEN = _FORMATTING | (_REOPENABLE - {b"form"}) | _INLINE | _HEADINGS | frozenset(
     b"p li dd dt button pre select option optgroup".split())
-#: Elements a cell's or caption's close must not pop: `applet`, `marquee` and `object` push a marker on the list of active formatting elements, and
-#: the close clears that list only back to their marker, so a formatting element opened before
-#: them in the cell is reconstructed after the table (the HTML standard's "clear the list of
-#: active formatting elements up to the last marker"). `_IN_CELL` leaves them out for the same reason.
+#: Elements a cell's or caption's close must not pop: `applet`, `marquee` and `object` push a
+#: marker on the list of active formatting elements, and the close clears that list only back
+#: to their marker, so a formatting element opened before them in the cell is reconstructed after
+#: the table (the HTML standard's "clear the list of active formatting elements up to the last
+#: marker"). `_IN_CELL` leaves them out for the same reason.
 _UNCLOSABLE_IN_CELL = frozenset(b"applet marquee object".split())
 #: The rest of a table's row, from after its start tag to the next row's (a lookahead), when it
 #: holds nothing but whitespace and cells of text and of tags whose effect stays in the cell (the
@@ -511,7 +512,8 @@ class _Scan:
                 if not self.trusted:
                     break
             if at < text_end and self._pending() and _NOT_NUL.search(source, at, text_end):
-                self._reconstruct()  # text, whitespace too (not NULs, which the body drops), opens the elements off the stack again
+                # text, whitespace too (not NULs, which the body drops), opens the elements off the stack again
+                self._reconstruct()
             if text_end - last >= every and (not self.stack or self.stack[-1] in _AROUND_TEXT) and \
                     (reopen := self._text_reopen()) is not None:
                 # a word after whitespace in text directly in the body (or in formatting or phrasing elements)
