@@ -16,8 +16,9 @@ closed inside it (`html-misnested`, the adoption agency with a furthest block), 
 tables and forms as old sites write them (`html-old-tables`), rows whose cells a `font`
 wraps (`html-font-rows`), tables with a `div` among their rows (`html-fostered-blocks`), sections
 of a page with no DOCTYPE, a table in a `p` and a form a `div` closes (`html-quirks`), sections
-with a select, a template, an SVG icon, a MathML formula, ruby and an escaped script (`html-modern`), one large
-`pre` (`html-pre`), and a page in Windows-1252. Prints each case's peak above the baseline as
+with a select, a template, an SVG icon, a MathML formula, ruby and an escaped script (`html-modern`), a
+page laid out in a table, all its text in one cell (`html-layout`), one large `pre` (`html-pre`),
+and a page in Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
 INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
 names another interpreter (another tree's venv, main's) whose cases run in the same rounds, each
@@ -122,6 +123,12 @@ _BLOCKS = {
                      b" wall held <math><mi>h</mi><mo>=</mo><mn>3</mn></math> metres of <ruby>\xe6\xbd\xae<rt>shio"
                      b"</ruby> back.</p>\n<script><!-- document.write('<script src=/count.js></script>'); //--></script>\n")
                     * 2309),
+    # a page laid out in a table, as old sites and mail write it: a column of links, then all its
+    # text in one cell, in a `font`
+    "html-layout": (b"<center><table width=728 border=0><tr><td valign=top class=nav><a href=/>Home</a><br>"
+                    b"<a href=/news>News</a></td><td class=content><font face=Arial size=2>",
+                    (b"<h2>The harbour</h2>\n" + b"<p>The harbour wall held the <b>tide</b> back, and the town"
+                     b" <font color=navy>slept</font>.</p>\n" * 4) * 2600),
     # one table of short rows
     "html-table": (b"<table>", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 17246),
     # one table as a page writes it: in a wrapping div, a header row group, cells closed only

@@ -104,6 +104,11 @@ UNCLOSED = [
     "<p><font title='a&amp;b'>r {i}</p>", "<p><font title=a&#38;b>r {i}</p>", "<p><font title='a&ampd'>r {i}</p>",
     "<p><font title=\"a&amp b\">r {i}</p>", "<p><font title='a& b'>r {i}</p>",
 ]
+#: What a page laid out in a table holds in its cells: blocks, formatting left open in them,
+#: list items, a table in the cell, the next cell or row.
+CELL = UNCLOSED + ["<p>para {i}\n", "<div>d {i}</div>", "<li>l {i}", "<h2>h {i}</h2>", "words {i} ", "<ul><li>u {i}",
+                   "<table><tr><td>in {i}</table>", "</td><td>c {i}", "<tr><td>row {i}", "<td><p>cell {i}",
+                   "<th><div>th {i}", "<td hidden><p>h {i}", "<dl><dt>t {i}<dd>d", "<center><p>c {i}</center>"]
 #: Lines of a long `pre`.
 LINE = ["    line {i} of code\n", "\n", "  x = {i} &amp;&amp; y &lt; z\n", "\r\n", "<b>bold {i}</b>\n", "tab\t{i}\n",
         "<span>s {i}\n</span>", " {i} "]
@@ -115,7 +120,19 @@ def page(rng: random.Random) -> bytes:
                           '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN">'])
     parts = [doctype, "<html><body>", rng.choice(["", "<div id=page>", "<main><div>"])]
     for _ in range(rng.randint(1, 6)):
-        if rng.random() < 0.4:  # a long regular table, with a few fragments mixed in
+        if rng.random() < 0.2:  # a page laid out in a table: blocks in its cells, with a few fragments mixed in
+            parts.append(rng.choice([
+                "<table width=100%><tr><td>nav</td><td>", "<table><tr><td>", "<table><tbody><tr><th>",
+                "<center><table border=0><tr><td valign=top><font face=Arial>", "<table><tr><td><div>",
+                "<table><tr><td class=c><ul>", "<b><table><tr><td><i>", "<table><tr><td hidden>"]))
+            for i in range(rng.randint(5, 60)):
+                parts.append(rng.choice(CELL).format(i=i))
+                if rng.random() < 0.08:
+                    parts.append(rng.choice(FRAGMENTS))
+            parts.append(rng.choice([
+                "</td></tr></table>", "</td><td>side</td></tr><tr><td>foot</td></tr></table>", "", "</table>",
+                "</td></tr><tr><td>", "</table></center>", "</td></tr>fostered</table>"]))
+        elif rng.random() < 0.4:  # a long regular table, with a few fragments mixed in
             parts.append(rng.choice(["<table>", "<table class=t>", "<div><table>", "<table style='margin: 0'>",
                                      "<div style='color: red'><table>"]))
             parts.append(rng.choice(["", "<thead><tr><th>A<th>B</thead>", "<caption>c</caption>", "<tbody>"]))
@@ -167,20 +184,22 @@ def main() -> int:
     handler = logging.Handler(logging.WARNING)
     handler.emit = read_again.append  # type: ignore[method-assign]
     log.addHandler(handler)
-    failed = cut = put_back = 0
+    failed = cut = put_back = in_cell = 0
     for n in range(args.pages):
         html = page(rng)
         whole = html_blocks(html, 1 << 40)
         for every in range(24, min(len(html), 1200), 37):
             pieces = list(html_pieces(html, every))
             cut += len(pieces) > 1
+            in_cell += any(piece.cell for piece in pieces)
             put_back += any(b"</button>" in piece.markup for piece in pieces[1:]) and b"button" not in html
             read_again.clear()
             if html_blocks(html, every) != whole or read_again:
                 failed += 1
                 print(f"page {n} differs at pieces of {every} bytes:\n{html.decode()}\n", flush=True)
                 break
-    print(f"{args.pages} pages, {cut} cut parses ({put_back} putting formatting back off the stack), {failed} differ")
+    print(f"{args.pages} pages, {cut} cut parses ({put_back} putting formatting back off the stack, {in_cell} cut in a"
+          f" cell), {failed} differ")
     return 1 if failed else 0
 
 

@@ -9,7 +9,8 @@ is `failed`, with the reason.
 
 A large page is parsed a piece at a time (`html_cuts`), each piece's tree let go once walked, and
 its text written to a temporary file read back once whole (see `_Walker`); a table cut between
-pieces is one block, its rows written as they are read (`_Walker._table`), and so is a `pre`
+pieces (between its rows, or in a cell) is one block, its rows written as they are read
+(`_Walker._table`, `_Walker._row`), and so is a `pre`
 (`_Walker._code`); a piece whose tree is not what its cut promised (`PiecesDisagree`) makes the
 page read again parsed whole; a file on disk is mapped (in UTF-8 as it is, in another encoding
 once decoded into a temporary file), its pages dropped once parsed (`read_html_file`).
@@ -221,17 +222,12 @@ def _rows(table: LexborNode) -> Iterator[LexborNode]:
             yield from (row for row in _children(child) if row.tag == "tr" and not _hidden(row))
 
 
-def _row_texts(table: LexborNode) -> Iterator[str]:
-    """The text of each visible row of `table` that has any: its cells' text, collapsed, joined
-    by " | " (a table block's text is these rows, a line each)."""
+def _row_cells(table: LexborNode) -> Iterator[list[str]]:
+    """The text of each visible row's visible cells, collapsed. A table block's text is its rows
+    that have any, a line each: their cells joined by " | "."""
     for tr in _rows(table):
-        cells = [
-            _SPACE.sub(" ", _visible_text(td)).strip()
-            for td in _children(tr)
-            if td.tag in ("td", "th") and not _hidden(td)
-        ]
-        if any(cells):
-            yield " | ".join(cells)
+        yield [_SPACE.sub(" ", _visible_text(td)).strip() for td in _children(tr)
+               if td.tag in ("td", "th") and not _hidden(td)]
 
 
 class PiecesDisagree(RuntimeError):
@@ -252,12 +248,20 @@ def _open_element(root: LexborNode, tag: str) -> LexborNode:
 
 def _reopened_tags(table: bytes) -> tuple[str, str]:
     """What a table's markup starts and ends with in a piece that opens it again with `table`
-    (its start tag and its row group's): the parser's serialization of those tags, parsed alone."""
+    (see `html_cuts.Cut`): the parser's serialization of that markup, parsed alone, and the end
+    tags of the elements it leaves open (the table's, its row group's, a row's and its cell's and
+    those open in it; not the empty `button` or `object` that set the list of active formatting
+    elements or the form pointer: see `html_cuts._Scan._off_stack`)."""
     tree = parse_html(table, checked=True)
     reopened = tree.body.child if tree.body is not None else None
     html = (reopened.html or "") if reopened is not None else ""
-    end = f"</{reopened.child.tag}></table>" if reopened is not None and reopened.child is not None else ""
-    if reopened is None or reopened.tag != "table" or not end or not html.endswith(end):
+    open_tags: list[str] = []
+    node = reopened
+    while node is not None and node.tag not in ("-text", "button", "object"):
+        open_tags.append(node.tag or "")
+        node = node.last_child
+    end = "".join(f"</{tag}>" for tag in reversed(open_tags))
+    if reopened is None or reopened.tag != "table" or len(open_tags) < 2 or not html.endswith(end):
         raise PiecesDisagree(f"a table's reopening tags parse to {html!r}")
     return html[: -len(end)], end
 
@@ -289,10 +293,14 @@ class _Walker:
         self.last_ends_page = False
         self.any_ends_page = False
         #: a table cut between pieces (see `_table`): where its text starts (None: no row yet),
-        #: its markup so far when blocks are kept, and what the next piece reopens it with
+        #: its markup so far when blocks are kept, what the next piece reopens it with, and a row
+        #: cut in its last cell (see `_row`): its cells while none has text, unwritten, else
+        #: whether that cell's text written so far has any
         self.table_start: int | None = None
         self.table_html: list[str] = []
         self.table_reopened = b""
+        self.row_held: list[str] | None = None
+        self.cell_has_text: bool | None = None
         #: the code block of a `pre` (see `_code`): where its text starts (None: no text but
         #: whitespace yet, held in `code_lead`), the line ends at its end so far (written only
         #: if text follows), and whether a piece ended inside it (the next piece continues it)
@@ -368,21 +376,20 @@ class _Walker:
             self.flush("code")
         self.code_start, self.code_lead, self.code_newlines = None, "", 0
 
-    def _table(self, table: LexborNode, continues: bool, ends_in_table: bytes) -> None:
+    def _table(self, table: LexborNode, continues: bool, ends_in_table: bytes, ends_in_cell: bool) -> None:
         """A table's block: its rows' text, a line each, written as they are read. A table cut
         between pieces is one block: the part in a piece that `continues` the one before adds its
         rows to it, and the part a piece `ends_in_table` leaves it open; its markup is the parts'
-        joined where the pieces reopened it (`_reopened_tags`), as the whole page's parse has it."""
+        joined where the pieces reopened it (`_reopened_tags`), as the whole page's parse has it.
+        A piece that ends in a cell (`ends_in_cell`) leaves its last row open (`_row`)."""
         if not continues:
-            self.table_start, self.table_html = None, []
-        for row in _row_texts(table):
-            if self.table_start is None:
-                if self.count:
-                    self._write(BLOCK_SEPARATOR)
-                self.table_start = self.length
-            else:
-                self._write("\n")
-            self._write(row)
+            self.table_start, self.table_html, self.row_held, self.cell_has_text = None, [], None, None
+        rows = list(_row_cells(table))  # (a piece's)
+        continued = self.row_held is not None or self.cell_has_text is not None
+        if (continued and not (rows and rows[0])) or (ends_in_cell and not (rows and rows[-1])):
+            raise PiecesDisagree("a table cut in a cell has no row on one side of the cut")
+        for i, cells in enumerate(rows):
+            self._row(cells, continues=continued and i == 0, open_cell=ends_in_cell and i == len(rows) - 1)
         if self.blocks is not None:  # the markup, only where blocks are kept: as large as the table
             html = table.html or ""
             if continues:
@@ -403,11 +410,40 @@ class _Walker:
             self.start, self.table_start = self.table_start, None
             self.flush("table", html=joined)
 
-    def walk(self, root: LexborNode, ends_in_table: bytes = b"", ends_in_pre: bool = False) -> None:
+    def _row(self, cells: list[str], continues: bool = False, open_cell: bool = False) -> None:
+        """Write a table's row, if it has text, as a line of its block (the first opens it): its
+        cells' text joined by " | ". A row cut in a cell is written as its parts come: the part
+        that `continues` it starts with the rest of that cell's text, which follows a block's
+        start (so a space sets it apart from the cell's text before it, where both have any);
+        the part with an `open_cell` at its end is written once a cell has text, else held."""
+        if continues and self.cell_has_text is not None:
+            if cells[0] and self.cell_has_text:
+                self._write(" ")
+            self._write(" | ".join(cells))
+            has_text = (self.cell_has_text or bool(cells[0])) if len(cells) == 1 else bool(cells[-1])
+            self.cell_has_text = has_text if open_cell else None
+            return
+        if continues:
+            held, self.row_held = self.row_held or [""], None
+            cells = [*held[:-1], *cells]  # (the held cells have no text)
+        if not any(cells):
+            self.row_held = cells if open_cell else None
+            return
+        if self.table_start is None:
+            if self.count:
+                self._write(BLOCK_SEPARATOR)
+            self.table_start = self.length
+        else:
+            self._write("\n")
+        self._write(" | ".join(cells))
+        self.cell_has_text = bool(cells[-1]) if open_cell else None
+
+    def walk(self, root: LexborNode, ends_in_table: bytes = b"", ends_in_pre: bool = False,
+             ends_in_cell: bool = False) -> None:
         """Visit the tree under `root` in document order, with an explicit stack (no recursion).
-        A piece that ends inside a table (`ends_in_table`: its tags, see `html_cuts.Piece`)
-        leaves that table open, and the next piece's first table continues it; so with a `pre`
-        (`ends_in_pre`) and the next piece's first `pre`."""
+        A piece that ends inside a table (`ends_in_table`: its tags, see `html_cuts.Piece`; in a
+        cell: `ends_in_cell`) leaves that table open, and the next piece's first table continues
+        it; so with a `pre` (`ends_in_pre`) and the next piece's first `pre`."""
         open_table = _open_element(root, "table").mem_id if ends_in_table else None
         open_pre = _open_element(root, "pre").mem_id if ends_in_pre else None
         continues = bool(self.table_reopened)
@@ -437,7 +473,8 @@ class _Walker:
                 stack.append(_END_PAGE)  # popped after the element's children and its close
             if tag == "table":
                 self.flush()
-                self._table(item, continues, ends_in_table if item.mem_id == open_table else b"")
+                ends_here = item.mem_id == open_table
+                self._table(item, continues, ends_in_table if ends_here else b"", ends_in_cell and ends_here)
                 continues = False
             elif tag == "pre":
                 self.flush()
@@ -495,12 +532,12 @@ def _walk_pieces(pieces: Iterator[Piece], keep_blocks: bool) -> tuple[str, _Span
     `keep_blocks`; `PiecesDisagree` where a piece's tree is not what its cut promised."""
     with tempfile.TemporaryFile() as sink:
         walker = _Walker(sink, keep_blocks)
-        for markup, ends_in_table, ends_in_pre in pieces:
+        for markup, ends_in_table, ends_in_pre, ends_in_cell in pieces:
             tree = parse_html(markup, checked=True)
             del markup
             root = tree.body or tree.root
             if root is not None:
-                walker.walk(root, ends_in_table, ends_in_pre)
+                walker.walk(root, ends_in_table, ends_in_pre, ends_in_cell)
             del tree, root
         if walker.table_reopened or walker.pre_open:
             raise PiecesDisagree("the last piece ends inside a table or pre")

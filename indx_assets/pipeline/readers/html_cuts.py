@@ -87,9 +87,19 @@ follows what leaves nothing open there (text, a void element, an end tag: `_fost
 elements, blocks, list items, headings, buttons, phrasing elements: `_FOSTERED_OPEN`) with what
 goes into them, until a tag of the table's own closes them (`_foster_parented`); it stops at the
 rest. A `table` start tag in a table closes it. A table inside a cell, or with an attribute
-the walk reads, is not cut. A table inside formatting elements is: nothing the parser does in a table's modes reconstructs them (a cell's marker stops it, and
+the walk reads, is not cut (nor are its cells). A table inside formatting elements is: nothing
+the parser does in a table's modes reconstructs them (a cell's marker stops it, and
 the scan stops where what a table foster-parents would), and an end tag of one in the table is
 ignored, or drops it from the list where it is off the stack.
+
+A table's cell is cut as the body is, before a block or a list's item (a page laid out in a
+table holds all its text in one cell: `_Scan._cell_cut`): the next piece opens again what is
+open around the table, the table's own elements down to the cell, and what is open in the cell,
+each by its start tag, and puts back the entries of the list of active formatting elements off
+the stack on both sides of the cell's marker. The cuts are held until the table closes, as a
+row's are, and those in a cell are dropped where the adoption agency later moves an element
+open at the cut (its furthest block): the table's markup would differ. The reader joins the
+cell's parts, the row's and the table's into one block (`Piece.cell`).
 
 Nothing here decides what text a page has; a wrong cut could only move a block boundary, and
 `tests/test_html_pieces.py` compares every piece-wise parse against the whole
@@ -434,6 +444,12 @@ def _table_whitespace(text: bytes) -> bool:
         "\t\n\f\r ")
 
 
+def _reopening(tag: bytes) -> bytes | None:
+    """A start tag as a piece may open its element again with: itself, unless it has an
+    attribute the walk reads (`READ_IN_MARKUP`), which a piece that opened it again would read twice."""
+    return None if READ_IN_MARKUP.search(tag) else tag
+
+
 @lru_cache(maxsize=1024)  # a page repeats a few start tags: `<font face=Arial size=2>` in every `p`
 def _key(name: bytes, attrs: bytes) -> tuple[bytes, ...]:
     """What the Noah's Ark clause compares a formatting element by: its name and attributes
@@ -486,6 +502,10 @@ class _Scan:
         #: cuts inside the open table, held until it closes (see `cuts`), and where it is on the stack
         self.pending: list[Cut] = []
         self.pending_table = 0
+        #: where the last cell not in another's table opened, and how many of the open elements
+        #: stand where they did at the last cut held in it, at least (see `_furthest_block`)
+        self.cell_at = 0
+        self.cut_low = 0
         #: the scan stopped at a token that runs to the document's end, which the parser drops
         #: (a tag) or puts where it stands (a comment, raw text): nothing is foster-parented
         self.to_end = False
@@ -559,15 +579,15 @@ class _Scan:
                     at = self._template_start(name, token["attrs"], token.end(), lt)
                 elif not self.foreign and self._table_start(name, token[0]):
                     at = token.end()
+                    if name in (b"td", b"th") and _TABLE_CONTEXT.isdisjoint(self.stack[:-4]):
+                        self.cell_at = lt  # a cell a cut may fall in: not in another's table
                     if name == b"tr" and self.trusted and self.stack[-1:] == [b"tr"] and \
-                            (row := _ROW_REST.match(source, at)) is not None:  # a row opened in a table
-                        at = row.end()  # to the next row's start, which closes this one
+                            (row := _ROW_REST.match(source, at, at + every)) is not None:  # a row opened in a table
+                        at = row.end()  # to the next row's start, which closes this one (a longer row
+                        # is read a token at a time: it may be cut in its cell)
                     if self.row_cut is not None and lt - last >= every and self.trusted:
                         last = lt
-                        self.pending.append(Cut(lt, *self.row_cut))
-                        self.pending_table = len(self.stack) - 3  # below its row group and the row
-                        if self.released is not None:
-                            self.released(lt)  # read ahead to the table's end: read again when cut
+                        self._hold(Cut(lt, *self.row_cut), len(self.stack) - 3)  # below its row group and the row
                 elif not self.foreign and self._start_ignored(name):
                     at = token.end()  # no element, no `p` closed: the parser ignores the tag
                 else:
@@ -576,7 +596,11 @@ class _Scan:
                         if not self.trusted:
                             break
                     yield from self._held_cuts()  # a `table` start tag has closed the table: before its own cut
-                    if lt - last >= every and (reopen := self._reopen(name, token["attrs"])) is not None:
+                    if lt - last >= every and (cell := self._cell_cut(lt, name, token["attrs"])) is not None:
+                        last = lt
+                        self._hold(cell, self._table_context() - 3)  # below its row group, row and cell
+                        self.cut_low = len(self.stack)
+                    elif lt - last >= every and (reopen := self._reopen(name, token["attrs"])) is not None:
                         last = lt
                         yield Cut(lt, reopen)
                     depth = len(self.stack)
@@ -617,6 +641,13 @@ class _Scan:
             self.seen_token = True
         if self.trusted or self.to_end:
             yield from self.pending  # the document ends inside the table: so does the parse
+
+    def _hold(self, cut: "Cut", table: int) -> None:
+        """Hold a cut inside the open table, at `table` on the stack, until it closes (see `cuts`)."""
+        self.pending.append(cut)
+        self.pending_table = table
+        if self.released is not None:
+            self.released(cut.at)  # read ahead to the table's end: read again when cut
 
     def _held_cuts(self) -> list["Cut"]:
         """The cuts held in a table that has closed since (then no longer held), else none."""
@@ -761,6 +792,7 @@ class _Scan:
         if self.pointed is not None and depth <= self.pointed:
             self.pointed = None
         del self.stack[depth:]
+        self.cut_low = min(self.cut_low, depth)
         if self.in_taken_out is not None and depth <= self.in_taken_out:
             self.in_taken_out = None
         on_stack = self.on_stack
@@ -809,7 +841,7 @@ class _Scan:
         while first > 0 and active[first - 1].key is not None and not active[first - 1].on:
             first -= 1
         for entry in active[first:]:
-            self._push(entry.name, None if READ_IN_MARKUP.search(entry.tag) else entry.tag)
+            self._push(entry.name, _reopening(entry.tag))
             entry.on, entry.depth = True, len(self.stack) - 1
             self.on_stack.append(entry)
         if len(self.stack) > _MAX_OPEN:
@@ -818,23 +850,36 @@ class _Scan:
     def _off_stack(self) -> bytes | None:
         """Markup that puts the list's entries off the stack back in the list, off the stack, after
         the start tags that open again what is open (`_open_tags`), or None where the list is not
-        what those and this rebuild (a marker in it; an element on the stack the Noah's Ark clause
-        dropped from it; two `a` or `nobr` entries, which Lexbor's adoption agency may leave).
+        what those and this rebuild (a marker in it: see `_off_stack_parts`).
         Where the scan vouches, the list is the formatting elements on the
         stack, in its order, then those off it (what pushes an entry first reconstructs those off
         it; a pop takes the last ones on it off). A `button` holds them: its start tag reconstructs
         nothing (all are on the stack there), each of their start tags pushes its element and entry
         (no fourth of a kind: the page's list has none), and its end tag pops them, as a block's
         close did on the page; the walk skips a button, so the empty one ends no block."""
+        parts = self._off_stack_parts()
+        return parts[0] if parts is not None and len(parts) == 1 else None
+
+    def _off_stack_parts(self) -> list[bytes] | None:
+        """`_off_stack`'s markup for each stretch of the list between its markers (a cell's: the
+        stretch after it goes after the cell's start tag and those open in it), or None where the
+        list is not what they rebuild: an element on the stack the Noah's Ark clause dropped
+        from it; two `a` or `nobr` entries, which Lexbor's adoption agency may leave; an entry
+        on the stack after one off it, in a stretch."""
         if self.unlisted or any(sum(e.name == name for e in self.active) > 1 for name in (b"a", b"nobr")):
             return None  # (a second `a` or `nobr` start tag runs the adoption agency first)
+        parts: list[bytes] = []
         off: list[bytes] = []
         for entry in self.active:
-            if entry.key is None or (entry.on and off):
-                return None
-            if not entry.on:
+            if entry.key is None:
+                parts.append(b"<button>" + b"".join(off) + b"</button>" if off else b"")
+                off = []
+            elif not entry.on:
                 off.append(entry.tag)
-        return b"<button>" + b"".join(off) + b"</button>" if off else b""
+            elif off:
+                return None
+        parts.append(b"<button>" + b"".join(off) + b"</button>" if off else b"")
+        return parts
 
     def _table_context(self) -> int:
         """Where the innermost open element of a table's modes is on the stack, -1 if none."""
@@ -941,7 +986,7 @@ class _Scan:
                     implied = True
                     continue
                 if name in _SECTIONS:
-                    self._push(name, None if READ_IN_MARKUP.search(tag) else tag)
+                    self._push(name, _reopening(tag))
                 elif name in (b"caption", b"colgroup"):
                     self._push(name, None)
                 elif name == b"col":
@@ -954,10 +999,10 @@ class _Scan:
                     return False
                 if name == b"tr":
                     self.row_cut = None if implied else self._row_cut()
-                    self._push(b"tr", None)
+                    self._push(b"tr", _reopening(tag))
                     return True
                 if name in (b"td", b"th"):
-                    self._push(b"tr", None)  # implied
+                    self._push(b"tr", b"<tr>")  # implied
                 elif name in _TABLE_STRUCTURE:
                     self._truncate(len(self.stack) - 1)  # closes the row group
                 else:
@@ -967,7 +1012,7 @@ class _Scan:
                 if name in _IN_TABLE_RAW:
                     return False
                 if name in (b"td", b"th"):
-                    self._push(name, None)
+                    self._push(name, _reopening(tag))
                     return True
                 if name not in _TABLE_STRUCTURE:
                     self.trusted = False
@@ -1079,6 +1124,8 @@ class _Scan:
         tags, off = self._open_tags(), self._off_stack()
         if tags is None or off is None or len(tags) < 2 or b"pre" in self.stack:  # a `pre` is one block of code
             return None
+        if not _TABLE_CONTEXT.isdisjoint(self.stack[:-2]):
+            return None  # a table in a cell: what the cell holds is its text
         return b"".join(tags[:-2]) + self._pointer_reopen() + off + tags[-2] + tags[-1], tags[-2] + tags[-1]
 
     def _reopen(self, name: bytes, attrs: bytes) -> bytes | None:
@@ -1093,21 +1140,47 @@ class _Scan:
         elements too, its entries off the stack after them: see `_formatting_start`; none of
         these start tags reconstructs them)."""
         tags, off = self._open_tags(), self._off_stack()
-        if tags is None or off is None or (self.stack and self.stack[-1] in _TABLE_CONTEXT):
-            return None  # between a table's rows: `_row_cut`
-        if self._foster_parented() >= 0:
-            return None  # before the table, in what it foster-parented
+        if tags is None or off is None or self._table_context() >= 0:
+            return None  # between a table's rows, in a cell, or foster-parented: `_row_cut`, `_cell_cut`
         if b"pre" in self.stack:
             return None  # a `pre` is one block of code: cut only in its text (`_pre_reopen`)
         if not self.stack:
             return self._pointer_reopen() + off if name in _CUT_BEFORE else None
-        # not before a table: what a table foster-parents goes before it, into text the
-        # container's close at a piece's end would have ended
-        if READ_IN_MARKUP.search(attrs):
+        return b"".join(tags) + self._pointer_reopen() + off if self._starts_block(name, attrs) else None
+
+    def _starts_block(self, name: bytes, attrs: bytes) -> bool:
+        """Whether a start tag starts a block the walk reads, where a cut inside open containers
+        may fall: a block's (not a table's: what a table foster-parents goes before it, into text
+        the container's close at a piece's end would have ended), or an item's of the list open
+        innermost; with none of the attributes the walk reads."""
+        return not READ_IN_MARKUP.search(attrs) and (
+            (name in _CUT_BEFORE and name != b"table") or name in _ITEMS.get(self.stack[-1], ()))
+
+    def _cell_cut(self, at: int, name: bytes, attrs: bytes) -> "Cut | None":
+        """The cut before the start tag `name` at `at` in a table's cell (a page laid out in a
+        table holds it all in one), or None where none is: as `_reopen` has it in the body (a
+        block's start, or an item's of the list open innermost), with the containers,
+        formatting and phrasing elements open around the table and in the cell, and the
+        table's own elements (the table, its row group, the row, the cell), each with a start
+        tag to open it again by. The piece opens them all again, and the entries of the list
+        of active formatting elements off the stack on both sides of the cell's marker
+        (`_off_stack_parts`); the walk joins the cell's parts, and the table's, where the
+        pieces reopened them (`Piece.cell`). The block ends the cell's text where it starts
+        on the page too (a line's break). Not in a table in a cell, nor in a caption, a `pre`
+        or a template."""
+        table = self._table_context() - 3
+        if table < 0 or self.stack[table + 3] not in (b"td", b"th") or self.stack[table] != b"table" or \
+                b"pre" in self.stack or not _TABLE_CONTEXT.isdisjoint(self.stack[:table]):
             return None
-        if (name in _CUT_BEFORE and name != b"table") or name in _ITEMS.get(self.stack[-1], ()):
-            return b"".join(tags) + self._pointer_reopen() + off
-        return None
+        if not self._starts_block(name, attrs):
+            return None
+        tags, parts = self._open_tags(), self._off_stack_parts()
+        if tags is None or parts is None or len(parts) != 2 or \
+                next(entry for entry in self.active if entry.key is None).depth != table + 3:
+            return None
+        before, after = parts
+        inside = b"".join(tags[table:]) + self._pointer_reopen() + after
+        return Cut(at, b"".join(tags[:table]) + before + inside, inside, cell=True)
 
     def _text_reopen(self) -> bytes | None:
         """What a piece that starts with a word in the text here must begin with to be parsed as
@@ -1132,8 +1205,8 @@ class _Scan:
         reconstructed; the cut falls after a line's end, so never inside a character reference
         or a CR LF pair."""
         tags = self._open_tags()
-        if tags is None or self._off_stack() != b"" or b"pre" in self.stack[:-1] or self._foster_parented() >= 0:
-            return None  # (foster-parented: before the table, whose cut would put it before its part)
+        if tags is None or self._off_stack() != b"" or b"pre" in self.stack[:-1] or self._table_context() >= 0:
+            return None  # (in a table: in a cell, or before the table, foster-parented)
         return b"".join(tags[:-1]) + self._pointer_reopen() + tags[-1] + b"\n"
 
     def _pop_through(self, names: frozenset[bytes], stops: frozenset[bytes]) -> None:
@@ -1354,6 +1427,7 @@ class _Scan:
         `in_taken_out` up. A piece opens them again without it: the caller has checked that the
         walk reads it only as a container or as inline text (its start tag is in `tags`)."""
         del self.stack[depth], self.tags[depth]
+        self.cut_low = _MAX_OPEN + 1  # the elements above it move down: all count as where they were
         if self.pointed is not None and depth <= self.pointed:
             self.pointed = None if depth == self.pointed else self.pointed - 1
         for entry in self.on_stack:
@@ -1423,6 +1497,11 @@ class _Scan:
         if self.in_taken_out is not None and self.in_taken_out > depth:
             self.trusted = False  # the elements it moves out of an element taken off the stack: not followed
             return
+        cell = self._table_context()
+        if block < self.cut_low and cell >= 0 and self.stack[cell] in (b"td", b"th"):
+            # it moves the block, open where a cut fell in the cell (the piece before it holds
+            # it): the table's markup, which the walk keeps, would differ, not its text
+            self.pending = [cut for cut in self.pending if not (cut.cell and cut.at > self.cell_at)]
         entries = {entry.depth: entry for entry in self.on_stack if entry.depth >= depth}
         kept: list[int] = []
         at = bookmark = self.active.index(formatting)
@@ -1461,24 +1540,29 @@ class _Scan:
 
 class Cut(NamedTuple):
     """Where a document may be cut (an offset), the markup that opens again what is open there,
-    and what the piece before the cut ends inside: for a cut between a table's rows, that
-    table's start tag and its row group's (else b""); for a cut in a `pre`'s text, `pre`."""
+    and what the piece before the cut ends inside: for a cut in a table, the markup that opens
+    the table again, from its start tag on (its row group's start tag, between its rows; in a
+    `cell`, its row's and the cell's, and what is open in it), else b""; for a cut in a `pre`'s
+    text, `pre`."""
 
     at: int
     reopen: bytes = b""
     table: bytes = b""
     pre: bool = False
+    cell: bool = False
 
 
 class Piece(NamedTuple):
     """A piece of a document to parse alone (behind its DOCTYPE and the markup that reopens what
     is open where it starts), and, when it ends inside an element that the next piece opens
-    again and continues: a table (between its rows: the table's start tag and its row group's,
-    else b""), or a `pre` (in its text: `pre`)."""
+    again and continues: a table (the markup that opens it again, from its start tag on: see
+    `Cut`), with a row whose last cell the next piece's first row continues (`cell`), or a `pre`
+    (in its text: `pre`)."""
 
     markup: bytes
     table: bytes = b""
     pre: bool = False
+    cell: bool = False
 
 
 def html_pieces(source: Source, every: int = PIECE_BYTES,
@@ -1497,7 +1581,7 @@ def html_pieces(source: Source, every: int = PIECE_BYTES,
         markup = source[start:end] if start == 0 else scan.doctype + reopen + source[start:end]
         if released is not None:
             released(end)
-        return Piece(markup, cut.table, cut.pre)
+        return Piece(markup, cut.table, cut.pre, cut.cell)
 
     if len(source) <= every or _FRAMESET.search(source):
         yield piece(0, len(source), b"", Cut(len(source)))
