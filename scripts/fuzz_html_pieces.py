@@ -105,10 +105,11 @@ UNCLOSED = [
     "<p><font title=\"a&amp b\">r {i}</p>", "<p><font title='a& b'>r {i}</p>",
 ]
 #: What a page laid out in a table holds in its cells: blocks, formatting left open in them,
-#: list items, a table in the cell, the next cell or row.
+#: list items, text and line breaks, a table in the cell, the next cell or row.
 CELL = UNCLOSED + ["<p>para {i}\n", "<div>d {i}</div>", "<li>l {i}", "<h2>h {i}</h2>", "words {i} ", "<ul><li>u {i}",
                    "<table><tr><td>in {i}</table>", "</td><td>c {i}", "<tr><td>row {i}", "<td><p>cell {i}",
-                   "<th><div>th {i}", "<td hidden><p>h {i}", "<dl><dt>t {i}<dd>d", "<center><p>c {i}</center>"]
+                   "<th><div>th {i}", "<td hidden><p>h {i}", "<dl><dt>t {i}<dd>d", "<center><p>c {i}</center>",
+                   "<br>line {i} and words\n", "<font size=2>f {i} ", "text {i} <span>in a span {i}</span> "]
 #: Lines of a long `pre`.
 LINE = ["    line {i} of code\n", "\n", "  x = {i} &amp;&amp; y &lt; z\n", "\r\n", "<b>bold {i}</b>\n", "tab\t{i}\n",
         "<span>s {i}\n</span>", " {i} "]

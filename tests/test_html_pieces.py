@@ -1404,6 +1404,10 @@ LAYOUT: dict[str, tuple[str, bool]] = {
                                      + "</td><td></td></tr></table>", True),
     "misnested in the cell": ("<table><tr><td><b>" + _rows(40, _BODY) + "<div>x</b>y</div>" + _rows(10, _BODY)
                               + "</td></tr></table>", True),
+    "a cell of text and line breaks": ("<table><tr><td>" + _rows(200, "line {i} of the <b>letter</b><br>\n")
+                                       + "</td></tr></table>", True),
+    "text in formatting in a cell": ("<table><tr><td><font face=Arial><span class=x>"
+                                     + _rows(200, "words {i} and <i>more</i> words, ") + "</table>", True),
     "a hidden cell": ("<table><tr><td hidden>" + _rows(40, _BODY) + "</td><td>shown</td></tr></table>", False),
     "foster-parented after": ("<table><tr><td>" + _rows(40, _BODY) + "</td></tr>stray text</table>", False),
     "in a cell of another": ("<table><tr><td><table><tr><td>" + _rows(40, _BODY) + "</table></table>", False),

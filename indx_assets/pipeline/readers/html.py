@@ -414,7 +414,8 @@ class _Walker:
         """Write a table's row, if it has text, as a line of its block (the first opens it): its
         cells' text joined by " | ". A row cut in a cell is written as its parts come: the part
         that `continues` it starts with the rest of that cell's text, which follows a block's
-        start (so a space sets it apart from the cell's text before it, where both have any);
+        start or whitespace (so a space sets it apart from the cell's text before it, where both
+        have any);
         the part with an `open_cell` at its end is written once a cell has text, else held."""
         if continues and self.cell_has_text is not None:
             if cells[0] and self.cell_has_text:

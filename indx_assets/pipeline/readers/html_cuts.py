@@ -92,8 +92,9 @@ the parser does in a table's modes reconstructs them (a cell's marker stops it, 
 the scan stops where what a table foster-parents would), and an end tag of one in the table is
 ignored, or drops it from the list where it is off the stack.
 
-A table's cell is cut as the body is, before a block or a list's item (a page laid out in a
-table holds all its text in one cell: `_Scan._cell_cut`): the next piece opens again what is
+A table's cell is cut as the body is, before a block or a list's item, or a word of text where
+only formatting and phrasing elements are open in it (a page laid out in a table, or a mail,
+holds all its text in one cell: `_Scan._cell_cut`): the next piece opens again what is
 open around the table, the table's own elements down to the cell, and what is open in the cell,
 each by its start tag, and puts back the entries of the list of active formatting elements off
 the stack on both sides of the cell's marker. The cuts are held until the table closes, as a
@@ -238,8 +239,10 @@ _INLINE = frozenset(b"abbr bdi bdo cite data del dfn ins kbd label mark q samp s
 #: Elements whose end tag the body reads as "any other end tag" (it closes the element with
 #: what stands above it, or is ignored past a special element), which the scan follows.
 _ANY_OTHER_END = _INLINE | _RUBY | frozenset(b"ruby option optgroup".split())
-#: What may stand open around a word of text where a piece is cut (`_Scan._text_reopen`).
+#: What may stand open around a word of text where a piece is cut (`_Scan._text_reopen`), and
+#: innermost in a table's cell (`_Scan._cell_cut`).
 _AROUND_TEXT = _FORMATTING | _INLINE
+_AROUND_CELL_TEXT = _AROUND_TEXT | {b"td", b"th"}
 #: Start tags that do not make the parser "reconstruct the active formatting elements" in the
 #: body (the HTML standard's "in body" rules; text does, whitespace too, and every other start
 #: tag), as Lexbor has them (`dialog`, `search`, `rb`, `rtc` and `template` too:
@@ -541,6 +544,15 @@ class _Scan:
                 while (word := _WORD_AFTER_SPACE.search(source, start, text_end)) is not None:
                     last = word.start() + 1
                     yield Cut(last, reopen)
+                    start = last + every - 1
+            elif text_end - last >= every and self.stack and self.stack[-1] in _AROUND_CELL_TEXT and \
+                    (cell := self._cell_cut(at)) is not None:
+                # the same in a table's cell, held as the cuts before its blocks are
+                start = max(at, last + every - 1)
+                while (word := _WORD_AFTER_SPACE.search(source, start, text_end)) is not None:
+                    last = word.start() + 1
+                    self._hold(cell._replace(at=last), self._table_context() - 3)
+                    self.cut_low = len(self.stack)
                     start = last + every - 1
             elif self.stack[-1:] == [b"pre"] and not self.foreign and text_end - last >= every and \
                     (reopen := self._pre_reopen()) is not None:
@@ -1156,26 +1168,29 @@ class _Scan:
         return not READ_IN_MARKUP.search(attrs) and (
             (name in _CUT_BEFORE and name != b"table") or name in _ITEMS.get(self.stack[-1], ()))
 
-    def _cell_cut(self, at: int, name: bytes, attrs: bytes) -> "Cut | None":
+    def _cell_cut(self, at: int, name: bytes | None = None, attrs: bytes = b"") -> "Cut | None":
         """The cut before the start tag `name` at `at` in a table's cell (a page laid out in a
         table holds it all in one), or None where none is: as `_reopen` has it in the body (a
-        block's start, or an item's of the list open innermost), with the containers,
+        block's start, or an item's of the list open innermost), or before a word of text
+        (`name` None) as `_text_reopen` has it (only formatting and phrasing elements open in
+        the cell, those off the stack in it reconstructed by the text before), with the containers,
         formatting and phrasing elements open around the table and in the cell, and the
         table's own elements (the table, its row group, the row, the cell), each with a start
         tag to open it again by. The piece opens them all again, and the entries of the list
         of active formatting elements off the stack on both sides of the cell's marker
         (`_off_stack_parts`); the walk joins the cell's parts, and the table's, where the
-        pieces reopened them (`Piece.cell`). The block ends the cell's text where it starts
-        on the page too (a line's break). Not in a table in a cell, nor in a caption, a `pre`
-        or a template."""
+        pieces reopened them (`Piece.cell`): the block's start, or the whitespace before the
+        word, sets the cell's text apart there on the page too. Not in a table in a cell, nor
+        in a caption, a `pre` or a template."""
         table = self._table_context() - 3
         if table < 0 or self.stack[table + 3] not in (b"td", b"th") or self.stack[table] != b"table" or \
                 b"pre" in self.stack or not _TABLE_CONTEXT.isdisjoint(self.stack[:table]):
             return None
-        if not self._starts_block(name, attrs):
+        if not (self._starts_block(name, attrs) if name is not None else
+                all(open_name in _AROUND_TEXT for open_name in self.stack[table + 4 :])):
             return None
         tags, parts = self._open_tags(), self._off_stack_parts()
-        if tags is None or parts is None or len(parts) != 2 or \
+        if tags is None or parts is None or len(parts) != 2 or (name is None and parts[1]) or \
                 next(entry for entry in self.active if entry.key is None).depth != table + 3:
             return None
         before, after = parts
