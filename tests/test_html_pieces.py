@@ -1381,8 +1381,8 @@ def test_a_large_table_is_cut_between_its_rows_into_one_block(shape: str, doctyp
 
 
 _BODY = "<h2>The harbour {i}</h2><p>The wall held the <b>tide</b> back.<p>And the town slept <i>behind</i> it.\n"
-#: Pages laid out in a table, as old sites and mail write them: the page in one cell (each must
-#: be cut inside it), and the cells a cut may not fall in (`None`: no piece ends in a cell).
+#: Pages laid out in a table, as old sites, forums and mail write them: the page in one cell
+#: (each must be cut inside it, `True`), and cells a cut may not fall in (no piece ends in one).
 LAYOUT: dict[str, tuple[str, bool]] = {
     "two columns": ("<table width=100%><tr><td valign=top>nav <a href=/>home</a></td><td>" + _rows(40, _BODY)
                     + "</td></tr><tr><td colspan=2>footer</td></tr></table>", True),
@@ -1408,6 +1408,10 @@ LAYOUT: dict[str, tuple[str, bool]] = {
                                        + "</td></tr></table>", True),
     "text in formatting in a cell": ("<table><tr><td><font face=Arial><span class=x>"
                                      + _rows(200, "words {i} and <i>more</i> words, ") + "</table>", True),
+    "tables in a cell": ("<table width=100%><tr><td>" + _rows(60, "<table class=post><tr><td>author {i}</td><td>"
+                                                           "the post {i}</td></tr></table>\n") + "</td></tr></table>", True),
+    "tables in a cell foster-parenting": ("<table><tr><td>" + _rows(60, "<table>stray {i}<tr><td>x {i}</table>")
+                                          + "</td></tr></table>", False),
     "a hidden cell": ("<table><tr><td hidden>" + _rows(40, _BODY) + "</td><td>shown</td></tr></table>", False),
     "foster-parented after": ("<table><tr><td>" + _rows(40, _BODY) + "</td></tr>stray text</table>", False),
     "in a cell of another": ("<table><tr><td><table><tr><td>" + _rows(40, _BODY) + "</table></table>", False),

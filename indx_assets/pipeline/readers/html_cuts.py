@@ -93,13 +93,16 @@ the scan stops where what a table foster-parents would), and an end tag of one i
 ignored, or drops it from the list where it is off the stack.
 
 A table's cell is cut as the body is, before a block or a list's item, or a word of text where
-only formatting and phrasing elements are open in it (a page laid out in a table, or a mail,
-holds all its text in one cell: `_Scan._cell_cut`): the next piece opens again what is
+only formatting and phrasing elements are open in it, and before a table in it (a page laid out
+in a table, a forum's or a mail, holds all its text in one cell: `_Scan._cell_cut`); a table it
+holds is not cut inside. The next piece opens again what is
 open around the table, the table's own elements down to the cell, and what is open in the cell,
 each by its start tag, and puts back the entries of the list of active formatting elements off
 the stack on both sides of the cell's marker. The cuts are held until the table closes, as a
-row's are, and those in a cell are dropped where the adoption agency later moves an element
-open at the cut (its furthest block): the table's markup would differ. The reader joins the
+row's are, and dropped from where a table starts that foster-parents (so is one before a table
+in a cell: what it foster-parents goes before it, into the text before the cut), and those in
+a cell where the adoption agency later moves an element open at the cut (its furthest block):
+the table's markup would differ. The reader joins the
 cell's parts, the row's and the table's into one block (`Piece.cell`).
 
 Nothing here decides what text a page has; a wrong cut could only move a block boundary, and
@@ -509,6 +512,7 @@ class _Scan:
         #: stand where they did at the last cut held in it, at least (see `_furthest_block`)
         self.cell_at = 0
         self.cut_low = 0
+        self.tables_at: list[int] = []  # where each open table starts
         #: the scan stopped at a token that runs to the document's end, which the parser drops
         #: (a tag) or puts where it stands (a comment, raw text): nothing is foster-parented
         self.to_end = False
@@ -617,6 +621,8 @@ class _Scan:
                         yield Cut(lt, reopen)
                     depth = len(self.stack)
                     at = self._start(name, token["attrs"], token.end(), lt)
+                    if name == b"table" and len(self.stack) > depth:
+                        self.tables_at.append(lt)
                     if len(self.stack) > _MAX_OPEN:
                         self.trusted = False
                     elif len(self.stack) > depth:
@@ -736,14 +742,14 @@ class _Scan:
         style (which the table holds), `</p>` (an empty `p`), an element
         the scan follows open there (`_FOSTERED_OPEN`). It goes before the whole table, which a
         piece cut inside the table would put before its own part of it: the cuts held in the
-        table so far are dropped (those after it hold). A column group's mode closes the group
+        table so far, and one before it in a cell, are dropped. A column group's mode closes the group
         first. Where the body's rules for it `reconstructs` the formatting elements off the stack,
         they are foster-parented too and left open above the table's own elements
         (`_foster_parented`)."""
         if self.stack[-1] == b"colgroup":
             self._truncate(len(self.stack) - 1)
-        if self.pending and self.pending_table == len(self.stack) - 1 - self.stack[::-1].index(b"table"):
-            self.pending = []
+        if self.pending:  # (those before it hold, in the cell around it)
+            self.pending = [cut for cut in self.pending if cut.at < (self.tables_at[-1] if self.tables_at else 0)]
         active = self.active
         if reconstructs and active and active[-1].key is not None and not active[-1].on:
             self._reconstruct()
@@ -805,6 +811,8 @@ class _Scan:
             self.pointed = None
         del self.stack[depth:]
         self.cut_low = min(self.cut_low, depth)
+        if self.tables_at:
+            del self.tables_at[self.stack.count(b"table") :]
         if self.in_taken_out is not None and depth <= self.in_taken_out:
             self.in_taken_out = None
         on_stack = self.on_stack
@@ -1171,7 +1179,8 @@ class _Scan:
     def _cell_cut(self, at: int, name: bytes | None = None, attrs: bytes = b"") -> "Cut | None":
         """The cut before the start tag `name` at `at` in a table's cell (a page laid out in a
         table holds it all in one), or None where none is: as `_reopen` has it in the body (a
-        block's start, or an item's of the list open innermost), or before a word of text
+        block's start, or an item's of the list open innermost; and a table's, whose cut is
+        dropped if it foster-parents anything: `_foster`), or before a word of text
         (`name` None) as `_text_reopen` has it (only formatting and phrasing elements open in
         the cell, those off the stack in it reconstructed by the text before), with the containers,
         formatting and phrasing elements open around the table and in the cell, and the
@@ -1186,8 +1195,10 @@ class _Scan:
         if table < 0 or self.stack[table + 3] not in (b"td", b"th") or self.stack[table] != b"table" or \
                 b"pre" in self.stack or not _TABLE_CONTEXT.isdisjoint(self.stack[:table]):
             return None
-        if not (self._starts_block(name, attrs) if name is not None else
-                all(open_name in _AROUND_TEXT for open_name in self.stack[table + 4 :])):
+        if name is None:
+            if any(open_name not in _AROUND_TEXT for open_name in self.stack[table + 4 :]):
+                return None
+        elif not (self._starts_block(name, attrs) or (name == b"table" and not READ_IN_MARKUP.search(attrs))):
             return None
         tags, parts = self._open_tags(), self._off_stack_parts()
         if tags is None or parts is None or len(parts) != 2 or (name is None and parts[1]) or \
