@@ -17,7 +17,8 @@ tables and forms as old sites write them (`html-old-tables`), rows whose cells a
 wraps (`html-font-rows`), tables with a `div` among their rows (`html-fostered-blocks`), sections
 of a page with no DOCTYPE, a table in a `p` and a form a `div` closes (`html-quirks`), sections
 with a select, a template, an SVG icon, a MathML formula, ruby and an escaped script (`html-modern`), a
-page laid out in a table, all its text in one cell (`html-layout`), one large `pre` (`html-pre`),
+page laid out in a table, all its text in one cell (`html-layout`), a forum's page of posts, each a
+table in that cell (`html-forum`), one large `pre` (`html-pre`),
 and a page in Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
 INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
@@ -129,6 +130,11 @@ _BLOCKS = {
                     b"<a href=/news>News</a></td><td class=content><font face=Arial size=2>",
                     (b"<h2>The harbour</h2>\n" + b"<p>The harbour wall held the <b>tide</b> back, and the town"
                      b" <font color=navy>slept</font>.</p>\n" * 4) * 2600),
+    # a forum's page: each post a table in the page's one cell
+    "html-forum": (b"<table width=100% class=forumline><tr><td class=row1>",
+                   b"<table class=post width=100%><tr><td class=author><b>harbourmaster</b><br>Posts: 12</td>"
+                   b"<td class=body>The harbour wall held the <b>tide</b> back, and the town slept behind it.<br>"
+                   b"<br>It held again last night.</td></tr></table>\n" * 5000),
     # one table of short rows
     "html-table": (b"<table>", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 17246),
     # one table as a page writes it: in a wrapping div, a header row group, cells closed only

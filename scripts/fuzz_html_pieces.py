@@ -111,7 +111,7 @@ CELL = UNCLOSED + ["<p>para {i}\n", "<div>d {i}</div>", "<li>l {i}", "<h2>h {i}<
                    "<th><div>th {i}", "<td hidden><p>h {i}", "<dl><dt>t {i}<dd>d", "<center><p>c {i}</center>",
                    "<br>line {i} and words\n", "<font size=2>f {i} ", "text {i} <span>in a span {i}</span> ",
                    "<table><tr><td>a {i}</td><td>b</td></tr></table>", "t {i}<table>fostered {i}<tr><td>x</table>",
-                   "<table><tr><td>c {i}</td></tr><tr><div>fostered</div></tr></table>"]
+                   "<table><tr><td>c {i}</td></tr><tr><div>fostered</div></tr></table>", "<form><div></form><p>f {i}"]
 #: Lines of a long `pre`.
 LINE = ["    line {i} of code\n", "\n", "  x = {i} &amp;&amp; y &lt; z\n", "\r\n", "<b>bold {i}</b>\n", "tab\t{i}\n",
         "<span>s {i}\n</span>", " {i} "]

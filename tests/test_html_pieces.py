@@ -756,7 +756,9 @@ def test_a_table_opened_in_a_paragraph_is_cut_after_in_every_mode(middle: str, d
 #: Pages a review of the scan found whose pieces differed from the whole page: a form opened in
 #: a template or in SVG popped (the scan took the pointer's form for closed); numeric references
 #: to control characters or noncharacters in attributes and table text (Python's `html.unescape`
-#: drops them, the tokenizer keeps them); an attribute's name starting with `=`.
+#: drops them, the tokenizer keeps them); an attribute's name starting with `=`; a cut in a
+#: cell where `</form>` took the form off the stack from under what stays open in it (the piece
+#: opened that again without the form, so the table's markup parted where the page's does not).
 FOUND_BY_REVIEW = [
     "<form id=f><template><form></form></template><span></form><p></p>e</span>d",
     "<form id=f><svg><form></form></svg><span></form><p></p>e</span>d",
@@ -768,6 +770,9 @@ FOUND_BY_REVIEW = [
     "<table><tr><td>r0</td></tr><tr><td>r1</td></tr>&#x7f;</table>",
     '<table><tr><td>r0</td></tr><tr><td>r1</td></tr><input type="hidden&#1;"></table>',
     "<p><b style=display:none x><b style=display:none x><b style=display:none x><b style=display:none =x>y</p></b></b></b>",
+    "<table><tr><td><form><div></form><p>one</p><p>two</p></div></td></tr></table>",
+    "<table><tr><td><form><ul></form><li>one<li>two</ul></td></tr></table>",
+    "<form><div></form><table><tr><td><p>one</p><p>two</p></td></tr></table></div>",  # below the table: cut
 ]
 
 

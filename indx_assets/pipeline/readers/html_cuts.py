@@ -1190,11 +1190,16 @@ class _Scan:
         (`_off_stack_parts`); the walk joins the cell's parts, and the table's, where the
         pieces reopened them (`Piece.cell`): the block's start, or the whitespace before the
         word, sets the cell's text apart there on the page too. Not in a table in a cell, nor
-        in a caption, a `pre` or a template."""
+        in a caption, a `pre` or a template, nor above a form `</form>` took off the stack in
+        the cell (`_close_form`: the walk reads the text as the body's, but a piece would hold
+        the table's markup without that form)."""
         table = self._table_context() - 3
         if table < 0 or self.stack[table + 3] not in (b"td", b"th") or self.stack[table] != b"table" or \
                 b"pre" in self.stack or not _TABLE_CONTEXT.isdisjoint(self.stack[:table]):
             return None
+        if self.in_taken_out is not None and self.in_taken_out > table:
+            return None  # in the table, the form `</form>` took off the stack holds them: its markup would part
+
         if name is None:
             if any(open_name not in _AROUND_TEXT for open_name in self.stack[table + 4 :]):
                 return None
