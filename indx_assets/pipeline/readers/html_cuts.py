@@ -311,8 +311,8 @@ _UNCLOSABLE_IN_CELL = frozenset(b"applet marquee object".split())
 #: holds nothing but whitespace and cells of text and of tags whose effect stays in the cell (the
 #: cell's close, which the next row's start makes, pops them and clears their formatting): read
 #: at once, in place of a token at a time (`_Scan.cuts`). Anything else (a comment, raw text,
-#: another table, a form, SVG, a lone `<`, text between cells) fails the match: the scan reads
-#: the row token by token.
+#: another table, a form, SVG, a lone `<`, text between cells), or a row longer than a piece
+#: (a cut may fall in its cell), fails the match: the scan reads the row token by token.
 _IN_CELL = (
     rb"(?:a|abbr|b|bdi|bdo|big|br|cite|code|data|del|dfn|em|font|i|img|ins|kbd|mark|nobr|q|s|samp|small|span"
     rb"|strike|strong|sub|sup|time|tt|u|var|wbr|p|div|center|ul|ol|li|dl|dt|dd|hr|h[1-6]|blockquote|address)"
