@@ -758,7 +758,9 @@ def test_a_table_opened_in_a_paragraph_is_cut_after_in_every_mode(middle: str, d
 #: to control characters or noncharacters in attributes and table text (Python's `html.unescape`
 #: drops them, the tokenizer keeps them); an attribute's name starting with `=`; a cut in a
 #: cell where `</form>` took the form off the stack from under what stays open in it (the piece
-#: opened that again without the form, so the table's markup parted where the page's does not).
+#: opened that again without the form, so the table's markup parted where the page's does not),
+#: and the same, or text in such a form, after an earlier form taken out (the scan kept only the
+#: lowest, so inline text in the later one was cut: its blocks differed).
 FOUND_BY_REVIEW = [
     "<form id=f><template><form></form></template><span></form><p></p>e</span>d",
     "<form id=f><svg><form></form></svg><span></form><p></p>e</span>d",
@@ -773,6 +775,10 @@ FOUND_BY_REVIEW = [
     "<table><tr><td><form><div></form><p>one</p><p>two</p></div></td></tr></table>",
     "<table><tr><td><form><ul></form><li>one<li>two</ul></td></tr></table>",
     "<form><div></form><table><tr><td><p>one</p><p>two</p></td></tr></table></div>",  # below the table: cut
+    # ... where another `</form>` took a form off the stack before: each one taken out counts
+    "<form><ul></form><table><tr><td><form><div></form><p>one</p><p>two</p></div></td></tr></table>",
+    "<form><div></form><form><span>words one two three</form>more words<p>a paragraph here</p>end of the span</span>"
+    "tail words here",
 ]
 
 

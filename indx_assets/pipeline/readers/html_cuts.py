@@ -481,9 +481,9 @@ class _Scan:
         #: a template, or SVG's, may stand above it)
         self.form_pointer = False
         self.pointed: int | None = None
-        #: the depth from which the open elements stand in an element taken off the stack from
-        #: under them (`_take_out`: a form `</form>` closed, an `a` another one dropped), else None
-        self.in_taken_out: int | None = None
+        #: for each element taken off the stack from under open elements (`_take_out`: a form
+        #: `</form>` closed, an `a` another one dropped), the depth from which those stand in it
+        self.taken_out: list[int] = []
         #: the content of the open template (the outermost) has had an element that pushes a
         #: marker, a formatting element; whether a start tag has picked each open template's mode
         self.template_marked = False
@@ -813,8 +813,8 @@ class _Scan:
         self.cut_low = min(self.cut_low, depth)
         if self.tables_at:
             del self.tables_at[self.stack.count(b"table") :]
-        if self.in_taken_out is not None and depth <= self.in_taken_out:
-            self.in_taken_out = None
+        if self.taken_out:
+            self.taken_out = [taken for taken in self.taken_out if taken < depth]
         on_stack = self.on_stack
         while on_stack and on_stack[-1].depth >= depth:
             entry = on_stack.pop()
@@ -1116,7 +1116,7 @@ class _Scan:
         form's is followed by `_POINTER_CLEARED` where the pointer does not point to it (a
         `</form>` out of its scope cleared it, or a later form set it): each form start tag sets
         it (the pointer is clear before each, as on the page, where that form opened)."""
-        if self.in_taken_out is not None and self.stack[self.in_taken_out] in _AROUND_TEXT:
+        if any(self.stack[taken] in _AROUND_TEXT for taken in self.taken_out if taken < len(self.stack)):
             return None  # inline text in an element taken off the stack: see `_close_form`
         tags = self.tags[: len(self.stack)]
         if None in tags:
@@ -1197,7 +1197,7 @@ class _Scan:
         if table < 0 or self.stack[table + 3] not in (b"td", b"th") or self.stack[table] != b"table" or \
                 b"pre" in self.stack or not _TABLE_CONTEXT.isdisjoint(self.stack[:table]):
             return None
-        if self.in_taken_out is not None and self.in_taken_out > table:
+        if any(taken > table for taken in self.taken_out):
             return None  # in the table, the form `</form>` took off the stack holds them: its markup would part
 
         if name is None:
@@ -1438,7 +1438,7 @@ class _Scan:
         tag in `tags`); where the walk reads its attributes (`hidden`), it stops. The form is a
         block to the walk, which ends where the form's content does: after the lowest of them
         closes, on the page. A piece that opens them again without it ends no block there, so
-        no cut falls while they stand in it (`in_taken_out`) where the lowest is inline text
+        no cut falls while they stand in it (`taken_out`) where the lowest is inline text
         (`<form><span>a</form>b<p>c</p>e</span>d`: `e` and `d` are two blocks); a block's close
         ends one anyway."""
         if not _SCOPE.isdisjoint(self.stack[i + 1 :]):
@@ -1454,9 +1454,10 @@ class _Scan:
     def _take_out(self, depth: int) -> None:
         """Take the element at `depth` off the stack from where it stands, the elements above it
         staying open (a form `</form>` closes below them; an `a` out of scope that another `a`
-        start tag drops): only the stack changes, not the tree, where they stay in it, from
-        `in_taken_out` up. A piece opens them again without it: the caller has checked that the
-        walk reads it only as a container or as inline text (its start tag is in `tags`)."""
+        start tag drops): only the stack changes, not the tree, where they stay in it, from the
+        depth it leaves in `taken_out` up (one each: a later one may stand in an earlier one). A
+        piece opens them again without it: the caller has checked that the walk reads it only
+        as a container or as inline text (its start tag is in `tags`)."""
         del self.stack[depth], self.tags[depth]
         self.cut_low = _MAX_OPEN + 1  # the elements above it move down: all count as where they were
         if self.pointed is not None and depth <= self.pointed:
@@ -1466,8 +1467,9 @@ class _Scan:
                 entry.depth -= 1
         if self.pending_table > depth:
             self.pending_table -= 1
-        if self.in_taken_out is None or depth < self.in_taken_out:
-            self.in_taken_out = depth
+        # (those above it that stood in one taken out before still do, a step lower)
+        self.taken_out = [taken - 1 if taken > depth else taken for taken in self.taken_out if taken != depth]
+        self.taken_out.append(depth)
 
     def _formatting_end(self, name: bytes) -> None:
         """A formatting element's end tag: the HTML standard's adoption agency algorithm, on the
@@ -1525,7 +1527,7 @@ class _Scan:
         its place, and its own stays, off the stack (`<a hidden><font><h2><b><i><u><s><p>x</a>`
         then hides the text after the heading)."""
         depth = formatting.depth
-        if self.in_taken_out is not None and self.in_taken_out > depth:
+        if any(taken > depth for taken in self.taken_out):
             self.trusted = False  # the elements it moves out of an element taken off the stack: not followed
             return
         cell = self._table_context()
