@@ -415,8 +415,8 @@ class _Walker:
         cells' text joined by " | ". A row cut in a cell is written as its parts come: the part
         that `continues` it starts with the rest of that cell's text, which follows a block's
         start or whitespace (so a space sets it apart from the cell's text before it, where both
-        have any);
-        the part with an `open_cell` at its end is written once a cell has text, else held."""
+        have any); the part with an `open_cell` at its end is written once a cell has text, else
+        held."""
         if continues and self.cell_has_text is not None:
             if cells[0] and self.cell_has_text:
                 self._write(" ")

@@ -95,15 +95,15 @@ ignored, or drops it from the list where it is off the stack.
 A table's cell is cut as the body is, before a block or a list's item, or a word of text where
 only formatting and phrasing elements are open in it, and before a table in it (a page laid out
 in a table, a forum's or a mail, holds all its text in one cell: `_Scan._cell_cut`); a table it
-holds is not cut inside. The next piece opens again what is
-open around the table, the table's own elements down to the cell, and what is open in the cell,
-each by its start tag, and puts back the entries of the list of active formatting elements off
-the stack on both sides of the cell's marker. The cuts are held until the table closes, as a
+holds is not cut inside. The next piece opens again what is open around the table, the table's
+own elements down to the cell, and what is open in the cell, each by its start tag, and puts
+back the entries of the list of active formatting elements off the stack on both sides of the
+cell's marker. The cuts are held until the table closes, as a
 row's are, and dropped from where a table starts that foster-parents (so is one before a table
 in a cell: what it foster-parents goes before it, into the text before the cut), and those in
 a cell where the adoption agency later moves an element open at the cut (its furthest block):
-the table's markup would differ. The reader joins the
-cell's parts, the row's and the table's into one block (`Piece.cell`).
+the table's markup would differ. The reader joins the cell's parts, the row's and the table's
+into one block (`Piece.cell`).
 
 Nothing here decides what text a page has; a wrong cut could only move a block boundary, and
 `tests/test_html_pieces.py` compares every piece-wise parse against the whole
@@ -742,9 +742,9 @@ class _Scan:
         style (which the table holds), `</p>` (an empty `p`), an element
         the scan follows open there (`_FOSTERED_OPEN`). It goes before the whole table, which a
         piece cut inside the table would put before its own part of it: the cuts held in the
-        table so far, and one before it in a cell, are dropped. A column group's mode closes the group
-        first. Where the body's rules for it `reconstructs` the formatting elements off the stack,
-        they are foster-parented too and left open above the table's own elements
+        table so far, and one before it in a cell, are dropped. A column group's mode closes the
+        group first. Where the body's rules for it `reconstructs` the formatting elements off the
+        stack, they are foster-parented too and left open above the table's own elements
         (`_foster_parented`)."""
         if self.stack[-1] == b"colgroup":
             self._truncate(len(self.stack) - 1)
