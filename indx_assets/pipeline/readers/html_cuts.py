@@ -1199,7 +1199,6 @@ class _Scan:
             return None
         if any(taken > table for taken in self.taken_out):
             return None  # in the table, the form `</form>` took off the stack holds them: its markup would part
-
         if name is None:
             if any(open_name not in _AROUND_TEXT for open_name in self.stack[table + 4 :]):
                 return None
