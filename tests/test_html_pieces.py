@@ -1432,7 +1432,7 @@ LAYOUT: dict[str, tuple[str, bool]] = {
 @pytest.mark.parametrize("doctype", ["<!DOCTYPE html>", ""])
 @pytest.mark.parametrize("shape", LAYOUT)
 def test_a_page_laid_out_in_a_table_is_cut_inside_its_cells(shape: str, doctype: str) -> None:
-    # issue 17: a page in a table's cell was one piece, parsed whole (27.7x the page at 16 MiB);
+    # issue 17: a page in a table's cell was one piece, parsed whole (`html-layout`: 29x the page);
     # cut before its blocks, the cell's parts, and the row's and the table's, join into the whole
     # page's table block, markup too
     markup, cut = LAYOUT[shape]
