@@ -453,7 +453,8 @@ def _table_whitespace(text: bytes) -> bool:
 def _reopening(tag: bytes) -> bytes | None:
     """A start tag as a piece may open its element again with: itself, unless it has an
     attribute the walk reads (`READ_IN_MARKUP`), which a piece that opened it again would read twice."""
-    return None if READ_IN_MARKUP.search(tag) else tag
+    # (none fits in fewer than 10 bytes, `<a hidden>`: a table's `<td>`, `<tr>` need no search)
+    return None if len(tag) >= 10 and READ_IN_MARKUP.search(tag) else tag
 
 
 @lru_cache(maxsize=1024)  # a page repeats a few start tags: `<font face=Arial size=2>` in every `p`
@@ -502,9 +503,9 @@ class _Scan:
         #: and its row group), else None; only the first `len(stack)` are the open elements' (a
         #: push overwrites past them)
         self.tags: list[bytes | None] = []
-        #: a row's start that a piece may begin with: what reopens the open elements and the
-        #: table's own tags (see `_row_cut`), set by `_table_start`
-        self.row_cut: tuple[bytes, bytes] | None = None
+        #: the last start tag opened a row right in a row group, before which a piece may begin
+        #: (see `_row_cut`), set by `_table_start`
+        self.row_opened = False
         #: cuts inside the open table, held until it closes (see `cuts`), and where it is on the stack
         self.pending: list[Cut] = []
         self.pending_table = 0
@@ -512,7 +513,7 @@ class _Scan:
         #: stand where they did at the last cut held in it, at least (see `_furthest_block`)
         self.cell_at = 0
         self.cut_low = 0
-        self.tables_at: list[int] = []  # where each open table starts
+        self.tables_at: list[tuple[int, int]] = []  # each open table: where it is on the stack, where it starts
         #: the scan stopped at a token that runs to the document's end, which the parser drops
         #: (a tag) or puts where it stands (a comment, raw text): nothing is foster-parented
         self.to_end = False
@@ -595,15 +596,16 @@ class _Scan:
                     at = self._template_start(name, token["attrs"], token.end(), lt)
                 elif not self.foreign and self._table_start(name, token[0]):
                     at = token.end()
-                    if name in (b"td", b"th") and _TABLE_CONTEXT.isdisjoint(self.stack[:-4]):
+                    if name in (b"td", b"th") and len(self.tables_at) == 1:
                         self.cell_at = lt  # a cell a cut may fall in: not in another's table
                     if name == b"tr" and self.trusted and self.stack[-1:] == [b"tr"] and \
                             (row := _ROW_REST.match(source, at, at + every)) is not None:  # a row opened in a table
                         at = row.end()  # to the next row's start, which closes this one (a longer row
                         # is read a token at a time: it may be cut in its cell)
-                    if self.row_cut is not None and lt - last >= every and self.trusted:
+                    if self.row_opened and lt - last >= every and self.trusted and \
+                            (row_cut := self._row_cut()) is not None:
                         last = lt
-                        self._hold(Cut(lt, *self.row_cut), len(self.stack) - 3)  # below its row group and the row
+                        self._hold(Cut(lt, *row_cut), len(self.stack) - 3)  # below its row group and the row
                 elif not self.foreign and self._start_ignored(name):
                     at = token.end()  # no element, no `p` closed: the parser ignores the tag
                 else:
@@ -612,17 +614,19 @@ class _Scan:
                         if not self.trusted:
                             break
                     yield from self._held_cuts()  # a `table` start tag has closed the table: before its own cut
-                    if lt - last >= every and (cell := self._cell_cut(lt, name, token["attrs"])) is not None:
+                    if lt - last < every:
+                        pass
+                    elif (cell := self._cell_cut(lt, name, token["attrs"])) is not None:
                         last = lt
                         self._hold(cell, self._table_context() - 3)  # below its row group, row and cell
                         self.cut_low = len(self.stack)
-                    elif lt - last >= every and (reopen := self._reopen(name, token["attrs"])) is not None:
+                    elif (reopen := self._reopen(name, token["attrs"])) is not None:
                         last = lt
                         yield Cut(lt, reopen)
                     depth = len(self.stack)
                     at = self._start(name, token["attrs"], token.end(), lt)
                     if name == b"table" and len(self.stack) > depth:
-                        self.tables_at.append(lt)
+                        self.tables_at.append((depth, lt))
                     if len(self.stack) > _MAX_OPEN:
                         self.trusted = False
                     elif len(self.stack) > depth:
@@ -749,7 +753,7 @@ class _Scan:
         if self.stack[-1] == b"colgroup":
             self._truncate(len(self.stack) - 1)
         if self.pending:  # (those before it hold, in the cell around it)
-            self.pending = [cut for cut in self.pending if cut.at < (self.tables_at[-1] if self.tables_at else 0)]
+            self.pending = [cut for cut in self.pending if cut.at < (self.tables_at[-1][1] if self.tables_at else 0)]
         active = self.active
         if reconstructs and active and active[-1].key is not None and not active[-1].on:
             self._reconstruct()
@@ -810,9 +814,10 @@ class _Scan:
         if self.pointed is not None and depth <= self.pointed:
             self.pointed = None
         del self.stack[depth:]
-        self.cut_low = min(self.cut_low, depth)
-        if self.tables_at:
-            del self.tables_at[self.stack.count(b"table") :]
+        if depth < self.cut_low:
+            self.cut_low = depth
+        while self.tables_at and self.tables_at[-1][0] >= depth:
+            self.tables_at.pop()
         if self.taken_out:
             self.taken_out = [taken for taken in self.taken_out if taken < depth]
         on_stack = self.on_stack
@@ -925,8 +930,8 @@ class _Scan:
         a cell or caption a tag that is not a table's; `script` and `style`, which a table
         holds as the head would). A `table` in a table's own modes closes it first. Where the
         parser would foster-parent (any other tag), the scan stops vouching. A row starting where nothing
-        but a row group is open above the table sets `row_cut`."""
-        self.row_cut = None
+        but a row group is open above the table sets `row_opened`."""
+        self.row_opened = False
         fostered = self._foster_parented()
         if fostered >= 0 and name not in _TABLE_ANY:
             # the table's modes give the tag to the body's rules, inside what they foster-parented
@@ -1018,7 +1023,7 @@ class _Scan:
                 if name in _IN_TABLE_RAW:
                     return False
                 if name == b"tr":
-                    self.row_cut = None if implied else self._row_cut()
+                    self.row_opened = not implied
                     self._push(b"tr", _reopening(tag))
                     return True
                 if name in (b"td", b"th"):
@@ -1110,15 +1115,17 @@ class _Scan:
         elif name in _FORMATTING and (entry := self._last_entry(name)) is not None and not entry.on:
             self._unlist(entry)
 
-    def _open_tags(self) -> list[bytes] | None:
-        """The start tags of the open elements, in the stack's order, or None where one has none
-        to be opened again by (`tags`: not reopenable, or with an attribute the walk reads). A
+    def _open_tags(self, depth: int | None = None) -> list[bytes] | None:
+        """The start tags of the open elements (those below `depth`), in the stack's order, or
+        None where one has none to be opened again by (`tags`: not reopenable, or with an
+        attribute the walk reads). A
         form's is followed by `_POINTER_CLEARED` where the pointer does not point to it (a
         `</form>` out of its scope cleared it, or a later form set it): each form start tag sets
         it (the pointer is clear before each, as on the page, where that form opened)."""
-        if any(self.stack[taken] in _AROUND_TEXT for taken in self.taken_out if taken < len(self.stack)):
+        depth = len(self.stack) if depth is None else depth
+        if any(self.stack[taken] in _AROUND_TEXT for taken in self.taken_out if taken < depth):
             return None  # inline text in an element taken off the stack: see `_close_form`
-        tags = self.tags[: len(self.stack)]
+        tags = self.tags[:depth]
         if None in tags:
             return None
         if b"form" in self.stack:
@@ -1134,17 +1141,18 @@ class _Scan:
         return _POINTER_SET if self.form_pointer and self.pointed is None else b""
 
     def _row_cut(self) -> tuple[bytes, bytes] | None:
-        """With a row group on top of the stack, the markup that opens again all that is open
-        (the containers, the table, the row group: see `_reopen`) and the table's own tags, when
+        """With a row just opened in a row group on top of the stack, the markup that opens again
+        all that was open before it (the containers, the table, the row group: see `_reopen`)
+        and the table's own tags, when
         each has one to open it with (none of the attributes the walk reads); else None. A row
         parses alone as in place behind them: the cell and row before it closed (at a piece's
         end as by the row's start), the formatting elements above the table reopened with the
         same list (see `_formatting_start`; those off the stack before the table's tags: they
         were off it where the table opened, which reconstructs none)."""
-        tags, off = self._open_tags(), self._off_stack()
+        tags, off = self._open_tags(len(self.stack) - 1), self._off_stack()  # (a row pushes no marker)
         if tags is None or off is None or len(tags) < 2 or b"pre" in self.stack:  # a `pre` is one block of code
             return None
-        if not _TABLE_CONTEXT.isdisjoint(self.stack[:-2]):
+        if not _TABLE_CONTEXT.isdisjoint(self.stack[:-3]):
             return None  # a table in a cell: what the cell holds is its text
         return b"".join(tags[:-2]) + self._pointer_reopen() + off + tags[-2] + tags[-1], tags[-2] + tags[-1]
 
@@ -1466,6 +1474,7 @@ class _Scan:
                 entry.depth -= 1
         if self.pending_table > depth:
             self.pending_table -= 1
+        self.tables_at = [(at - 1 if at > depth else at, start) for at, start in self.tables_at]
         # (those above it that stood in one taken out before still do, a step lower)
         self.taken_out = [taken - 1 if taken > depth else taken for taken in self.taken_out if taken != depth]
         self.taken_out.append(depth)
