@@ -1,16 +1,18 @@
 """One sentence rule (`chunking/sentences.py`) for packing, sentence pieces, line runs and
 `split_document`: its cases, and every caller cutting the same text at the same ends."""
 
+import random
+
 import pytest
 
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.chunkers.base import sentence_units
 from indx_assets.pipeline.chunkers.markdown import MarkdownProvider
 from indx_assets.pipeline.chunking.elements import ElementMetadata, NarrativeText
-from indx_assets.pipeline.chunking.measure import CharMeasure
+from indx_assets.pipeline.chunking.measure import CharMeasure, TokenMeasure
 from indx_assets.pipeline.chunking.options import build_options
 from indx_assets.pipeline.chunking.paragraphs import line_runs
-from indx_assets.pipeline.chunking.sentences import sentence_spans
+from indx_assets.pipeline.chunking.sentences import sentence_ends, sentence_spans
 from indx_assets.pipeline.chunking.split import split_document
 from indx_assets.pipeline.chunking.text_splitter import TextSplitter
 
@@ -82,3 +84,60 @@ def test_a_long_line_ending_in_an_abbreviation_runs_on_into_the_next() -> None:
              "found that the drift stayed under a tenth of a degree, e.g.",
              "during the whole of the winter season, which matches the earlier campaign and its own reported drift figures."]
     assert line_runs(lines) == [(0, 3)]
+
+
+def test_sentence_ends_do_not_look_before_the_text_they_are_told_starts() -> None:
+    text = "as Smith et al. Then the tide"
+    at = text.index("al.")
+    assert list(sentence_ends(text, at)) == []  # "et al." stands before: no end
+    assert list(sentence_ends(text, at, floor=at)) == [at + 3]  # the text starts at "al.": it ends a sentence
+
+
+def _split_one_at_a_time(splitter: TextSplitter, text: str) -> list[tuple[str, int]]:
+    pieces, rest, prefix = [], text, 0
+    while rest:
+        piece, rest, next_prefix = splitter.split(rest)
+        pieces.append((piece, prefix))
+        prefix = next_prefix
+    return pieces
+
+
+def test_a_cut_reads_no_text_before_what_it_cuts() -> None:
+    """A word over the limit is cut between characters, here just before "Prof.": the rest
+    starts there, and the letters before it in the text are not read as part of its word, so
+    "Prof." is a title (no sentence end after it), as it is for `split` given the rest alone."""
+    splitter = TextSplitter(CharMeasure(), maxlen=7)
+    expected = [("aaaaaaa", 0), ("Prof. b", 0), ("c d", 0)]
+    assert _split_one_at_a_time(splitter, "aaaaaaaProf. b c d") == expected
+    assert splitter.split_all("aaaaaaaProf. b c d") == expected
+
+
+class _WordCounts:
+    """A whitespace-additive tokenizer: a token per word and one more per 4 letters."""
+
+    def count(self, text: str) -> int:
+        return sum(1 + len(word) // 4 for word in text.split())
+
+
+_WORDS = ["harbour", "tide", "the", "et", "al.", "Smith", "No.", "5", "Mr.", "U.S.", "end.", "end?", "“so.”", "[7]",
+          "3.14", "wall" * 12, "潮。", "cf."]
+_GAPS = [" ", " ", " ", "\n", "  ", "\n\n", "\t"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_long_text_is_cut_into_the_pieces_split_gives_one_after_another(seed: int) -> None:
+    """`split_all` walks the text by offsets (no copy of the rest at each cut): its pieces are
+    those of `split` on what each cut leaves, overlap tails and all, even where a cut leaves
+    "al." at the start of the rest with "et" before it in the text."""
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_WORDS) + rng.choice(_GAPS) for _ in range(600))
+    for measure, limits in ((CharMeasure(), (6, 40, 300)), (TokenMeasure(_WordCounts()), (3, 20, 120))):
+        for maxlen in limits:
+            for overlap in (0, 1, maxlen // 3):
+                splitter = TextSplitter(measure, maxlen, overlap)
+                pieces = splitter.split_all(text)
+                assert pieces == _split_one_at_a_time(splitter, text), (maxlen, overlap)
+                assert all(measure.size(piece) <= maxlen for piece, _ in pieces)
+                if not overlap:
+                    # every character but whitespace, once, in order (a word over the limit is cut inside)
+                    assert "".join("".join(p.split()) for p, _ in pieces) == "".join(text.split())

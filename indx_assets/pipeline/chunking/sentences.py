@@ -67,36 +67,39 @@ _INITIALS = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]|[A-Z]")
 _NEXT = re.compile(r"\s*(\S?)")
 
 
-def _abbreviation(text: str, dot: int) -> bool:
-    """Whether the `.` at `dot` closes an abbreviation (see the module docstring)."""
-    found = _WORD_BEFORE.search(text, max(0, dot - 20), dot)
+def _abbreviation(text: str, dot: int, floor: int) -> bool:
+    """Whether the `.` at `dot` closes an abbreviation (see the module docstring); the text
+    starts at `floor`."""
+    found = _WORD_BEFORE.search(text, max(floor, dot - 20), dot)
     if found is None:
         return False
     word = found.group()
     if word in _TITLES or word in _SHORTHANDS or _INITIALS.fullmatch(word):
         return True
     if word == "al":
-        return text.endswith("et ", 0, found.start())
+        return text.endswith("et ", floor, found.start())
     return word in _BEFORE_NUMBERS and _NEXT.match(text, dot + 1).group(1).isdigit()  # type: ignore[union-attr]
 
 
-def _ends(text: str, m: re.Match[str]) -> bool:
+def _ends(text: str, m: re.Match[str], floor: int) -> bool:
     """Whether the candidate `m` ends a sentence (the rules a pattern cannot say)."""
     run = m.group("ascii")
     if run is None:
         return True
     if m.group("cjk") is not None:
         return run.strip(".") != ""  # "!", "?" or "…" before CJK text; a "." before it is not an end
-    return run != "." or not _abbreviation(text, m.start("ascii"))
+    return run != "." or not _abbreviation(text, m.start("ascii"), floor)
 
 
-def sentence_ends(text: str, start: int = 0, end: int | None = None) -> Iterator[int]:
+def sentence_ends(text: str, start: int = 0, end: int | None = None, floor: int = 0) -> Iterator[int]:
     """Offsets in `text[start:end]` where a sentence ends (after its closing punctuation,
     before the whitespace that follows), in order. The end of `text` counts when punctuation
-    ends it."""
+    ends it; `text[floor:]` is the text whose sentences these are (what stands before `floor`
+    is not looked at), so a caller walking a long text need not slice it."""
     stop = len(text) if end is None else end
     pos = start
-    while (candidate := _TERMINATOR.search(text, pos)) is not None and candidate.start() < stop:
+    # the search ends at `stop`: a long run with no terminator is scanned once, not to the text's end
+    while (candidate := _TERMINATOR.search(text, pos, stop)) is not None:
         m = _END.match(text, candidate.start())
         if m is None:
             run = _ASCII_RUN.match(text, candidate.start())
@@ -104,7 +107,7 @@ def sentence_ends(text: str, start: int = 0, end: int | None = None) -> Iterator
             continue
         if m.end() > stop:
             return
-        if _ends(text, m):
+        if _ends(text, m, floor):
             yield m.end()
         pos = m.end()
 

@@ -58,6 +58,11 @@ def _text_rows(text: str) -> list[Row]:
     ]
 
 
+def _split_row(part: str) -> tuple[list[Row], str]:
+    """A piece of a row too large for a chunk, as a row of its own."""
+    return [Row(part, f"<tr><td>{html_lib.escape(part)}</td></tr>", False)], part
+
+
 def table_chunks(table: Table, opts: ChunkingOptions, table_id: str) -> Iterator[Table | TableChunk]:
     """The chunks of one isolated table (none when it holds no text)."""
     text = table.text.strip()
@@ -106,12 +111,11 @@ def table_chunks(table: Table, opts: ChunkingOptions, table_id: str) -> Iterator
         if size <= window():
             group, group_size = [row], size
             continue
-        # one row alone is over the window: split its text; each piece is its own chunk
-        rest = row.text
-        while rest:
-            splitter = TextSplitter(measure, max(1, window()))
-            part, rest, _ = splitter.split(rest)
-            pieces.append(([Row(part, f"<tr><td>{html_lib.escape(part)}</td></tr>", False)], part))
+        # one row alone is over the window: split its text; each piece is its own chunk (the
+        # window is the same for all but a first piece of the table: one split, then the rest's)
+        first, rest, _ = TextSplitter(measure, max(1, window())).split(row.text)
+        pieces.append(_split_row(first))
+        pieces.extend(_split_row(part) for part, _ in TextSplitter(measure, max(1, window())).split_all(rest))
     if group:
         pieces.append((group, None))
 
