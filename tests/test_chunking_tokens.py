@@ -8,7 +8,7 @@ from metered import MeteredCounter
 
 from indx_assets.pipeline.chunking import CodeSnippet, NarrativeText, Table, Text, Title, chunk_by_title, chunk_elements
 from indx_assets.pipeline.chunking.measure import TokenMeasure, whitespace_additive
-from indx_assets.pipeline.tokenizer import minilm_tokenizer
+from indx_assets.pipeline.tokenizer import ENCODED_WORDS, minilm_tokenizer
 
 PROSE = (
     "Well, Prince, so Genoa and Lucca are now just family estates of the Buonapartes. "
@@ -142,3 +142,6 @@ def test_words_counted_at_once_count_as_each_word_alone(minilm, corpus) -> None:
     assert len(words) > 5000
     assert minilm.count_words(words) == [minilm.count(w) for w in words]
     assert minilm.count_words(vocabulary) == [minilm.count(w) for w in vocabulary]
+    # more new words than one encoding takes (a server log's numbers): counted in steps, the same
+    numbers = [f"10.0.{n % 256}.{n // 256}:{n * 7919 % 65536}" for n in range(ENCODED_WORDS + 1000)]
+    assert minilm.count_words(numbers) == [minilm.count(w) for w in numbers]

@@ -1,0 +1,103 @@
+"""Time and peak memory of cutting one large page, as the page grows: the chunk stage's scale.
+
+    python bench/bench_chunk_scale.py [--mb 4,16] [--rounds 3] [--cases log,words,prose] [--against PYTHON]
+
+Each case is a plain-text page of `--mb` MiB, read by the text reader and cut by the installed
+chain (`run_chain`, as `chunk_map` cuts it), in a process of its own: `log`, lines of a server
+log with no blank line (one paragraph, no sentence end: `TextSplitter` cuts it at line ends);
+`words`, one paragraph of words with no punctuation and no line break; `prose`, paragraphs of
+sentences. Prints, per case and size, the cut's seconds (median of `--rounds`), its seconds per
+MiB against the smallest size's (1.00 when the time grows with the page, 4.00 when it grows
+with its square at 4x the size), and the peak above the process before the cut as a multiple of
+the page's size. `--against` names another interpreter (another tree's venv) whose cases run
+in the same rounds, each beside this tree's.
+"""
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+PROBE = """
+import json, re, sys, time
+from pathlib import Path
+from indx_assets.pipeline.chain import load_chain
+from indx_assets.pipeline.chain_runner import run_chain
+from indx_assets.pipeline.chunker_port import PageOutput
+from indx_assets.pipeline.readers import read_document_file
+
+def status(key):
+    return int(re.search(key + r":\\s*(\\d+) kB", open("/proc/self/status").read()).group(1)) << 10
+
+path = Path(sys.argv[1])
+chain = load_chain()
+with open(path, "rb") as f:
+    read = read_document_file(f, "text/plain")
+content = path.read_bytes()
+run_chain(chain, b"", "text/plain", (PageOutput(page=1, text="A line to load the tokenizer.", status="ok"),))
+open("/proc/self/clear_refs", "w").write("5")  # VmHWM from here, the tokenizer loaded
+before, start = status("VmRSS"), time.perf_counter()
+cut = run_chain(chain, content, "text/plain", read.pages, read.parsed)
+seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "peak": status("VmHWM") - before, "chunks": len(cut.chunks)}))
+"""
+
+
+def _write(path: Path, case: str, size: int) -> None:
+    rng = random.Random(7)
+    with open(path, "w") as f:
+        written = 0
+        while written < size:
+            if case == "log":
+                line = (f"2026-12-01 12:{rng.randrange(60):02d}:{rng.randrange(60):02d} 10.0.{rng.randrange(256)}."
+                        f"{rng.randrange(256)} GET /harbour/wall?tide={rng.randrange(10000)} 200 {rng.randrange(99999)}\n")
+            elif case == "words":
+                line = "harbour wall tide " * 64
+            else:
+                line = "The harbour wall held the tide back. The town slept behind it, and the boats rode at anchor.\n\n"
+            written += f.write(line[: size - written])
+
+
+def _run(python: str, path: Path) -> dict:
+    # run in the file's folder: `-c` puts the working directory first on the path
+    done = subprocess.run([python, "-c", PROBE, str(path)], cwd=path.parent, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", default="4,16", help="page sizes in MiB, smallest first")
+    parser.add_argument("--cases", default="log,words,prose")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--against", help="another interpreter whose cases run beside this one's")
+    args = parser.parse_args()
+    sizes = [int(mb) for mb in args.mb.split(",")]
+    pythons = {"this tree": sys.executable, **({args.against: args.against} if args.against else {})}
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in args.cases.split(","):
+            per_mib: dict[str, float] = {}
+            for mb in sizes:
+                path = Path(tmp) / f"{case}-{mb}.txt"
+                _write(path, case, mb << 20)
+                runs: dict[str, list[dict]] = {name: [] for name in pythons}
+                for _ in range(args.rounds):
+                    for name, python in pythons.items():
+                        runs[name].append(_run(python, path))
+                for name, results in runs.items():
+                    seconds = statistics.median(r["seconds"] for r in results)
+                    peak = statistics.median(r["peak"] for r in results) / (mb << 20)
+                    per_mib.setdefault(name, seconds / mb)
+                    print(f"{case:6s} {mb:4d} MiB  {name:>12.12s}: {seconds:8.2f} s, per MiB x{seconds / mb / per_mib[name]:5.2f}"
+                          f" the {sizes[0]} MiB page's, peak {peak:6.2f}x the page, {results[0]['chunks']:,} chunks",
+                          flush=True)
+                if args.against:
+                    ours, theirs = (statistics.median(r["seconds"] for r in runs[n]) for n in pythons)
+                    print(f"{case:6s} {mb:4d} MiB  this tree / {args.against}: {ours / theirs:.2f}x the time", flush=True)
+
+
+if __name__ == "__main__":
+    main()
