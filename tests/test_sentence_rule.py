@@ -50,8 +50,7 @@ def packing_units(text: str) -> list[str]:
     opts = build_options(max_characters=10_000, new_after_n_chars=5, overlap=0, overlap_all=False,
                          include_orig_elements=False, max_tokens=None, new_after_n_tokens=None,
                          tokenizer=None, isolate_table=True, repeat_table_headers=True)
-    units = sentence_units([NarrativeText(text, metadata=ElementMetadata())], opts)
-    return [u.text for u in units.elements]
+    return [unit.element.text for unit in sentence_units([NarrativeText(text, metadata=ElementMetadata())], opts)]
 
 
 @pytest.mark.parametrize(("text", "expected"), CASES)

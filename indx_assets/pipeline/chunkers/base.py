@@ -30,8 +30,9 @@ What the `markdown`, `html` and `text` chunkers share (each only maps its format
   the chunk that holds it.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from indx_interfaces import ChunkPiece, PageChunks, PageOutput
@@ -113,9 +114,14 @@ class ChunkerSettings:
         settings.chunk([])  # validate the sizes with the same code that will use them
         return settings
 
-    def chunk(self, elements: Sequence[Element]) -> list[Element]:
-        """Chunk with these settings; code blocks stand alone so they become `code` chunks."""
-        from indx_assets.pipeline.chunking.core import combine_pre_chunks, form_chunks, iter_pre_chunks
+    def chunk(self, elements: Iterable[Element]) -> Iterator[Element]:
+        """Chunk with these settings; code blocks stand alone so they become `code` chunks.
+
+        The chunks come as they are formed, each stage handing on what no later element can
+        change: a long page's units, pre-chunks and chunks are never all held at once (held
+        so, the chunks of 4 MiB of prose peaked at 21x the page's size). The settings are
+        checked now, not once the chunks are asked for."""
+        from indx_assets.pipeline.chunking.core import combine_pre_chunks, iter_chunks, pack_units
         from indx_assets.pipeline.chunking.options import DEFAULT_MAX_CHARACTERS, build_options
 
         tokens: dict[str, Any] = {}
@@ -141,13 +147,12 @@ class ChunkerSettings:
         )
         opts = replace(opts, isolate_code=True)
         units = sentence_units(elements, opts, self.sentence_units, self.paragraph_starts_chunk)
-        opts = replace(opts, chunk_starts=units.starts)
-        pre_chunks = iter_pre_chunks(units.elements, opts, measured=(units.texts, units.sizes))
+        pre_chunks = pack_units(units, opts)
         if opts.by_title:
             pre_chunks = combine_pre_chunks(pre_chunks, opts)
         if self.join_under is not None:
             pre_chunks = join_small_chunks(pre_chunks, opts, max(1, int(self.join_under * opts.soft_max)))
-        return form_chunks(pre_chunks, opts)  # type: ignore[return-value]
+        return iter_chunks(pre_chunks, opts)  # type: ignore[return-value]
 
     def fits(self, text: str) -> bool:
         """Whether `text` is within the hard maximum of these settings."""
@@ -183,21 +188,25 @@ def _leads_in(element: Element) -> bool:
     )
 
 
-class Units(NamedTuple):
-    """What `sentence_units` hands to packing: the units, the indices of those that start a
-    chunk, and each unit's chunk text and size (measured once, for packing as well)."""
+class Unit(NamedTuple):
+    """What `sentence_units` hands to packing: an element (or a sentence of one), its chunk
+    text and size (measured once, for packing as well), and whether it starts a chunk."""
 
-    elements: list[Element]
-    starts: frozenset[int]
-    texts: list[str]
-    sizes: list[int]
+    element: Element
+    text: str
+    size: int
+    starts: bool
+
+
+#: Elements measured in one go: a tokenizer counts the new words of a batch at once.
+_MEASURED_AT_ONCE = 512
 
 
 def sentence_units(
-    elements: Sequence[Element], opts: "ChunkingOptions", split: bool = True, starts_from: float | None = None
-) -> Units:
+    elements: Iterable[Element], opts: "ChunkingOptions", split: bool = True, starts_from: float | None = None
+) -> Iterator[Unit]:
     """The units to pack: `elements` with every prose element bigger than the soft maximum cut
-    into its sentences (`split`), and the indices of the units that start a chunk.
+    into its sentences (`split`), each told whether it starts a chunk.
 
     Packing then fills chunks with whole sentences: a long paragraph ends its chunks at
     sentence ends once they pass the soft maximum, and the text before it (a heading line, a
@@ -211,45 +220,42 @@ def sentence_units(
     much text came before it, so a passage that a corpus repeats is cut the same way each
     time, and a chunk does not open with the tail of an unrelated paragraph. The lead-in lines
     right before it (titles, and short lines without a sentence end, such as a heading line
-    of a plain-text or wiki dump) start the chunk with it.
+    of a plain-text or wiki dump) start the chunk with it: a run of lead-in lines is held
+    until what follows it is known, and every other unit is handed on once its element is read.
     """
     from indx_assets.pipeline.chunking.core import chunk_text_of
 
-    texts = [chunk_text_of(e, opts.isolate_table) for e in elements]
-    sizes = opts.measure.sizes(texts)
     threshold = None if starts_from is None else max(1, int(starts_from * opts.soft_max))
-    out: list[Element] = []
-    out_texts: list[str] = []
-    out_sizes: list[int | None] = []  # None: a sentence, measured below with the others
-    starts: set[int] = set()
-    for element, text, size in zip(elements, texts, sizes):
-        prose = type(element) in _PROSE
-        if prose and text and threshold is not None and size >= threshold:
-            first = len(out)
-            while first > 0 and _leads_in(out[first - 1]):
-                first -= 1
-            starts.add(first)
-        if not prose or not text or not split or size <= opts.soft_max:
-            out.append(element)
-            out_texts.append(text)
-            out_sizes.append(size)
-            continue
-        start = 0
-        for end in sentence_ends(text):
-            out.append(type(element)(text[start:end].strip(), metadata=element.metadata.copy()))
-            start = end
-        if text[start:].strip():
-            out.append(type(element)(text[start:].strip(), metadata=element.metadata.copy()))
-        for unit in out[len(out_texts):]:
-            out_texts.append(chunk_text_of(unit, opts.isolate_table))
-            out_sizes.append(None)
-    waiting = [i for i, size in enumerate(out_sizes) if size is None]
-    for i, size in zip(waiting, opts.measure.sizes([out_texts[i] for i in waiting])):
-        out_sizes[i] = size
-    return Units(out, frozenset(starts), out_texts, out_sizes)  # type: ignore[arg-type]
+    held: list[list[Any]] = []  # [element, text, size, starts]: lead-in lines, and the last element's units
+    remaining = iter(elements)
+    while batch := list(islice(remaining, _MEASURED_AT_ONCE)):
+        texts = [chunk_text_of(e, opts.isolate_table) for e in batch]
+        for element, text, size in zip(batch, texts, opts.measure.sizes(texts)):
+            prose = type(element) in _PROSE
+            if not prose or not text or not split or size <= opts.soft_max:
+                units = [[element, text, size, False]]
+            else:
+                sentences, start = [], 0
+                for end in sentence_ends(text):
+                    sentences.append(type(element)(text[start:end].strip(), metadata=element.metadata.copy()))
+                    start = end
+                if text[start:].strip():
+                    sentences.append(type(element)(text[start:].strip(), metadata=element.metadata.copy()))
+                unit_texts = [chunk_text_of(unit, opts.isolate_table) for unit in sentences]
+                units = [[unit, unit_text, unit_size, False] for unit, unit_text, unit_size
+                         in zip(sentences, unit_texts, opts.measure.sizes(unit_texts))]
+            if prose and text and threshold is not None and size >= threshold:
+                (held or units)[0][3] = True  # the first of the lead-in lines before it, else its first unit
+            held.extend(units)
+            lead_ins = len(held)
+            while lead_ins > 0 and _leads_in(held[lead_ins - 1][0]):
+                lead_ins -= 1
+            yield from (Unit(*unit) for unit in held[:lead_ins])
+            del held[:lead_ins]
+    yield from (Unit(*unit) for unit in held)
 
 
-def join_small_chunks(pre_chunks: Iterable["PreChunk"], opts: "ChunkingOptions", under: int) -> list["PreChunk"]:
+def join_small_chunks(pre_chunks: Iterable["PreChunk"], opts: "ChunkingOptions", under: int) -> Iterator["PreChunk"]:
     """Pre-chunks with each one smaller than `under` joined to a neighbour, where the two fit
     the hard maximum.
 
@@ -277,9 +283,12 @@ def join_small_chunks(pre_chunks: Iterable["PreChunk"], opts: "ChunkingOptions",
                 waiting = pre_chunk
             continue
         out.append(pre_chunk)
+        if len(out) > 1:  # only the last can still be joined to: the others are done
+            yield from out[:-1]
+            del out[:-1]
     if waiting is not None:
         _join_back(out, waiting, opts)
-    return out
+    yield from out
 
 
 def _join_back(out: list["PreChunk"], pre_chunk: "PreChunk", opts: "ChunkingOptions", keep: bool = True) -> bool:

@@ -19,6 +19,7 @@ whitespace-additive tokenizers); otherwise joins are measured exactly where deci
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 
 from indx_assets.pipeline.chunking.elements import (
     CodeSnippet,
@@ -61,7 +62,7 @@ class PreChunk:
     is_table: bool = False
     #: a table or (with `isolate_code`) code: never shares a chunk
     alone: bool = False
-    #: begins at one of `opts.chunk_starts`: never combined into the pre-chunk before it
+    #: begins at a unit that starts a chunk (see `pack_units`): never combined into the pre-chunk before it
     fresh: bool = False
 
     @property
@@ -154,22 +155,23 @@ class _Builder:
         yield pre_chunk
 
 
-def iter_pre_chunks(elements: Iterable[Element], opts: ChunkingOptions,
-                    measured: tuple[list[str], list[int]] | None = None) -> Iterator[PreChunk]:
-    """Gather `elements` into pre-chunks (steps 1 and 2 of the module docstring); `measured`:
-    each element's chunk text and size, when the caller has them already."""
+def iter_pre_chunks(elements: Iterable[Element], opts: ChunkingOptions) -> Iterator[PreChunk]:
+    """Gather `elements` into pre-chunks (steps 1 and 2 of the module docstring)."""
     elements = list(elements)
-    if measured is None:
-        texts = [chunk_text_of(e, opts.isolate_table) for e in elements]
-        sizes = opts.measure.sizes(texts)
-    else:
-        texts, sizes = measured
+    texts = [chunk_text_of(e, opts.isolate_table) for e in elements]
+    return pack_units(zip(elements, texts, opts.measure.sizes(texts), repeat(False)), opts)
+
+
+def pack_units(units: Iterable[tuple[Element, str, int, bool]], opts: ChunkingOptions) -> Iterator[PreChunk]:
+    """Gather units into pre-chunks (steps 1 and 2 of the module docstring): each an element,
+    its chunk text and size, and whether it starts a chunk (never combined into the pre-chunk
+    before it: the format chunkers' choice, see `chunkers.base.sentence_units`)."""
     builder = _Builder(opts)
     title: str | None = None
     current_page: int | None = None
     first = True
-    for i, (element, text, size) in enumerate(zip(elements, texts, sizes)):
-        boundary = i in opts.chunk_starts
+    for element, text, size, starts in units:
+        boundary = starts
         if opts.by_title:
             if isinstance(element, Title):
                 boundary = True
@@ -187,7 +189,7 @@ def iter_pre_chunks(elements: Iterable[Element], opts: ChunkingOptions,
         if builder.elements and (boundary or not builder.fits(element, text, size, alone)):
             yield from builder.flush()
         section_title = element.metadata.section_title or title
-        builder.add(element, text, size, is_table, alone, section_title, i in opts.chunk_starts)
+        builder.add(element, text, size, is_table, alone, section_title, starts)
     yield from builder.flush()
 
 
@@ -240,7 +242,11 @@ def _merge(
 
 def form_chunks(pre_chunks: Iterable[PreChunk], opts: ChunkingOptions) -> list[Chunk]:
     """Turn pre-chunks into chunks (step 4 of the module docstring)."""
-    chunks: list[Chunk] = []
+    return list(iter_chunks(pre_chunks, opts))
+
+
+def iter_chunks(pre_chunks: Iterable[PreChunk], opts: ChunkingOptions) -> Iterator[Chunk]:
+    """`form_chunks`, a chunk at a time: each as its pre-chunk comes."""
     splitter = TextSplitter(opts.measure, opts.hard_max, opts.overlap)
     separator_len = len(TEXT_SEPARATOR)
     tables = 0
@@ -253,7 +259,7 @@ def form_chunks(pre_chunks: Iterable[PreChunk], opts: ChunkingOptions) -> list[C
                     break
             for chunk in table_chunks(table, opts, f"table-{tables}"):  # type: ignore[arg-type]
                 chunk.metadata.section_title = pre_chunk.section_title
-                chunks.append(chunk)
+                yield chunk
             tables += 1
             continue
         if not pre_chunk.texts:
@@ -263,14 +269,13 @@ def form_chunks(pre_chunks: Iterable[PreChunk], opts: ChunkingOptions) -> list[C
         metadata = _consolidate(pre_chunk, opts)
         if pre_chunk.size(opts) <= opts.hard_max:
             metadata.overlap_prefix_len = prefix_len or None
-            chunks.append(CompositeElement(text, metadata=metadata))
+            yield CompositeElement(text, metadata=metadata)
             continue
         for i, (piece, piece_prefix) in enumerate(splitter.split_all(text)):
             piece_metadata = metadata.copy()
             piece_metadata.overlap_prefix_len = (prefix_len if i == 0 else piece_prefix) or None
             piece_metadata.is_continuation = True if i else None
-            chunks.append(CompositeElement(piece, metadata=piece_metadata))
-    return chunks
+            yield CompositeElement(piece, metadata=piece_metadata)
 
 
 def _consolidate(pre_chunk: PreChunk, opts: ChunkingOptions) -> ElementMetadata:

@@ -36,9 +36,6 @@ class ChunkingOptions:
     multipage_sections: bool = True
     #: code blocks stand alone like tables (the format chunkers' choice; not an `unstructured` option)
     isolate_code: bool = False
-    #: indices of elements that always begin a chunk, never combined into the one before
-    #: (the format chunkers' choice, see `chunkers.base.sentence_units`; not an `unstructured` option)
-    chunk_starts: frozenset[int] = frozenset()
 
     @property
     def combine_limit(self) -> int:
