@@ -1,7 +1,8 @@
 """Large text, Markdown and HTML files read in bounded memory give what a whole read gives:
 a text file decoded from its file in steps (`decode_file`) is the text its bytes decode to,
-whatever falls on a step's edge, and the HTML reader's windowed whitespace collapse and its
-parse of the file's own UTF-8 bytes give the blocks of the whole-string rules.
+whatever falls on a step's edge, the windowed whitespace collapse (the HTML reader's and the
+chunkers') and the windowed measure of a long text give what the whole-string rules give, and
+the HTML reader's parse of the file's own UTF-8 bytes gives the blocks of its parse of the text.
 (Memory itself is measured by bench/bench_source_memory.py, not here.)"""
 
 import codecs
@@ -13,6 +14,7 @@ import pytest
 from indx_assets.pipeline.readers import ReaderConfig, read_document, read_document_file
 from indx_assets.pipeline.readers import html as html_reader
 from indx_assets.pipeline.readers.text import decode_file
+from indx_assets.pipeline.whitespace import collapse_whitespace
 
 #: More than a few of the reader's 1 MiB steps, in characters of every UTF-8 width.
 WORDS = ["harbour", "crème", "brûlée", "漢字", "🙂", "tide\r\n", "wall\t", "\u00a0", "Ωmega"]
@@ -67,7 +69,20 @@ def test_a_long_texts_whitespace_is_collapsed_as_the_whole_string_rule_collapses
     window = 1 << 20
     straddling = "x" * (window - 3) + " \t\n\u3000 \n" + "y" * window + "\n" * window + "z"  # runs across the windows' edges
     for text in (body, "  \n" + body + "\t\n ", " " * window + body[:window] + " " * 3 + body[-5:], straddling):
-        assert html_reader._collapse(text) == re.sub(r"\s+", " ", text).strip()
+        assert collapse_whitespace(text) == re.sub(r"\s+", " ", text).strip() == " ".join(text.split())
+
+
+def test_a_long_text_is_measured_in_tokens_as_its_words_add_up() -> None:
+    # a 2.5 MiB paragraph of many words (a log's numbers among them), measured a window at a
+    # time, against the same words counted from one list
+    from indx_assets.pipeline.chunking.measure import WINDOW, TokenMeasure
+    from indx_assets.pipeline.tokenizer import minilm_tokenizer
+
+    minilm = minilm_tokenizer()
+    text = " ".join(f"{word} 10.0.{n % 256}.{n // 256}" for n, word in enumerate(_text(1_200_000).split()))
+    assert len(text) > 2 * WINDOW
+    words = text.split()
+    assert TokenMeasure(minilm).size(text) == sum(minilm.count_words(words)) > len(words)
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "cp1252"])

@@ -110,6 +110,7 @@ def _fingerprint(package_parent: Path) -> str:
         ("pipeline/chunking/split.py", False),  # the document-split service's splitter: no chunker uses it
         ("pipeline/chunkers/pdf_layout.py", True),  # a helper module the pdf chunker imports
         ("pipeline/readers/pdf_runs.py", True),  # reader-side, but the pdf chunker computes runs with it
+        ("pipeline/whitespace.py", True),  # how every chunker collapses an element's spaces
         ("app/search.py", False),  # unrelated to any chunker
         ("pipeline/readers/pptx_geometry.py", False),
     ],

@@ -3,8 +3,9 @@ from the packages named, followed transitively.
 
 Used for the chunker chain's fingerprint: a built-in chunker edited without a version bump
 still changes the chunk maps it cuts, so its code (the module defining it and the modules it
-reaches in `indx_assets.pipeline.chunking`, `indx_assets.pipeline.chunkers` and the PDF runs the
-`pdf` chunker lays out, `indx_assets.pipeline.readers.pdf_runs`) is part of what `chunk_map`'s code
+reaches in `indx_assets.pipeline.chunking`, `indx_assets.pipeline.chunkers`, the PDF runs the
+`pdf` chunker lays out, `indx_assets.pipeline.readers.pdf_runs`, and `indx_assets.pipeline.whitespace`)
+is part of what `chunk_map`'s code
 version says. Sources are read and parsed, never imported, so the digest costs
 milliseconds and no heavy import; an edit outside the closure leaves it where it was. A source
 is read every time but parsed once per content (`_imports_of`): the built-in chunkers share
@@ -22,8 +23,10 @@ from pathlib import Path
 
 #: The packages (or modules) whose modules a chunker's digest follows. `readers.pdf_runs` sits
 #: on the reader side (the PDF reader keeps each page's runs) but the `pdf` chunker computes
-#: runs with it for pages the reader kept none for, so its code cuts chunk maps too.
-CHUNKER_PACKAGES = ("indx_assets.pipeline.chunking", "indx_assets.pipeline.chunkers", "indx_assets.pipeline.readers.pdf_runs")
+#: runs with it for pages the reader kept none for, so its code cuts chunk maps too; and
+#: `whitespace` is the rule by which the chunkers, and the HTML reader, collapse a text's spaces.
+CHUNKER_PACKAGES = ("indx_assets.pipeline.chunking", "indx_assets.pipeline.chunkers", "indx_assets.pipeline.readers.pdf_runs",
+                    "indx_assets.pipeline.whitespace")
 
 
 def _source(module: str) -> tuple[Path, bool] | None:

@@ -241,7 +241,7 @@ def sentence_units(
                     start = end
                 if text[start:].strip():
                     sentences.append(type(element)(text[start:].strip(), metadata=element.metadata.copy()))
-                unit_texts = [chunk_text_of(unit, opts.isolate_table) for unit in sentences]
+                unit_texts = [unit.text for unit in sentences]  # cut from its chunk text: collapsed already
                 units = [[unit, unit_text, unit_size, False] for unit, unit_text, unit_size
                          in zip(sentences, unit_texts, opts.measure.sizes(unit_texts))]
             if prose and text and threshold is not None and size >= threshold:
@@ -341,9 +341,9 @@ class Section:
     path: tuple[str, ...]
 
 
-def assign_sections(elements: Sequence[Element]) -> dict[str, Section]:
-    """Give every element its section (see the module docstring); returns the sections by id."""
-    sections: dict[str, Section] = {}
+def assign_sections(elements: Iterable[Element], sections: dict[str, Section]) -> Iterator[Element]:
+    """Give every element its section as it passes (see the module docstring), each section
+    added to `sections` by its id as its title passes."""
     stack: list[Section] = []
     for element in elements:
         md = element.metadata
@@ -361,7 +361,7 @@ def assign_sections(elements: Sequence[Element]) -> dict[str, Section]:
         current = stack[-1] if stack else None
         md.parent_id = current.id if current else None
         md.section_title = current.title if current else None
-    return sections
+        yield element
 
 
 def _chunk_type(chunk: Element) -> str:
@@ -483,24 +483,35 @@ def sentence_pieces(text: str, chunk: ChunkPiece, elements: Sequence[Element], a
             for s, e in spans if not _runs_over((s, e), left_out)]
 
 
-def page_pieces(text: str, elements: Sequence[Element], settings: ChunkerSettings,
+def page_pieces(text: str, elements: Iterable[Element], settings: ChunkerSettings,
                 left_out: Sequence[Span] = ()) -> tuple[ChunkPiece, ...]:
-    """Chunk one page's `elements` and turn the chunks into pieces with spans into `text`, each
-    chunk followed by its sentences when `settings.sentences`.
+    """Chunk one page's `elements` (in the order of their text) and turn the chunks into pieces
+    with spans into `text`, each chunk followed by its sentences when `settings.sentences`.
 
     Text the chunker left out of its elements (`left_out`: spans of `text`, such as inline
     image data) stays out of the pieces: a chunk whose span runs over some keeps its own text
     rather than the page's slice, and no sentence piece holds any. `Header` and `Footer`
     elements are page furniture (a printed page's number, a running title), left out alike.
+    The elements are read as the chunks need them: furniture inside a chunk's span stands
+    among that chunk's elements, so it is known by the time the chunk is formed.
     """
-    furniture = [e for e in elements if isinstance(e, (Header, Footer))]
-    left_out = [*left_out, *((e.metadata.start, e.metadata.end) for e in furniture if e.metadata.start is not None)]
-    elements = [e for e in elements if not isinstance(e, (Header, Footer))]
-    sections = assign_sections(elements)
+    furniture: list[Element] = []
+    left_out = list(left_out)
+
+    def content(elements: Iterable[Element]) -> Iterator[Element]:
+        for element in elements:
+            if not isinstance(element, (Header, Footer)):
+                yield element
+                continue
+            furniture.append(element)
+            if element.metadata.start is not None:
+                left_out.append((element.metadata.start, element.metadata.end))  # type: ignore[arg-type]
+
+    sections: dict[str, Section] = {}
     finder = _SpanFinder(text)
     pieces: list[ChunkPiece] = []
     covered = 0  # where the last chunk with a span ended
-    for chunk in settings.chunk(elements):
+    for chunk in settings.chunk(assign_sections(content(elements), sections)):
         if not chunk.text.strip():
             continue
         span = finder.span(chunk)
@@ -584,7 +595,9 @@ class StructuredTextChunker:
     def __init__(self, settings: ChunkerSettings | None = None) -> None:
         self.settings = settings or ChunkerSettings()
 
-    def page_elements(self, content: bytes, page: PageOutput) -> list[Element] | None:
+    def page_elements(self, content: bytes, page: PageOutput) -> Iterable[Element] | None:
+        """The page's elements in the order of its text (read as the chunks need them), or
+        None to decline the page."""
         raise NotImplementedError
 
     def left_out(self, page_text: str) -> list[Span]:
@@ -599,7 +612,7 @@ class StructuredTextChunker:
             if not page.readable or not page.text.strip():
                 continue
             elements = self.page_elements(content, page)
-            if not elements:
+            if elements is None:
                 continue
             pieces = page_pieces(page.text, elements, self.settings, self.left_out(page.text))
             if pieces:

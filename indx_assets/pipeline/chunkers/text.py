@@ -7,6 +7,7 @@ A paragraph (or line of such) of one short line without closing punctuation (a c
 """
 
 import re
+from collections.abc import Iterator
 
 from indx_interfaces import PageOutput
 
@@ -26,9 +27,8 @@ def _is_title(paragraph: str) -> bool:
     return paragraph[-1] not in ".,;:!?'\"”’)" and any(c.isalpha() for c in paragraph) and not paragraph[0].islower()
 
 
-def text_elements(text: str) -> list[Element]:
-    """Paragraph elements of a plain text, each with its `start`/`end` offsets in `text`."""
-    elements: list[Element] = []
+def text_elements(text: str) -> Iterator[Element]:
+    """Paragraph elements of a plain text, each with its `start`/`end` offsets in `text`, in order."""
     for m in _PARAGRAPH.finditer(text):
         paragraph = m.group()
         lines = paragraph.split("\n")
@@ -39,7 +39,7 @@ def text_elements(text: str) -> list[Element]:
                 start = offset + line.index(stripped[0])
                 item = ListItem(stripped)
                 item.metadata.start, item.metadata.end = start, start + len(stripped)
-                elements.append(item)
+                yield item
                 offset += len(line) + 1
             continue
         starts = [m.start()]
@@ -54,14 +54,13 @@ def text_elements(text: str) -> list[Element]:
             if isinstance(element, Title):
                 element.metadata.category_depth = 1
             element.metadata.start, element.metadata.end = start, start + len(run)
-            elements.append(element)
-    return elements
+            yield element
 
 
 class TextChunker(StructuredTextChunker):
     media_types = frozenset({"text/plain"})
 
-    def page_elements(self, content: bytes, page: PageOutput) -> list[Element] | None:
+    def page_elements(self, content: bytes, page: PageOutput) -> Iterator[Element]:
         return text_elements(page.text)
 
 

@@ -33,6 +33,7 @@ from indx_assets.pipeline.chunking.elements import (
 from indx_assets.pipeline.chunking.options import TEXT_SEPARATOR, ChunkingOptions
 from indx_assets.pipeline.chunking.tables import table_chunks
 from indx_assets.pipeline.chunking.text_splitter import TextSplitter
+from indx_assets.pipeline.whitespace import collapse_whitespace
 
 Chunk = CompositeElement | Table | TableChunk
 
@@ -44,7 +45,7 @@ def chunk_text_of(element: Element, isolate_table: bool) -> str:
         return ""
     if isinstance(element, (CodeSnippet, Table)):
         return text.rstrip().lstrip("\r\n")
-    return " ".join(text.split())
+    return collapse_whitespace(text)
 
 
 @dataclass(slots=True)

@@ -85,6 +85,9 @@ def whitespace_additive(tokenizer: Any) -> bool:
     return tokenizer.count(" ".join(probe)) == sum(tokenizer.count(p) for p in probe)
 
 
+#: A text longer than this is measured a window at a time (see `TokenMeasure._long_size`).
+WINDOW = 1 << 18
+_SPACE = re.compile(r"\s")
 #: Words whose counts a tokenizer's shared cache holds before it is emptied (memory bound).
 WORD_CACHE_LIMIT = 200_000
 #: Per tokenizer object: whether it is whitespace-additive, and its shared word counts.
@@ -153,6 +156,9 @@ class TokenMeasure:
         out: list[int] = []
         waiting: list[tuple[int, list[str]]] = []
         for i, text in enumerate(texts):
+            if len(text) > WINDOW and split is str.split:
+                out.append(self._long_size(text))
+                continue
             words = split(text)
             try:
                 out.append(sum(map(get, words)))
@@ -164,6 +170,20 @@ class TokenMeasure:
             for i, words in waiting:
                 out[i] = sum(map(get, words))
         return out
+
+    def _long_size(self, text: str) -> int:
+        """The size of a long text, summed a window at a time, each window ending at whitespace
+        (so no word spans two): the words of a 16 MiB paragraph held at once cost some 10x its
+        size. (A text with controls the normaliser deletes splits otherwise: it is measured whole.)"""
+        total, at = 0, 0
+        while at < len(text):
+            space = _SPACE.search(text, at + WINDOW)
+            stop = space.end() if space else len(text)
+            words = text[at:stop].split()
+            self._learn(words)
+            total += sum(map(self._words.__getitem__, words))
+            at = stop
+        return total
 
     def join_cost(self, separator: str) -> int:
         if self.additive and not separator.strip():

@@ -36,6 +36,7 @@ from indx_assets.pipeline.readers.html_attrs import BREAK_AFTER, BREAK_BEFORE, h
 from indx_assets.pipeline.readers.html_cuts import PIECE_BYTES, Piece, Source, html_pieces
 from indx_assets.pipeline.readers.text import (DecodedText, NotText, decode_text, is_utf8_file, transcode_file,
                                                utf8_text)
+from indx_assets.pipeline.whitespace import collapse_whitespace
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +53,8 @@ _BLOCKS = frozenset(
 )
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
 _SPACE = re.compile(r"\s+")
-_NOT_SPACE = re.compile(r"\S")
 _NOT_SPACE_BYTE = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # `bytes.isspace`
-#: A text longer than this is collapsed a window at a time (see `_collapse`).
+#: The window the depth check reads the source in.
 _WINDOW = 1 << 20
 
 #: Block elements nested deeper than this are refused. Each block start tag makes the parser
@@ -135,29 +135,6 @@ def utf8_source(content: bytes, decoded: DecodedText) -> bytes:
     if decoded.encoding == "utf-8" and not content.startswith(codecs.BOM_UTF8):
         return content
     return decoded.text.encode("utf-8", errors="ignore")  # as the parser encodes a text
-
-
-def _collapse(text: str) -> str:
-    """`_SPACE.sub(" ", text).strip()`: whitespace runs made one space, none at the ends.
-
-    A long text is collapsed a window at a time, each window ending before a non-space
-    character (so no run spans two): re.sub holds a string per match until it joins them, so
-    one text node of 64 MiB of words cost 14x its size collapsed whole."""
-    if len(text) <= _WINDOW:
-        return _SPACE.sub(" ", text).strip()
-    first = _NOT_SPACE.search(text)
-    if first is None:
-        return ""
-    end = len(text)
-    while text[end - 1].isspace():  # `\s` is `str.isspace`
-        end -= 1
-    out, at = "", first.start()
-    while at < end:
-        cut = _NOT_SPACE.search(text, min(at + _WINDOW, end), end)
-        stop = cut.start() if cut else end
-        out += _SPACE.sub(" ", text[at:stop])  # grows in place: CPython extends a string only this name holds
-        at = stop
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +252,7 @@ _END_PAGE = "end page"
 class _Walker:
     """Visits parsed trees in document order and writes their blocks straight into one page
     text (blocks joined by `BLOCK_SEPARATOR`): a block is a span of that text, not a string of
-    its own, and inline text is collapsed as it arrives (`inline`), as `_collapse` would the
+    its own, and inline text is collapsed as it arrives (`inline`), as `collapse_whitespace` would the
     block's inline text joined. `blocks` keeps each block's span when asked (`keep_blocks`).
 
     The text goes to `sink` (a binary file) as UTF-8 and is read back once the walk is done
@@ -321,7 +298,7 @@ class _Walker:
     def inline(self, piece: str) -> None:
         if not piece:
             return
-        words = _collapse(piece)
+        words = collapse_whitespace(piece)
         if words:
             if self.start is None:
                 self._open()
