@@ -1,12 +1,12 @@
 """Time and peak memory of cutting one large page, as the page grows: the chunk stage's scale.
 
-    python bench/bench_chunk_scale.py [--mb 4,16] [--rounds 3] [--cases log,words,prose] [--against PYTHON]
+    python bench/bench_chunk_scale.py [--mb 2,8] [--rounds 3] [--cases log,words,prose,html] [--against PYTHON]
 
-Each case is a plain-text page of `--mb` MiB, read by the text reader and cut by the installed
-chain (`run_chain`, as `chunk_map` cuts it), in a process of its own: `log`, lines of a server
-log with no blank line (one paragraph, no sentence end: `TextSplitter` cuts it at line ends);
-`words`, one paragraph of words with no punctuation and no line break; `prose`, paragraphs of
-sentences. Prints, per case and size, the cut's seconds (median of `--rounds`), its seconds per
+Each case is a page of `--mb` MiB, read by its reader and cut by the installed chain
+(`run_chain`, as `chunk_map` cuts it), in a process of its own: plain text of `log`, lines of a
+server log with no blank line (one paragraph, no sentence end: `TextSplitter` cuts it at line
+ends), `words`, one paragraph of words with no punctuation and no line break, and `prose`,
+paragraphs of sentences; and `html`, short paragraphs of HTML. Prints, per case and size, the cut's seconds (median of `--rounds`), its seconds per
 MiB against the smallest size's (1.00 when the time grows with the page, 4.00 when it grows
 with its square at 4x the size), and the peak above the process before the cut as a multiple of
 the page's size. `--against` names another interpreter (another tree's venv) whose cases run
@@ -33,15 +33,15 @@ from indx_assets.pipeline.readers import read_document_file
 def status(key):
     return int(re.search(key + r":\\s*(\\d+) kB", open("/proc/self/status").read()).group(1)) << 10
 
-path = Path(sys.argv[1])
+path, media_type = Path(sys.argv[1]), sys.argv[2]
 chain = load_chain()
 with open(path, "rb") as f:
-    read = read_document_file(f, "text/plain")
+    read = read_document_file(f, media_type)
 content = path.read_bytes()
 run_chain(chain, b"", "text/plain", (PageOutput(page=1, text="A line to load the tokenizer.", status="ok"),))
 open("/proc/self/clear_refs", "w").write("5")  # VmHWM from here, the tokenizer loaded
 before, start = status("VmRSS"), time.perf_counter()
-cut = run_chain(chain, content, "text/plain", read.pages, read.parsed)
+cut = run_chain(chain, content, media_type, read.pages, read.parsed)
 seconds = time.perf_counter() - start
 print(json.dumps({"seconds": seconds, "peak": status("VmHWM") - before, "chunks": len(cut.chunks)}))
 """
@@ -57,6 +57,8 @@ def _write(path: Path, case: str, size: int) -> None:
                         f"{rng.randrange(256)} GET /harbour/wall?tide={rng.randrange(10000)} 200 {rng.randrange(99999)}\n")
             elif case == "words":
                 line = "harbour wall tide " * 64
+            elif case == "html":
+                line = "<p>The harbour wall held the <b>tide</b> back, and the town slept.</p>\n"
             else:
                 line = "The harbour wall held the tide back. The town slept behind it, and the boats rode at anchor.\n\n"
             written += f.write(line[: size - written])
@@ -64,14 +66,16 @@ def _write(path: Path, case: str, size: int) -> None:
 
 def _run(python: str, path: Path) -> dict:
     # run in the file's folder: `-c` puts the working directory first on the path
-    done = subprocess.run([python, "-c", PROBE, str(path)], cwd=path.parent, capture_output=True, text=True, check=True)
+    media_type = "text/html" if path.suffix == ".html" else "text/plain"
+    done = subprocess.run([python, "-c", PROBE, str(path), media_type], cwd=path.parent, capture_output=True, text=True,
+                          check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", default="4,16", help="page sizes in MiB, smallest first")
-    parser.add_argument("--cases", default="log,words,prose")
+    parser.add_argument("--mb", default="2,8", help="page sizes in MiB, smallest first")
+    parser.add_argument("--cases", default="log,words,prose,html")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", help="another interpreter whose cases run beside this one's")
     args = parser.parse_args()
@@ -81,7 +85,7 @@ def main() -> None:
         for case in args.cases.split(","):
             per_mib: dict[str, float] = {}
             for mb in sizes:
-                path = Path(tmp) / f"{case}-{mb}.txt"
+                path = Path(tmp) / f"{case}-{mb}.{'html' if case == 'html' else 'txt'}"
                 _write(path, case, mb << 20)
                 runs: dict[str, list[dict]] = {name: [] for name in pythons}
                 for _ in range(args.rounds):

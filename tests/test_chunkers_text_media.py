@@ -114,6 +114,10 @@ def test_bad_pages_are_declined_not_raised(chunker) -> None:
     # html: blocks that disagree with the page text (someone else's reader) are declined
     if isinstance(chunker, HtmlChunker):
         assert chunker.chunk(b"<p>one</p>", media, (PageOutput(1, "two"),)) == ()
+        # found as the blocks are read: at a separator, past the last block, or before the page's end
+        for text in ("one two", "one\n\ntwo\n\nthree", "one", "one\n\ntwo!"):
+            assert chunker.chunk(b"<p>one</p><p>two</p>", media, (PageOutput(1, text),)) == (), text
+        assert chunker.chunk(b"<p>one</p><p>two</p>", media, (PageOutput(1, "one\n\ntwo"),)) != ()
     # markdown: raw HTML is its source, never parsed, so nesting 20,000 deep is only text
     if isinstance(chunker, MarkdownChunker):
         from indx_assets.pipeline.document import DocumentChunk

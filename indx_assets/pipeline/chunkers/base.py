@@ -582,6 +582,10 @@ def _runs_over(span: Span, left_out: Sequence[Span]) -> bool:
     return any(span[0] < end and start < span[1] for start, end in left_out)
 
 
+class PageDisagrees(ValueError):
+    """A chunker's elements are not its page's text (found as they are read): the page is declined."""
+
+
 class StructuredTextChunker:
     """A chunker for one family of structured-text media types; subclasses map a page to elements.
 
@@ -614,7 +618,10 @@ class StructuredTextChunker:
             elements = self.page_elements(content, page)
             if elements is None:
                 continue
-            pieces = page_pieces(page.text, elements, self.settings, self.left_out(page.text))
+            try:
+                pieces = page_pieces(page.text, elements, self.settings, self.left_out(page.text))
+            except PageDisagrees:
+                continue
             if pieces:
                 claims.append(PageChunks(page.page, pieces))
         return tuple(claims)

@@ -11,9 +11,11 @@ ends a printed page, is page furniture: a `Footer`, which `page_pieces` leaves o
 chunks, so it neither leads into the next chunk nor stands alone as one. The page text keeps it.
 """
 
+from collections.abc import Iterator
+
 from indx_interfaces import PageOutput
 
-from indx_assets.pipeline.chunkers.base import StructuredProvider, StructuredTextChunker
+from indx_assets.pipeline.chunkers.base import PageDisagrees, StructuredProvider, StructuredTextChunker
 from indx_assets.pipeline.chunking.elements import CodeSnippet, Element, Footer, ListItem, NarrativeText, Table, Title
 from indx_assets.pipeline.chunking.page_numbers import PAGE_NUMBER
 
@@ -28,36 +30,50 @@ _KINDS: dict[str, type[Element]] = {
 
 def html_elements(html: str, page_text: str) -> list[Element] | None:
     """Elements of an HTML document with offsets into `page_text`, or `None` if they disagree."""
-    from indx_assets.pipeline.readers.html import BLOCK_SEPARATOR, html_blocks
-
-    blocks = html_blocks(html)
-    if BLOCK_SEPARATOR.join(b.text for b in blocks) != page_text:
+    try:
+        return list(iter_html_elements(html, page_text))
+    except PageDisagrees:
         return None
-    elements: list[Element] = []
+
+
+def iter_html_elements(html: str | bytes, page_text: str) -> Iterator[Element]:
+    """`html_elements` (of the document's text or UTF-8 bytes), each made as it is asked for;
+    `PageDisagrees` where the blocks are not the page text, found as they are read."""
+    from indx_assets.pipeline.readers.html import BLOCK_SEPARATOR, iter_html_blocks
+
     offset = 0
-    for block in blocks:
-        start, offset = offset, offset + len(block.text) + len(BLOCK_SEPARATOR)
+    for block in iter_html_blocks(html):
+        if offset:
+            if not page_text.startswith(BLOCK_SEPARATOR, offset):
+                raise PageDisagrees(f"no block separator at {offset} of the page text")
+            offset += len(BLOCK_SEPARATOR)
+        if not page_text.startswith(block.text, offset):
+            raise PageDisagrees(f"a block at {offset} is not the page text there")
+        start, offset = offset, offset + len(block.text)
         furniture = block.kind == "text" and block.ends_page and PAGE_NUMBER.fullmatch(block.text)
         cls = Footer if furniture else _KINDS.get(block.kind, NarrativeText)
         element = cls(block.text, text_as_html=block.html if cls is Table else None)
         if cls is Title:
             element.metadata.category_depth = block.level or 1
-        element.metadata.start, element.metadata.end = start, start + len(block.text)
-        elements.append(element)
-    return elements
+        element.metadata.start, element.metadata.end = start, offset
+        yield element
+    if offset != len(page_text):
+        raise PageDisagrees(f"the blocks end at {offset} of the page's {len(page_text)} characters")
 
 
 class HtmlChunker(StructuredTextChunker):
     media_types = frozenset({"text/html"})
 
-    def page_elements(self, content: bytes, page: PageOutput) -> list[Element] | None:
+    def page_elements(self, content: bytes, page: PageOutput) -> Iterator[Element] | None:
+        from indx_assets.pipeline.readers.html import utf8_source
         from indx_assets.pipeline.readers.text import NotText, decode_text
 
         try:
-            html = decode_text(content).text
+            decoded = decode_text(content)
         except NotText:
             return None
-        return html_elements(html, page.text)
+        # the bytes the reader parsed (the file's own, when in UTF-8), not its text held beside them
+        return iter_html_elements(utf8_source(content, decoded), page.text)
 
 
 class HtmlProvider(StructuredProvider):

@@ -482,10 +482,16 @@ def html_blocks(html: str | bytes, piece_bytes: int = PIECE_BYTES) -> tuple[Html
     """The visible blocks of an HTML document (its text or UTF-8 bytes, see `parse_html`), in
     document order (`HtmlTooDeep`: see `parse_html`). A large document is parsed a piece at a
     time (`html_pieces`, at most `piece_bytes` each where it can be cut)."""
+    return tuple(iter_html_blocks(html, piece_bytes))
+
+
+def iter_html_blocks(html: str | bytes, piece_bytes: int = PIECE_BYTES) -> Iterator[HtmlBlock]:
+    """`html_blocks`, each block made as it is asked for: the page's text is walked whole
+    first, but only the blocks' places in it are held, not a string and an object per block."""
     page, blocks = _walk(html.encode("utf-8", errors="ignore") if isinstance(html, str) else html, piece_bytes,
                          keep_blocks=True)
-    return tuple(HtmlBlock(kind, page[start:end], level, html, ends_page)
-                 for kind, level, start, end, html, ends_page in blocks)
+    for kind, level, start, end, markup, ends_page in blocks:
+        yield HtmlBlock(kind, page[start:end], level, markup, ends_page)
 
 
 _Spans = list[tuple[str, int, int, int, str | None, bool]]
