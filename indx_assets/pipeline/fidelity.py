@@ -35,7 +35,7 @@ A page passes when none of its chunk words is foreign (notation aside) and at le
 
 import functools
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -315,49 +315,37 @@ def measure_page(number: int, text: str, chunks: Sequence[ChunkText]) -> PageFid
     furniture = {line for chunk in chunks for key in FURNITURE_KEYS for line in chunk.metadata.get(key) or ()}
     page = _Page.of(elide_inline_data(text), frozenset(" ".join(line.split()) for line in furniture))
     spellings = page.spellings
-    # the counted chunks' words as one stream; a chunk boundary counts as a line end, so a word
-    # the page hyphenates across a line end may end one chunk and start the next
-    stream: list[tuple[str, int, int, int]] = []  # word, line, how it ends, chunk index
     counted = [c for c in chunks if c.chunk_type not in EXCLUDED_TYPES and c.content]
-    previous: list[str] = []
-    line_base = 0
-    for index, chunk in enumerate(counted):
-        chunk_tokens = tokens(elide_inline_data(chunk.content))
-        spelled = [t[0] for t in chunk_tokens]
-        skip = _overlap_words(previous, spelled) if chunk.metadata.get(OVERLAP_KEY) else 0
-        if chunk.metadata.get(HEADER_KEY):
-            skip = max(skip, len(tokens(chunk.content[: chunk.metadata[HEADER_KEY]])))
-        previous = spelled
-        stream.extend((word, line_base + line, ends, index) for word, line, ends in chunk_tokens[skip:])
-        line_base += (chunk_tokens[-1][1] + 1) if chunk_tokens else 0
     found: Counter[str] = Counter()
     findings = _Findings()
-    i = 0
-    while i < len(stream):
-        word, line, ends, index = stream[i]
-        following = stream[i + 1][0] if i + 1 < len(stream) else None
+    stream = _chunk_words(counted)
+    current = next(stream, None)
+    while current is not None:
+        word, line, ends, index = current
+        after = next(stream, None)
+        following = after[0] if after is not None else None
         body, locator = counted[index].content, counted[index].locator
         key = spellings.get(word)
-        if ends and following is not None:
+        if ends and after is not None:
             # hyphenated across a line end as on the page, or where the page joined the lines
-            joined = spellings.get(word + following) or spellings.get(f"{word}-{following}")
-            if joined is not None and (stream[i + 1][1] != line or key is None or spellings.get(following) is None):
+            joined = spellings.get(word + after[0]) or spellings.get(f"{word}-{after[0]}")
+            if joined is not None and (after[1] != line or key is None or spellings.get(after[0]) is None):
                 found[joined] += 1
-                i += 2
+                current = next(stream, None)  # the two words were one
                 continue
         if key is not None:
             found[key] += 1
         elif word in page.glued:
             found.update(page.glued[word])
             findings.add("notation", word, body, locator)
-        elif following is not None and stream[i + 1][3] == index and _glues(word, following) \
-                and spellings.get(word + following):
-            found[spellings[word + following]] += 1
+        elif after is not None and after[3] == index and _glues(word, after[0]) and spellings.get(word + after[0]):
+            found[spellings[word + after[0]]] += 1
             findings.add("notation", f"{word} {following}", body, locator, n=2)
-            i += 1
+            current = next(stream, None)  # the word and its mark were one
+            continue
         else:
             findings.add("foreign", word, body, locator)
-        i += 1
+        current = after
     expected = Counter(page.keys)
     held = Counter(spellings.get(w, w) for line in furniture for w in words(line))
     for key, count in expected.items():
@@ -371,6 +359,25 @@ def measure_page(number: int, text: str, chunks: Sequence[ChunkText]) -> PageFid
     c = findings.counts
     examples = tuple(e for kind in KINDS for e in findings.examples[kind])
     return PageFidelity(number, len(page.keys), c["foreign"], c["notation"], c["lost"], c["duplicated"], examples)
+
+
+def _chunk_words(counted: Sequence[ChunkText]) -> Iterator[tuple[str, int, int, int]]:
+    """The counted chunks' words as one stream, each with its line, how it ends and its chunk's
+    index, made a chunk at a time (a page's words held at once, as tuples, cost some 16x the
+    page). A chunk boundary counts as a line end, so a word the page hyphenates across a line
+    end may end one chunk and start the next; what a chunk repeats of the one before (its
+    overlap, its table's header) is left out."""
+    previous: list[str] = []
+    line_base = 0
+    for index, chunk in enumerate(counted):
+        chunk_tokens = tokens(elide_inline_data(chunk.content))
+        spelled = [t[0] for t in chunk_tokens]
+        skip = _overlap_words(previous, spelled) if chunk.metadata.get(OVERLAP_KEY) else 0
+        if chunk.metadata.get(HEADER_KEY):
+            skip = max(skip, len(tokens(chunk.content[: chunk.metadata[HEADER_KEY]])))
+        previous = spelled
+        yield from ((word, line_base + line, ends, index) for word, line, ends in chunk_tokens[skip:])
+        line_base += (chunk_tokens[-1][1] + 1) if chunk_tokens else 0
 
 
 def measure(source_id: str, pages: Sequence[PageOutput], chunks: Iterable[ChunkText]) -> DocumentFidelity:
