@@ -226,7 +226,7 @@ def sentence_units(
     from indx_assets.pipeline.chunking.core import chunk_text_of
 
     threshold = None if starts_from is None else max(1, int(starts_from * opts.soft_max))
-    held: list[list[Any]] = []  # [element, text, size, starts]: lead-in lines, and the last element's units
+    held: list[list[Any]] = []  # [element, text, size, starts]: the run of lead-in lines read last
     remaining = iter(elements)
     while batch := list(islice(remaining, _MEASURED_AT_ONCE)):
         texts = [chunk_text_of(e, opts.isolate_table) for e in batch]
@@ -247,11 +247,13 @@ def sentence_units(
             if prose and text and threshold is not None and size >= threshold:
                 (held or units)[0][3] = True  # the first of the lead-in lines before it, else its first unit
             held.extend(units)
-            lead_ins = len(held)
-            while lead_ins > 0 and _leads_in(held[lead_ins - 1][0]):
-                lead_ins -= 1
-            yield from (Unit(*unit) for unit in held[:lead_ins])
-            del held[:lead_ins]
+            # what was held is lead-in lines: all up to this element's last unit that is none go on
+            first_new, end = len(held) - len(units), len(held)
+            while end > first_new and _leads_in(held[end - 1][0]):
+                end -= 1
+            if end > first_new:
+                yield from (Unit(*unit) for unit in held[:end])
+                del held[:end]
     yield from (Unit(*unit) for unit in held)
 
 
