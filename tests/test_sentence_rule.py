@@ -111,6 +111,14 @@ def test_a_cut_reads_no_text_before_what_it_cuts() -> None:
     assert splitter.split_all("aaaaaaaProf. b c d") == expected
 
 
+def test_an_overlap_tail_is_stripped_as_split_strips_the_rest() -> None:
+    """A tokenizer counts a form feed into its word, so an overlap tail may start with one;
+    `split` strips the text it is given, and so does the walk of `split_all`."""
+    splitter = TextSplitter(TokenMeasure(_WordCounts()), maxlen=2, overlap=1)
+    for text in ("a \x0cb c", "a \x0cb\nc"):
+        assert splitter.split_all(text) == _split_one_at_a_time(splitter, text) == [("a \x0cb", 0), ("b c", 3)]
+
+
 class _WordCounts:
     """A whitespace-additive tokenizer: a token per word and one more per 4 letters."""
 

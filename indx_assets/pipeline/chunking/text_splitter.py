@@ -65,12 +65,14 @@ class TextSplitter:
                 base, prefix = rest, 0
                 continue
             prefix = len(tail) + 1
-            if s[piece_end:rest] == " ":  # the tail, a space and the rest stand so in `s` already
-                base = piece_end - len(tail)
-            else:  # a line break or a run of spaces between: the next text is written out (a copy of
-                # the rest, as every cut made before: an overlap on a long text of lines costs that)
+            # the next text is the tail, a space and the rest, stripped as `split` strips it (a
+            # tail may start with a control a tokenizer counts in its word and `str.strip` drops)
+            if s[piece_end:rest] == " ":  # it stands so in `s` already
+                base = _lstripped(s, piece_end - len(tail), end)
+            else:  # a line break or a run of spaces between: it is written out (a copy of the
+                # rest, as every cut made before: an overlap on a long text of lines costs that)
                 s = f"{tail} {s[rest:end]}"
-                base, end = 0, len(s)
+                base, end = _stripped(s, 0, len(s))
         return pieces
 
     # -- where to cut: each takes the text `s[base:end]` (stripped) and says where in `s` the
