@@ -42,8 +42,8 @@ def iter_html_elements(html: str | bytes, page_text: str) -> Iterator[Element]:
     from indx_assets.pipeline.readers.html import BLOCK_SEPARATOR, iter_html_blocks
 
     offset = 0
-    for block in iter_html_blocks(html):
-        if offset:
+    for number, block in enumerate(iter_html_blocks(html)):
+        if number:  # the page text is the blocks joined by the separator
             if not page_text.startswith(BLOCK_SEPARATOR, offset):
                 raise PageDisagrees(f"no block separator at {offset} of the page text")
             offset += len(BLOCK_SEPARATOR)
