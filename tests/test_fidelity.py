@@ -6,6 +6,7 @@ from typing import Any
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.document import DocumentChunk
 from indx_assets.pipeline.fidelity import measure, measure_page, words
+from metered import cost
 
 
 def chunk(text: str, locator: str = "page:1/chunk:0", chunk_type: str = "content", page: int = 1,
@@ -122,3 +123,15 @@ def test_a_word_hyphenated_across_a_printed_page_break_may_end_one_chunk_and_sta
     # but a word cut where the page does not break it is two foreign fragments
     cut = measure_page(1, text, [chunk("table game content on touch-scr", page_footer=["5"]), chunk("een video devices")])
     assert cut.foreign == 2
+
+
+def test_a_long_page_is_measured_without_holding_its_words():
+    # the page's words are counted as they are read: 1 MiB of prose costs a small part of its
+    # size beyond its chunks (holding them as tokens in order cost some 30x the page)
+    sentence = "The harbour wall held the tide back, and the boats rode at anchor till morning.\n"
+    text = sentence * ((1 << 20) // len(sentence))
+    size = 16 * len(sentence)
+    chunks = [chunk(text[i : i + size], f"page:1/chunk:{i}") for i in range(0, len(text), size)]
+    result, _, peak = cost(lambda: measure_page(1, text, chunks))
+    assert (result.words, result.foreign, result.lost, result.duplicated) == (len(text.split()), 0, 0, 0)
+    assert peak < len(text) // 4, f"measuring a page of {len(text):,} characters peaked at {peak:,} bytes"

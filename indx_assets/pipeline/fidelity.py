@@ -34,7 +34,8 @@ A page passes when none of its chunk words is foreign (notation aside) and at le
 """
 
 import functools
-from collections import Counter
+import itertools
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -76,10 +77,22 @@ Token = tuple[str, int, int]
 _HARD, _SOFT = 1, 2
 
 
-def tokens(text: str) -> list[Token]:
+_LINE_END = regex.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _lines(text: str) -> Iterator[str]:
+    """`text.splitlines()`, a line at a time."""
+    start = 0
+    for m in _LINE_END.finditer(text):
+        yield text[start : m.start()]
+        start = m.end()
+    if start < len(text):
+        yield text[start:]
+
+
+def iter_tokens(text: str) -> Iterator[Token]:
     """The words of `text` in order (see the module docstring), before line-end joining."""
-    out: list[Token] = []
-    for number, line in enumerate(text.splitlines()):
+    for number, line in enumerate(_lines(text)):
         for raw in line.split():
             soft = _SOFT_HYPHENS[0] in raw or _SOFT_HYPHENS[1] in raw
             bare = raw.translate(_NO_SOFT_HYPHENS) if soft else raw
@@ -88,8 +101,12 @@ def tokens(text: str) -> list[Token]:
             if word:
                 ends = (_SOFT if soft and raw.endswith(tuple(_SOFT_HYPHENS))
                         else _HARD if raw[-1] in "-\u2010" and _HYPHENATED.search(raw) else 0)
-                out.append((word, number, ends))
-    return out
+                yield word, number, ends
+
+
+def tokens(text: str) -> list[Token]:
+    """`iter_tokens` as a list."""
+    return list(iter_tokens(text))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -107,13 +124,40 @@ def _glues(a: str, b: str) -> bool:
     return (_is_mark(b) and _has_letter(a)) or (_is_mark(a) and len(b) > 1 and _has_letter(b))
 
 
+#: A page word and the number of its line.
+_Placed = tuple[str, int]
+
+
+def _marked_pairs(placed: Iterable[_Placed]) -> Iterator[tuple[str, str]]:
+    """The neighbouring words that are a word and its mark: set beside each other, or the mark
+    on a line of its own (PDFium's text of a raised footnote mark); a number that starts the
+    next line is not one ("Directors", "28 Model")."""
+    window: deque[_Placed | None] = deque([None], maxlen=4)  # the word before a pair, the pair, the word after
+    for entry in itertools.chain(placed, (None,)):
+        window.append(entry)
+        if len(window) < 4 or window[2] is None:
+            continue
+        before, (a, a_line), (b, b_line), after = window[0], window[1], window[2], window[3]
+        if not _glues(a, b):
+            continue
+        if _is_mark(b):  # b alone on its line
+            alone = a_line != b_line and (after is None or after[1] != b_line)
+        else:  # a alone on its line
+            alone = (before is None or before[1] != a_line) and b_line != a_line
+        if a_line == b_line or alone:
+            yield a, b
+
+
 @dataclass
 class _Page:
-    """A page's words (`keys`, in order), each spelling mapped to its word, and the notation
-    forms of word pairs (run-together form -> the two words)."""
+    """A page's words (`counts`: each word and how often the page holds it, in the order they
+    first appear), the spellings that are not a word itself mapped to their word (`joins`: a
+    word hyphenated across a line end is spelled with and without its hyphen), and the notation
+    forms of word pairs (run-together form -> the two words). Read a word at a time: a page's
+    words held in order cost many times the page."""
 
-    keys: list[str] = field(default_factory=list)
-    spellings: dict[str, str] = field(default_factory=dict)
+    counts: Counter[str] = field(default_factory=Counter)
+    joins: dict[str, str] = field(default_factory=dict)
     glued: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @classmethod
@@ -121,60 +165,75 @@ class _Page:
         """The words of a page's `text`; a line that is one of its `furniture` lines (a page
         number between the halves of a hyphenated word) does not keep the halves apart."""
         page = cls()
-        found = tokens(text)
-        if furniture:
-            apart = {n for n, line in enumerate(text.splitlines()) if " ".join(line.split()) in furniture}
-        lines: list[int] = []
-        pending: list[tuple[str, int]] = []  # furniture words passed over by a join, still to count
-        i = 0
-        while i < len(found):
-            word, line, ends = found[i]
-            k = i + 1
+        for a, b in _marked_pairs(page.read(text, furniture)):
+            page.glued.setdefault(a + b, (a, b))
+        return page
+
+    @property
+    def total(self) -> int:
+        """How many words the page holds."""
+        return self.counts.total()
+
+    def word(self, spelling: str) -> str | None:
+        """The page word spelled `spelling`, None when the page has no such word."""
+        key = self.joins.get(spelling)
+        return key if key is not None else (spelling if spelling in self.counts else None)
+
+    def _spell(self, spelling: str, key: str) -> str:
+        """The page word spelled `spelling`: the one it already is, else `key`."""
+        found = self.word(spelling)
+        if found is not None:
+            return found
+        if spelling != key:
+            self.joins[spelling] = key
+        return key
+
+    def read(self, text: str, furniture: frozenset[str] = frozenset()) -> Iterator[_Placed]:
+        """Count the words of `text` into the page, giving each with its line as it is counted."""
+        apart = {n for n, line in enumerate(_lines(text)) if " ".join(line.split()) in furniture} if furniture else set()
+        stream = iter_tokens(text)
+        ahead: deque[Token] = deque()
+
+        def peek(n: int) -> Token | None:  # the n-th token after the current one
+            while len(ahead) <= n and (token := next(stream, None)) is not None:
+                ahead.append(token)
+            return ahead[n] if n < len(ahead) else None
+
+        while (current := ahead.popleft() if ahead else next(stream, None)) is not None:
+            word, line, ends = current
+            k = 0
             if ends and furniture:
-                while k < len(found) and found[k][1] in apart and found[k][1] != line:
+                while (token := peek(k)) is not None and token[1] in apart and token[1] != line:
                     k += 1
-            if ends and k < len(found) and found[k][1] != line:
+            following = peek(k) if ends else None
+            if following is not None and following[1] != line:
                 # a word hyphenated across a line end: one word, with or without its hyphen
-                pending = [(w, n) for w, n, _ in found[i + 1 : k]]
-                found_k = found[k]
-                i = k - 1
-                following = found_k[0]
-                joined, hyphenated = word + following, f"{word}-{following}"
+                passed = [ahead.popleft() for _ in range(k)]  # furniture words between its halves
+                ahead.popleft()
+                joined, hyphenated = word + following[0], f"{word}-{following[0]}"
                 # a compound or a code keeps its hyphen ("state-of-the-" "art", "ISBN 0-" "7472-7857-1"),
                 # a word does not ("exer-" "cises"); a spelling the page already has keeps its word,
                 # so both spellings count as one word however the page spells it elsewhere
                 keeps = ends == _HARD and _KEEPS_HYPHEN.search(joined) is not None
-                key = (page.spellings.get(hyphenated) if ends == _HARD else None) or page.spellings.get(joined) \
+                key = (self.word(hyphenated) if ends == _HARD else None) or self.word(joined) \
                     or (hyphenated if keeps else joined)
-                page.spellings.setdefault(joined, key)
+                self._spell(joined, key)
                 if ends == _HARD:
-                    page.spellings.setdefault(hyphenated, key)
-                i += 2
+                    self._spell(hyphenated, key)
             else:
-                key = page.spellings.setdefault(word, word)
-                i += 1
-            page.keys.append(key)
-            lines.append(line)
-            for passed, passed_line in pending:
-                page.keys.append(page.spellings.setdefault(passed, passed))
-                lines.append(passed_line)
-            pending = []
-
-        def alone(j: int) -> bool:  # the only word of its line
-            return (j == 0 or lines[j - 1] != lines[j]) and (j + 1 == len(lines) or lines[j + 1] != lines[j])
-
-        for j in range(len(page.keys) - 1):
-            a, b = page.keys[j], page.keys[j + 1]
-            # a mark is set beside its word, or on a line of its own (PDFium's text of a raised
-            # footnote mark); a number that starts the next line is not one ("Directors", "28 Model")
-            if _glues(a, b) and (lines[j] == lines[j + 1] or alone(j + 1 if _is_mark(b) else j)):
-                page.glued.setdefault(a + b, (a, b))
-        return page
+                passed = []
+                key = self._spell(word, word)
+            self.counts[key] += 1
+            yield key, line
+            for passed_word, passed_line, _ in passed:
+                key = self._spell(passed_word, passed_word)
+                self.counts[key] += 1
+                yield key, passed_line
 
 
 def words(text: str) -> list[str]:
     """The words of a page's `text`, in order, hyphenation across line ends joined."""
-    return _Page.of(text).keys
+    return [word for word, _ in _Page().read(text)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,7 +373,7 @@ def measure_page(number: int, text: str, chunks: Sequence[ChunkText]) -> PageFid
     """The measure of page `number` (its reader's `text`) against its chunks, in chunk order."""
     furniture = {line for chunk in chunks for key in FURNITURE_KEYS for line in chunk.metadata.get(key) or ()}
     page = _Page.of(elide_inline_data(text), frozenset(" ".join(line.split()) for line in furniture))
-    spellings = page.spellings
+    spelled = page.word
     counted = [c for c in chunks if c.chunk_type not in EXCLUDED_TYPES and c.content]
     found: Counter[str] = Counter()
     findings = _Findings()
@@ -325,11 +384,11 @@ def measure_page(number: int, text: str, chunks: Sequence[ChunkText]) -> PageFid
         after = next(stream, None)
         following = after[0] if after is not None else None
         body, locator = counted[index].content, counted[index].locator
-        key = spellings.get(word)
+        key = spelled(word)
         if ends and after is not None:
             # hyphenated across a line end as on the page, or where the page joined the lines
-            joined = spellings.get(word + after[0]) or spellings.get(f"{word}-{after[0]}")
-            if joined is not None and (after[1] != line or key is None or spellings.get(after[0]) is None):
+            joined = spelled(word + after[0]) or spelled(f"{word}-{after[0]}")
+            if joined is not None and (after[1] != line or key is None or spelled(after[0]) is None):
                 found[joined] += 1
                 current = next(stream, None)  # the two words were one
                 continue
@@ -338,16 +397,16 @@ def measure_page(number: int, text: str, chunks: Sequence[ChunkText]) -> PageFid
         elif word in page.glued:
             found.update(page.glued[word])
             findings.add("notation", word, body, locator)
-        elif after is not None and after[3] == index and _glues(word, after[0]) and spellings.get(word + after[0]):
-            found[spellings[word + after[0]]] += 1
+        elif after is not None and after[3] == index and _glues(word, after[0]) and spelled(word + after[0]):
+            found[spelled(word + after[0])] += 1
             findings.add("notation", f"{word} {following}", body, locator, n=2)
             current = next(stream, None)  # the word and its mark were one
             continue
         else:
             findings.add("foreign", word, body, locator)
         current = after
-    expected = Counter(page.keys)
-    held = Counter(spellings.get(w, w) for line in furniture for w in words(line))
+    expected = page.counts
+    held = Counter(spelled(w) or w for line in furniture for w in words(line))
     for key, count in expected.items():
         short = count - found[key] - held[key]
         if short > 0:
@@ -358,7 +417,7 @@ def measure_page(number: int, text: str, chunks: Sequence[ChunkText]) -> PageFid
             findings.add("duplicated", key, text, page=number, n=extra)
     c = findings.counts
     examples = tuple(e for kind in KINDS for e in findings.examples[kind])
-    return PageFidelity(number, len(page.keys), c["foreign"], c["notation"], c["lost"], c["duplicated"], examples)
+    return PageFidelity(number, page.total, c["foreign"], c["notation"], c["lost"], c["duplicated"], examples)
 
 
 def _chunk_words(counted: Sequence[ChunkText]) -> Iterator[tuple[str, int, int, int]]:
