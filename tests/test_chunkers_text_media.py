@@ -404,3 +404,55 @@ def test_the_overlap_the_chain_asks_for_is_named_and_not_counted_as_duplication(
     # the same repetition, not asked for, is duplication
     unasked = [DocumentChunk("w.txt", c.locator, c.content, page=1) for c in chunks]
     assert measure_page(1, text, unasked).duplicated > 30
+
+
+#: Markdown whose blocks span blank lines or depend on what follows them, for `parse_sections`.
+SPANNING = [
+    "```python\nprint(1)\n\nprint(2)\n```",  # a fence across a blank line
+    "~~~\nopen fence\n\nnever closed",
+    "<!--\na comment\n\nacross a blank line\n-->",
+    "<script>\nlet a = 1;\n\nlet b = 2;\n</script>",
+    "<div>\n```\n\nText after an HTML block that ended at the blank line",
+    "    indented code\n\n    across a blank line",
+    "- an item\n\n  its second paragraph\n\n- the next item",
+    "1.\n\nAfter an empty ordered item",
+    "[ref]: /url\n'a title\nacross two lines'",
+    "Setext heading\n===",
+    "| a | b |\n| --- | --- |\n| 1 | 2 |",
+    "> [ref]: /quoted\n> quoted text",
+    "\n".join("  " * i + f"- level {i}" for i in range(25)),  # past the parser's nesting limit
+]
+
+
+def test_markdown_parsed_a_window_at_a_time_has_the_elements_of_the_whole_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
+    from indx_assets.pipeline.chunkers.markdown import markdown_elements
+
+    def elements(text: str) -> list[tuple[object, ...]]:
+        return [(type(e).__name__, e.text, e.metadata.start, e.metadata.end, e.metadata.unstructured)
+                for e in markdown_elements(text)]
+
+    rng = random.Random(7)
+    for _ in range(60):
+        blocks = [rng.choice(SPANNING) + rng.choice(["", "\n\nA paragraph between."]) for _ in range(12)]
+        text = "\n\n".join(blocks) + "\n"
+        monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
+        whole = elements(text)
+        monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 24)
+        sections = list(markdown_parse.parse_sections(text, markdown_parse.LineOffsets(text)))
+        assert elements(text) == whole
+        if "level 24" not in text and "never closed" not in text:  # else the rest is parsed whole
+            assert len(sections) > 3
+
+
+def test_a_long_markdown_page_is_cut_without_parsing_it_whole() -> None:
+    from metered import cost
+
+    from indx_assets.pipeline.chunkers.markdown import markdown_elements
+
+    section = "## The harbour\n\nThe harbour wall held the *tide* back, and the boats rode at anchor.\n\n"
+    text = section * ((1 << 20) // len(section))
+    count, _, peak = cost(lambda: sum(1 for _ in markdown_elements(text)))
+    assert count == 2 * (len(text) // len(section))
+    # markdown-it's tokens of the whole page cost some 35x the page
+    assert peak < 2 * len(text), f"the elements of {len(text):,} characters of Markdown peaked at {peak:,} bytes"

@@ -14,6 +14,7 @@ type: its payload is not text, and would fill hundreds of chunks. Text the parse
 block to (past its nesting limit, link reference definitions) is cut as plain text.
 """
 
+from collections.abc import Iterator
 from typing import Any
 
 from indx_interfaces import PageOutput
@@ -21,7 +22,7 @@ from indx_interfaces import PageOutput
 from indx_assets.pipeline.chunkers.base import Span, StructuredProvider, StructuredTextChunker
 from indx_assets.pipeline.chunking.elements import CodeSnippet, Element, ListItem, NarrativeText, Table, Title
 from indx_assets.pipeline.chunking.inline_data import elide_inline_data, inline_data_spans
-from indx_assets.pipeline.chunking.markdown_parse import LineOffsets, parse_markdown
+from indx_assets.pipeline.chunking.markdown_parse import LEAF_BLOCKS, LineOffsets, Section, parse_sections
 from indx_assets.pipeline.chunking.paragraphs import line_runs
 
 
@@ -55,12 +56,8 @@ def _table(tokens: list[Any], i: int) -> tuple[Table, int]:
     return Table(text, text_as_html=html), j
 
 
-#: Block tokens that hold text themselves (a container's source map spans its children).
-_LEAVES = frozenset({"paragraph_open", "heading_open", "fence", "code_block", "html_block", "table_open", "hr"})
-
-
-def _unstructured(text: str, tokens: list[Any], lines: LineOffsets, max_nesting: int) -> list[Element]:
-    """The text no leaf block covers, as plain-text elements (`text_elements`) with offsets.
+def _unstructured(text: str, section: Section, lines: LineOffsets) -> list[Element]:
+    """The text of `section` no leaf block covers, as plain-text elements (`text_elements`) with offsets.
 
     markdown-it skips everything after a block nested `max_nesting` levels deep (a list nested
     10 deep, a blockquote 20 deep) and a link reference definition leaves no token: that text
@@ -68,12 +65,13 @@ def _unstructured(text: str, tokens: list[Any], lines: LineOffsets, max_nesting:
     """
     from indx_assets.pipeline.chunkers.text import text_elements
 
-    covered = bytearray(len(lines.starts))
-    for token in tokens:
-        if token.type in _LEAVES and token.map:
+    covered = bytearray(section.end - section.first)
+    for token in section.tokens:
+        if token.type in LEAF_BLOCKS and token.map:
             first, last = token.map
-            covered[first:last] = b"\x01" * (last - first)
-    deep = next((t.map[0] for t in tokens if t.nesting == 1 and t.level >= max_nesting - 1 and t.map), None)
+            covered[first - section.first : last - section.first] = b"\x01" * (last - first)
+    max_nesting = section.max_nesting
+    deep = next((t.map[0] for t in section.tokens if t.nesting == 1 and t.level >= max_nesting - 1 and t.map), None)
     out: list[Element] = []
     line = 0
     while line < len(covered):
@@ -83,11 +81,11 @@ def _unstructured(text: str, tokens: list[Any], lines: LineOffsets, max_nesting:
         first = line
         while line < len(covered) and not covered[line]:
             line += 1
-        span = lines.span([first, line])
+        span = lines.span([section.first + first, section.first + line])
         if span is None or span[0] >= span[1]:
             continue
         reason = (f"nested deeper than the Markdown parser's limit of {max_nesting} levels; kept as plain text"
-                  if deep is not None and first >= deep else None)
+                  if deep is not None and section.first + first >= deep else None)
         for element in text_elements(text[span[0] : span[1]]):
             element.metadata.start += span[0]  # type: ignore[operator]
             element.metadata.end += span[0]  # type: ignore[operator]
@@ -96,61 +94,76 @@ def _unstructured(text: str, tokens: list[Any], lines: LineOffsets, max_nesting:
     return out
 
 
-def markdown_elements(text: str) -> list[Element]:
-    """Elements of a Markdown text, each with `start`/`end` offsets into it, in text order;
-    text the parser gives no block to is plain text (`_unstructured`)."""
-    tokens, max_nesting = parse_markdown(text)
-    lines = LineOffsets(text)
-    elements: list[Element] = []
-    list_depth = 0
-    marker: str | None = None  # the number of the ordered list item whose first paragraph is next
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        kind = token.type
-        if kind in ("bullet_list_open", "ordered_list_open"):
-            list_depth += 1
-        elif kind in ("bullet_list_close", "ordered_list_close"):
-            list_depth -= 1
-        elif kind == "list_item_open" and token.info:
-            marker = f"{token.info}{token.markup}"  # an ordered item's number is a word of the page
-        elif kind == "heading_open":
-            title = Title(elide_inline_data(tokens[i + 1].content))
-            title.metadata.category_depth = int(token.tag[1:])
-            elements.append(_place(title, lines.span(token.map)))
-            i += 2
-        elif kind == "paragraph_open":
-            cls = ListItem if list_depth else NarrativeText
-            content = elide_inline_data(tokens[i + 1].content).split("\n")
-            if marker is not None:
-                content[0], marker = f"{marker} {content[0]}", None
-            first, last = token.map or (0, 0)
-            if len(content) != last - first:  # no line-for-line source map: keep it whole
-                elements.append(_place(cls("\n".join(content)), lines.span(token.map)))
-            else:
-                for a, b in line_runs(content):
-                    elements.append(_place(cls("\n".join(content[a:b])), lines.span([first + a, first + b])))
-            i += 2
-        elif kind == "fence":  # its fences and info string too ("```html"): words of the page
-            span = lines.span(token.map)
-            code = text[span[0] : span[1]] if span else token.content
-            elements.append(_place(CodeSnippet(elide_inline_data(code)), span))
-        elif kind == "code_block":
-            elements.append(_place(CodeSnippet(token.content), lines.span(token.map)))
-        elif kind == "table_open":
-            table, i = _table(tokens, i)
-            elements.append(_place(table, lines.span(token.map)))
-        elif kind == "html_block":  # its source, tags and all: they are words of the page
-            span = lines.span(token.map)
-            source = text[span[0] : span[1]] if span else token.content
-            if source.strip():
-                elements.append(_place(NarrativeText(elide_inline_data(source)), span))
-        i += 1
-    extra = _unstructured(text, tokens, lines, max_nesting)
-    if not extra:
+class _Blocks:
+    """Maps block tokens to elements, section after section (an ordered list item's number
+    waits for the item's first paragraph, in whichever section it comes)."""
+
+    def __init__(self, text: str, lines: LineOffsets) -> None:
+        self.text, self.lines = text, lines
+        self.list_depth = 0
+        self.marker: str | None = None  # the number of the ordered list item whose first paragraph is next
+
+    def elements(self, tokens: list[Any]) -> list[Element]:
+        text, lines = self.text, self.lines
+        elements: list[Element] = []
+        i = 0
+        while i < len(tokens):
+            token = tokens[i]
+            kind = token.type
+            if kind in ("bullet_list_open", "ordered_list_open"):
+                self.list_depth += 1
+            elif kind in ("bullet_list_close", "ordered_list_close"):
+                self.list_depth -= 1
+            elif kind == "list_item_open" and token.info:
+                self.marker = f"{token.info}{token.markup}"  # an ordered item's number is a word of the page
+            elif kind == "heading_open":
+                title = Title(elide_inline_data(tokens[i + 1].content))
+                title.metadata.category_depth = int(token.tag[1:])
+                elements.append(_place(title, lines.span(token.map)))
+                i += 2
+            elif kind == "paragraph_open":
+                cls = ListItem if self.list_depth else NarrativeText
+                content = elide_inline_data(tokens[i + 1].content).split("\n")
+                if self.marker is not None:
+                    content[0], self.marker = f"{self.marker} {content[0]}", None
+                first, last = token.map or (0, 0)
+                if len(content) != last - first:  # no line-for-line source map: keep it whole
+                    elements.append(_place(cls("\n".join(content)), lines.span(token.map)))
+                else:
+                    for a, b in line_runs(content):
+                        elements.append(_place(cls("\n".join(content[a:b])), lines.span([first + a, first + b])))
+                i += 2
+            elif kind == "fence":  # its fences and info string too ("```html"): words of the page
+                span = lines.span(token.map)
+                code = text[span[0] : span[1]] if span else token.content
+                elements.append(_place(CodeSnippet(elide_inline_data(code)), span))
+            elif kind == "code_block":
+                elements.append(_place(CodeSnippet(token.content), lines.span(token.map)))
+            elif kind == "table_open":
+                table, i = _table(tokens, i)
+                elements.append(_place(table, lines.span(token.map)))
+            elif kind == "html_block":  # its source, tags and all: they are words of the page
+                span = lines.span(token.map)
+                source = text[span[0] : span[1]] if span else token.content
+                if source.strip():
+                    elements.append(_place(NarrativeText(elide_inline_data(source)), span))
+            i += 1
         return elements
-    # sorted by start (stable): the span search walks the page forward
-    return sorted(elements + extra, key=lambda e: e.metadata.start if e.metadata.start is not None else -1)
+
+
+def markdown_elements(text: str) -> Iterator[Element]:
+    """Elements of a Markdown text, each with `start`/`end` offsets into it, in text order;
+    text the parser gives no block to is plain text (`_unstructured`). Parsed a section at a
+    time (`parse_sections`)."""
+    lines = LineOffsets(text)
+    blocks = _Blocks(text, lines)
+    for section in parse_sections(text, lines):
+        elements = blocks.elements(section.tokens)
+        extra = _unstructured(text, section, lines)
+        if not extra:
+            yield from elements
+        else:  # sorted by start (stable): the span search walks the page forward
+            yield from sorted(elements + extra, key=lambda e: e.metadata.start if e.metadata.start is not None else -1)
 
 
 class MarkdownChunker(StructuredTextChunker):
@@ -160,7 +173,7 @@ class MarkdownChunker(StructuredTextChunker):
         """The inline-data payloads, which the elements elide (see the module docstring)."""
         return inline_data_spans(page_text)
 
-    def page_elements(self, content: bytes, page: PageOutput) -> list[Element] | None:
+    def page_elements(self, content: bytes, page: PageOutput) -> Iterator[Element]:
         return markdown_elements(page.text)
 
 
