@@ -2,6 +2,7 @@
 `split_document`: its cases, and every caller cutting the same text at the same ends."""
 
 import random
+from collections.abc import Iterator
 
 import pytest
 
@@ -10,7 +11,7 @@ from indx_assets.pipeline.chunkers.base import sentence_units
 from indx_assets.pipeline.chunkers.markdown import MarkdownProvider
 from indx_assets.pipeline.chunking.elements import ElementMetadata, NarrativeText
 from indx_assets.pipeline.chunking.measure import CharMeasure, TokenMeasure
-from indx_assets.pipeline.chunking.options import build_options
+from indx_assets.pipeline.chunking.options import ChunkingOptions, build_options
 from indx_assets.pipeline.chunking.paragraphs import line_runs
 from indx_assets.pipeline.chunking.sentences import sentence_ends, sentence_spans
 from indx_assets.pipeline.chunking.split import split_document
@@ -148,3 +149,38 @@ def test_a_long_text_is_cut_into_the_pieces_split_gives_one_after_another(seed: 
                 if not overlap:
                     # every character but whitespace, once, in order (a word over the limit is cut inside)
                     assert "".join("".join(p.split()) for p, _ in pieces) == "".join(text.split())
+
+
+def _lead_in_options() -> ChunkingOptions:
+    return build_options(max_characters=200, new_after_n_chars=150, overlap=0, overlap_all=False,
+                         include_orig_elements=False, max_tokens=None, new_after_n_tokens=None,
+                         tokenizer=None, isolate_table=True, repeat_table_headers=True)
+
+
+def test_a_page_of_lead_in_lines_goes_on_as_it_is_read() -> None:
+    # a word list: every line a lead-in line; what follows the run can only start a chunk with
+    # the lines that fit one, so the rest go on (they used to wait for the whole page)
+    read = 0
+
+    def elements() -> Iterator[NarrativeText]:
+        nonlocal read
+        for i in range(20_000):
+            read += 1
+            yield NarrativeText(f"harbour{i}", metadata=ElementMetadata())
+
+    units = sentence_units(elements(), _lead_in_options(), starts_from=0.5)
+    next(units)
+    assert read <= 1024, f"the first unit came after {read:,} of 20,000 lead-in lines were read"
+    assert 1 + sum(1 for _ in units) == 20_000
+
+
+def test_a_long_paragraph_starts_its_chunk_with_the_lead_in_lines_that_fit_it() -> None:
+    lines = [NarrativeText(f"Label number {i}", metadata=ElementMetadata()) for i in range(40)]
+    paragraph = NarrativeText("The harbour wall held the tide back. " * 6, metadata=ElementMetadata())
+    units = list(sentence_units([*lines, paragraph], _lead_in_options(), starts_from=0.5))
+    starts = [unit.element.text for unit in units if unit.starts]
+    # the run's last lines that fit the hard maximum (200 characters) together start the
+    # paragraph's chunk, not the run's first line, which no chunk could hold with it
+    fit = max(k for k in range(1, len(lines) + 1) if sum(len(line.text) for line in lines[-k:]) <= 200)
+    assert fit < len(lines) and starts == [lines[-fit].text]
+    assert [unit.element.text for unit in units[: len(lines)]] == [line.text for line in lines]

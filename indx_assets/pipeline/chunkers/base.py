@@ -220,13 +220,15 @@ def sentence_units(
     much text came before it, so a passage that a corpus repeats is cut the same way each
     time, and a chunk does not open with the tail of an unrelated paragraph. The lead-in lines
     right before it (titles, and short lines without a sentence end, such as a heading line
-    of a plain-text or wiki dump) start the chunk with it: a run of lead-in lines is held
-    until what follows it is known, and every other unit is handed on once its element is read.
+    of a plain-text or wiki dump) start the chunk with it, as many of them as fit the hard
+    maximum together: a run of lead-in lines is held until what follows it is known (its lines
+    before those go on), and every other unit is handed on once its element is read.
     """
     from indx_assets.pipeline.chunking.core import chunk_text_of
 
     threshold = None if starts_from is None else max(1, int(starts_from * opts.soft_max))
     held: list[list[Any]] = []  # [element, text, size, starts]: the run of lead-in lines read last
+    held_size = 0
     remaining = iter(elements)
     while batch := list(islice(remaining, _MEASURED_AT_ONCE)):
         texts = [chunk_text_of(e, opts.isolate_table) for e in batch]
@@ -247,12 +249,21 @@ def sentence_units(
             if prose and text and threshold is not None and size >= threshold:
                 (held or units)[0][3] = True  # the first of the lead-in lines before it, else its first unit
             held.extend(units)
+            held_size += sum(unit[2] for unit in units)
             # what was held is lead-in lines: all up to this element's last unit that is none go on
             first_new, end = len(held) - len(units), len(held)
             while end > first_new and _leads_in(held[end - 1][0]):
                 end -= 1
-            if end > first_new:
+            if end == first_new:
+                end = 0
+            released = sum(unit[2] for unit in held[:end])
+            # and the lead-in lines that no chunk could hold with the ones after them
+            while end < len(held) - 1 and held_size - released > opts.hard_max:
+                released += held[end][2]
+                end += 1
+            if end:
                 yield from (Unit(*unit) for unit in held[:end])
+                held_size -= released
                 del held[:end]
     yield from (Unit(*unit) for unit in held)
 
