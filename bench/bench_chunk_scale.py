@@ -1,16 +1,19 @@
 """Time and peak memory of cutting one large page, as the page grows: the chunk stage's scale.
 
-    python bench/bench_chunk_scale.py [--mb 2,8] [--rounds 3] [--cases log,words,prose,html] [--against PYTHON]
+    python bench/bench_chunk_scale.py [--mb 2,8] [--rounds 3] [--cases log,words,prose,list,html,markdown] [--against PYTHON]
 
 Each case is a page of `--mb` MiB, read by its reader and cut by the installed chain
 (`run_chain`, as `chunk_map` cuts it), in a process of its own: plain text of `log`, lines of a
 server log with no blank line (one paragraph, no sentence end: `TextSplitter` cuts it at line
-ends), `words`, one paragraph of words with no punctuation and no line break, and `prose`,
-paragraphs of sentences; and `html`, short paragraphs of HTML. Prints, per case and size, the cut's seconds (median of `--rounds`), its seconds per
-MiB against the smallest size's (1.00 when the time grows with the page, 4.00 when it grows
-with its square at 4x the size), and the peak above the process before the cut as a multiple of
-the page's size. `--against` names another interpreter (another tree's venv) whose cases run
-in the same rounds, each beside this tree's.
+ends), `words`, one paragraph of words with no punctuation and no line break, `prose`,
+paragraphs of sentences, and `list`, a word list (one short line a paragraph: every line a
+lead-in line); `html`, short paragraphs of HTML; `markdown`, short sections (a heading and a
+paragraph with emphasis). Prints, per case and size, the cut's seconds (median of `--rounds`),
+its seconds per MiB against the smallest size's (1.00 when the time grows with the page, 4.00
+when it grows with its square at 4x the size), the peak above the process before the cut as a
+multiple of the page's size, and the peak once the cut's word fidelity is measured as well
+(`fidelity.measure`, which `chunk_map` takes of every cut). `--against` names another
+interpreter (another tree's venv) whose cases run in the same rounds, each beside this tree's.
 """
 
 import argparse
@@ -43,7 +46,13 @@ open("/proc/self/clear_refs", "w").write("5")  # VmHWM from here, the tokenizer 
 before, start = status("VmRSS"), time.perf_counter()
 cut = run_chain(chain, content, media_type, read.pages, read.parsed)
 seconds = time.perf_counter() - start
-print(json.dumps({"seconds": seconds, "peak": status("VmHWM") - before, "chunks": len(cut.chunks)}))
+peak = status("VmHWM") - before
+from types import SimpleNamespace
+from indx_assets.pipeline.fidelity import measure
+chunks = [SimpleNamespace(page=m.page, locator=str(i), chunk_type=m.piece.chunk_type or "content",
+                          content=m.piece.text or "", metadata=m.piece.metadata) for i, m in enumerate(cut.chunks)]
+measure(path.name, read.pages, chunks)
+print(json.dumps({"seconds": seconds, "peak": peak, "measured": status("VmHWM") - before, "chunks": len(cut.chunks)}))
 """
 
 
@@ -59,6 +68,10 @@ def _write(path: Path, case: str, size: int) -> None:
                 line = "harbour wall tide " * 64
             elif case == "html":
                 line = "<p>The harbour wall held the <b>tide</b> back, and the town slept.</p>\n"
+            elif case == "markdown":
+                line = "## The harbour\n\nThe harbour wall held the *tide* back, and the boats rode at anchor.\n\n"
+            elif case == "list":
+                line = f"{rng.choice(('harbour', 'anchor', 'tide', 'pilot', 'buoy'))}{rng.randrange(10**6)}\n\n"
             else:
                 line = "The harbour wall held the tide back. The town slept behind it, and the boats rode at anchor.\n\n"
             written += f.write(line[: size - written])
@@ -66,7 +79,7 @@ def _write(path: Path, case: str, size: int) -> None:
 
 def _run(python: str, path: Path) -> dict:
     # run in the file's folder: `-c` puts the working directory first on the path
-    media_type = "text/html" if path.suffix == ".html" else "text/plain"
+    media_type = {".html": "text/html", ".md": "text/markdown"}.get(path.suffix, "text/plain")
     done = subprocess.run([python, "-c", PROBE, str(path), media_type], cwd=path.parent, capture_output=True, text=True,
                           check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -75,7 +88,7 @@ def _run(python: str, path: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", default="2,8", help="page sizes in MiB, smallest first")
-    parser.add_argument("--cases", default="log,words,prose,html")
+    parser.add_argument("--cases", default="log,words,prose,list,html,markdown")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", help="another interpreter whose cases run beside this one's")
     args = parser.parse_args()
@@ -85,7 +98,7 @@ def main() -> None:
         for case in args.cases.split(","):
             per_mib: dict[str, float] = {}
             for mb in sizes:
-                path = Path(tmp) / f"{case}-{mb}.{'html' if case == 'html' else 'txt'}"
+                path = Path(tmp) / f"{case}-{mb}.{ {'html': 'html', 'markdown': 'md'}.get(case, 'txt')}"
                 _write(path, case, mb << 20)
                 runs: dict[str, list[dict]] = {name: [] for name in pythons}
                 for _ in range(args.rounds):
@@ -94,9 +107,11 @@ def main() -> None:
                 for name, results in runs.items():
                     seconds = statistics.median(r["seconds"] for r in results)
                     peak = statistics.median(r["peak"] for r in results) / (mb << 20)
+                    measured = statistics.median(r["measured"] for r in results) / (mb << 20)
                     per_mib.setdefault(name, seconds / mb)
                     print(f"{case:6s} {mb:4d} MiB  {name:>12.12s}: {seconds:8.2f} s, per MiB x{seconds / mb / per_mib[name]:5.2f}"
-                          f" the {sizes[0]} MiB page's, peak {peak:6.2f}x the page, {results[0]['chunks']:,} chunks",
+                          f" the {sizes[0]} MiB page's, peak {peak:6.2f}x the page ({measured:6.2f}x measured),"
+                          f" {results[0]['chunks']:,} chunks",
                           flush=True)
                 if args.against:
                     ours, theirs = (statistics.median(r["seconds"] for r in runs[n]) for n in pythons)
