@@ -14,7 +14,7 @@ import pytest
 from indx_assets.pipeline.readers import ReaderConfig, read_document, read_document_file
 from indx_assets.pipeline.readers import html as html_reader
 from indx_assets.pipeline.readers.text import decode_file
-from indx_assets.pipeline.whitespace import collapse_whitespace
+from indx_assets.pipeline.whitespace import collapse_whitespace, iter_words
 
 #: More than a few of the reader's 1 MiB steps, in characters of every UTF-8 width.
 WORDS = ["harbour", "crème", "brûlée", "漢字", "🙂", "tide\r\n", "wall\t", "\u00a0", "Ωmega"]
@@ -70,6 +70,7 @@ def test_a_long_texts_whitespace_is_collapsed_as_the_whole_string_rule_collapses
     straddling = "x" * (window - 3) + " \t\n\u3000 \n" + "y" * window + "\n" * window + "z"  # runs across the windows' edges
     for text in (body, "  \n" + body + "\t\n ", " " * window + body[:window] + " " * 3 + body[-5:], straddling):
         assert collapse_whitespace(text) == re.sub(r"\s+", " ", text).strip() == " ".join(text.split())
+        assert list(iter_words(text)) == text.split()  # the word measure's words of a long line
 
 
 def test_a_long_text_is_measured_in_tokens_as_its_words_add_up() -> None:

@@ -45,6 +45,7 @@ import regex
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.chunking.inline_data import elide_inline_data
 from indx_assets.pipeline.identity import char_locator
+from indx_assets.pipeline.whitespace import iter_words
 
 #: The least share of a page's words its chunks (or its named furniture) must hold.
 MIN_KEPT = 0.99
@@ -93,7 +94,7 @@ def _lines(text: str) -> Iterator[str]:
 def iter_tokens(text: str) -> Iterator[Token]:
     """The words of `text` in order (see the module docstring), before line-end joining."""
     for number, line in enumerate(_lines(text)):
-        for raw in line.split():
+        for raw in iter_words(line):
             soft = _SOFT_HYPHENS[0] in raw or _SOFT_HYPHENS[1] in raw
             bare = raw.translate(_NO_SOFT_HYPHENS) if soft else raw
             # most tokens are a bare word: the regex only for those with something at an edge
@@ -132,20 +133,19 @@ def _marked_pairs(placed: Iterable[_Placed]) -> Iterator[tuple[str, str]]:
     """The neighbouring words that are a word and its mark: set beside each other, or the mark
     on a line of its own (PDFium's text of a raised footnote mark); a number that starts the
     next line is not one ("Directors", "28 Model")."""
-    window: deque[_Placed | None] = deque([None], maxlen=4)  # the word before a pair, the pair, the word after
-    for entry in itertools.chain(placed, (None,)):
-        window.append(entry)
-        if len(window) < 4 or window[2] is None:
-            continue
-        before, (a, a_line), (b, b_line), after = window[0], window[1], window[2], window[3]
-        if not _glues(a, b):
-            continue
-        if _is_mark(b):  # b alone on its line
-            alone = a_line != b_line and (after is None or after[1] != b_line)
-        else:  # a alone on its line
-            alone = (before is None or before[1] != a_line) and b_line != a_line
-        if a_line == b_line or alone:
-            yield a, b
+    before: _Placed | None = None
+    a: _Placed | None = None
+    b: _Placed | None = None
+    for after in itertools.chain(placed, (None,)):  # the pair (a, b), the words before and after it
+        if a is not None and b is not None and _glues(a[0], b[0]):
+            if a[1] == b[1]:
+                yield a[0], b[0]
+            elif _is_mark(b[0]):  # b alone on its line
+                if after is None or after[1] != b[1]:
+                    yield a[0], b[0]
+            elif before is None or before[1] != a[1]:  # a alone on its line
+                yield a[0], b[0]
+        before, a, b = a, b, after
 
 
 @dataclass
@@ -193,6 +193,7 @@ class _Page:
         apart = {n for n, line in enumerate(_lines(text)) if " ".join(line.split()) in furniture} if furniture else set()
         stream = iter_tokens(text)
         ahead: deque[Token] = deque()
+        counts, joins = self.counts, self.joins
 
         def peek(n: int) -> Token | None:  # the n-th token after the current one
             while len(ahead) <= n and (token := next(stream, None)) is not None:
@@ -222,12 +223,12 @@ class _Page:
                     self._spell(hyphenated, key)
             else:
                 passed = []
-                key = self._spell(word, word)
-            self.counts[key] += 1
+                key = joins.get(word, word)  # `_spell(word, word)`
+            counts[key] += 1
             yield key, line
             for passed_word, passed_line, _ in passed:
-                key = self._spell(passed_word, passed_word)
-                self.counts[key] += 1
+                key = joins.get(passed_word, passed_word)
+                counts[key] += 1
                 yield key, passed_line
 
 

@@ -1,8 +1,10 @@
 """Whitespace collapsed: the one rule the HTML reader and the chunkers share for a text's words."""
 
 import re
+from collections.abc import Iterator
 
 _SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\S+")
 _NOT_SPACE = re.compile(r"\S")
 #: A text longer than this is collapsed a window at a time (see `collapse_whitespace`).
 WINDOW = 1 << 20
@@ -30,3 +32,11 @@ def collapse_whitespace(text: str) -> str:
         out += _SPACE.sub(" ", text[at:stop])  # grows in place: CPython extends a string only this name holds
         at = stop
     return out
+
+
+def iter_words(text: str) -> Iterator[str]:
+    """`text.split()`, a word at a time for a long text (a string per word, all held at once,
+    costs some 10x the text)."""
+    if len(text) <= WINDOW:
+        return iter(text.split())
+    return (m.group() for m in _WORD.finditer(text))
