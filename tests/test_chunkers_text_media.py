@@ -11,7 +11,7 @@ from indx_assets.pipeline.chain import ChainConfig, load_chain
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.chunkers.base import DEFAULT_MAX_TOKENS, ChunkerSettings
 from indx_assets.pipeline.chunkers.html import HtmlChunker
-from indx_assets.pipeline.chunkers.markdown import MarkdownChunker
+from indx_assets.pipeline.chunkers.markdown import MarkdownChunker, MarkdownProvider
 from indx_assets.pipeline.chunkers.text import TextChunker
 from indx_assets.pipeline.chunking.elements import NarrativeText, Table
 from indx_assets.pipeline.chunking.page_numbers import PAGE_NUMBER
@@ -456,3 +456,19 @@ def test_a_long_markdown_page_is_cut_without_parsing_it_whole() -> None:
     assert count == 2 * (len(text) // len(section))
     # markdown-it's tokens of the whole page cost some 35x the page
     assert peak < 2 * len(text), f"the elements of {len(text):,} characters of Markdown peaked at {peak:,} bytes"
+
+
+def test_a_markdown_page_of_many_sections_is_chunked_without_holding_them_all() -> None:
+    from metered import cost
+
+    (chunker,) = MarkdownProvider().chunkers()
+    section = "## The harbour\n\nThe harbour wall held the *tide* back, and the boats rode at anchor.\n\n"
+    text = section * ((1 << 20) // len(section))
+    content, page = text.encode(), PageOutput(page=1, text=text, status="ok")
+    chunker.chunk(section.encode(), "text/markdown", (PageOutput(page=1, text=section, status="ok"),))  # imports, tokenizer
+    (claim,), _, peak = cost(lambda: chunker.chunk(content, "text/markdown", (page,)))
+    # every heading opens a section, numbered in order however many the chunker has let go of
+    named = [(piece.metadata["section_id"], f"s{piece.start // len(section)}") for piece in claim.pieces]
+    assert named and all(name == expected for name, expected in named)
+    # the pieces themselves are about twice the page; every section held cost 8x, the whole parse 61x
+    assert peak < 5 * len(text), f"chunking {len(text):,} characters of Markdown peaked at {peak:,} bytes"

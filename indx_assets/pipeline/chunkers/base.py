@@ -32,7 +32,7 @@ What the `markdown`, `html` and `text` chunkers share (each only maps its format
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from itertools import islice
+from itertools import count, islice
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from indx_interfaces import ChunkPiece, PageChunks, PageOutput
@@ -358,6 +358,7 @@ def assign_sections(elements: Iterable[Element], sections: dict[str, Section]) -
     """Give every element its section as it passes (see the module docstring), each section
     added to `sections` by its id as its title passes."""
     stack: list[Section] = []
+    numbers = count()  # not `len(sections)`: the caller may let go of sections it is done with
     for element in elements:
         md = element.metadata
         if isinstance(element, Title) and element.text.strip():
@@ -366,7 +367,7 @@ def assign_sections(elements: Iterable[Element], sections: dict[str, Section]) -
                 stack.pop()
             parent = stack[-1] if stack else None
             title = " ".join(element.text.split())
-            section = Section(f"s{len(sections)}", title, level, parent.id if parent else None,
+            section = Section(f"s{next(numbers)}", title, level, parent.id if parent else None,
                               (*(parent.path if parent else ()), title))
             sections[section.id] = section
             stack.append(section)
@@ -535,6 +536,11 @@ def page_pieces(text: str, elements: Iterable[Element], settings: ChunkerSetting
             if verbatim != body and verbatim.strip() and settings.fits(verbatim):
                 body = verbatim  # the page's own text, whitespace and all, when it fits the limit
         section = sections.get(md.parent_id) if md.parent_id else None
+        if section is not None:
+            # an element's section is the newest one (`assign_sections`), and chunks come in the
+            # order of their first elements: no chunk after this one names a section before its
+            while (oldest := next(iter(sections))) != section.id:
+                del sections[oldest]
         metadata: dict[str, Any] = {
             "section_title": md.section_title,
             "section_id": section.id if section else None,
