@@ -417,6 +417,8 @@ SPANNING = [
     "- an item\n\n  its second paragraph\n\n- the next item",
     "1.\n\nAfter an empty ordered item",
     "[ref]: /url\n'a title\nacross two lines'",
+    "-\n\n[ref]:\n/url",  # a definition whose destination a window's end leaves out is a paragraph
+    "x \n\n[ref]:\n/url",
     "Setext heading\n===",
     "| a | b |\n| --- | --- |\n| 1 | 2 |",
     "> [ref]: /quoted\n> quoted text",
@@ -438,9 +440,10 @@ def test_markdown_parsed_a_window_at_a_time_has_the_elements_of_the_whole_page(m
         text = "\n\n".join(blocks) + "\n"
         monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
         whole = elements(text)
-        monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 24)
+        for window in (4, 24):
+            monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", window)
+            assert elements(text) == whole
         sections = list(markdown_parse.parse_sections(text, markdown_parse.LineOffsets(text)))
-        assert elements(text) == whole
         if "level 24" not in text and "never closed" not in text:  # else the rest is parsed whole
             assert len(sections) > 3
 

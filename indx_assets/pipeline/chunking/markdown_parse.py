@@ -84,11 +84,11 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section]:
     markdown-it decides where a top-level block ends from the lines up to the block that
     follows, and starts each top-level block afresh. So the blocks a window of the text holds
     are the whole text's, up to any top-level block that starts after a blank line; a window
-    is kept up to the last such block, and the next window starts there. (A block cut short by
-    the window's end, or a link definition whose title it cuts, only ever changes the lines
-    after its start with no blank line between.) The last such block must start on a line a
-    leaf block holds, so the text no block holds (`_unstructured` in the chunker) lies within
-    one section. Past the nesting limit markdown-it skips the rest of its container, the rest
+    is kept up to the last such block that ends before the window does, and the next window
+    starts there. (A block cut short by the window's end, or a link definition whose title it
+    cuts, only ever changes the lines after its start with no blank line between.) That block
+    must start on a line a leaf block holds, so the text no block holds (`_unstructured` in the
+    chunker) lies within one section. Past the nesting limit markdown-it skips the rest of its container, the rest
     of the text in a list: from the window where that happens, the rest is parsed whole.
     """
     md = _parser(inline=False)
@@ -102,7 +102,7 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section]:
         start = lines.starts[first]
         end = max(first + 1, bisect.bisect_left(lines.starts, start + size, first))
         tokens = md.parse(text[start : lines.starts[end]] if end < count else text[start:])
-        cut = None if end >= count or _deep(tokens, max_nesting) else _last_cut(tokens, lines, first)
+        cut = None if end >= count or _deep(tokens, max_nesting) else _last_cut(tokens, lines, first, end - first)
         if cut is None and end < count and not _deep(tokens, max_nesting):
             size *= 2  # one block fills the window
             continue
@@ -121,13 +121,16 @@ def _deep(tokens: list[Any], max_nesting: int) -> bool:
     return any(t.nesting == 1 and t.level >= max_nesting - 1 for t in tokens)
 
 
-def _last_cut(tokens: list[Any], lines: LineOffsets, first: int) -> int | None:
-    """The window's last line (counted from `first`, not its first) where a top-level block
-    starts after a blank line, on a line a leaf block holds (see `parse_sections`)."""
+def _last_cut(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> int | None:
+    """The last line of a window of `window` lines (counted from `first`, not its first) where
+    a top-level block starts after a blank line, on a line a leaf block holds, and ends before
+    the window does (see `parse_sections`): a block the window's end cuts short may be another
+    kind of block in the whole text (a link definition whose destination is on the next line
+    is a paragraph without it)."""
     leaves = {t.map[0] for t in tokens if t.type in LEAF_BLOCKS and t.map}
     text, starts = lines.text, lines.starts
     for token in reversed(tokens):
-        if token.level != 0 or not token.map or token.nesting == -1:
+        if token.level != 0 or not token.map or token.nesting == -1 or token.map[1] >= window:
             continue
         line = token.map[0]
         if line > 0 and line in leaves and not text[starts[first + line - 1] : starts[first + line]].strip(" \t\r\n"):
