@@ -114,10 +114,43 @@ def test_a_cut_reads_no_text_before_what_it_cuts() -> None:
 
 def test_an_overlap_tail_is_stripped_as_split_strips_the_rest() -> None:
     """A tokenizer counts a form feed into its word, so an overlap tail may start with one;
-    `split` strips the text it is given, and so does the walk of `split_all`."""
+    `split` strips the text it is given, and so does the walk of `split_all`. The overlap
+    prefix counts what the next piece repeats: "b " (it counted the form feed stripped off)."""
     splitter = TextSplitter(TokenMeasure(_WordCounts()), maxlen=2, overlap=1)
     for text in ("a \x0cb c", "a \x0cb\nc"):
-        assert splitter.split_all(text) == _split_one_at_a_time(splitter, text) == [("a \x0cb", 0), ("b c", 3)]
+        assert splitter.split_all(text) == _split_one_at_a_time(splitter, text) == [("a \x0cb", 0), ("b c", 2)]
+
+
+def test_an_overlap_close_to_the_limit_ends_and_cuts_no_word_apart_in_its_pieces() -> None:
+    """With an overlap close to the limit, most cuts fall inside a word. The walk went on
+    forever where a tail was all of its piece, and a tail joined to the rest of a word cut
+    apart with a space ("wal l"): a piece held a word the text does not."""
+    import signal
+
+    def too_long(*_: object) -> None:
+        raise TimeoutError("split_all did not end")
+
+    rng = random.Random(11)
+    previous = signal.signal(signal.SIGALRM, too_long)
+    try:
+        for _ in range(300):
+            text = " ".join(rng.choice(["harbour", "a", "tide", "wall", "x" * rng.randint(1, 40), "end.\n"])
+                            for _ in range(rng.randint(1, 200)))
+            maxlen = rng.randint(5, 120)
+            measure = rng.choice([CharMeasure(), TokenMeasure(_WordCounts())])
+            splitter = TextSplitter(measure, maxlen=maxlen, overlap=rng.randint(maxlen // 2, maxlen - 1))
+            signal.alarm(20)
+            pieces = splitter.split_all(text)
+            signal.alarm(0)
+            assert pieces == _split_one_at_a_time(splitter, text)
+            whole = " ".join(text.split())
+            assert all(" ".join(piece.split()) in whole for piece, _ in pieces)
+            # what each piece adds to the one before is the text, in order
+            added = "".join("".join(piece[prefix:].split()) for piece, prefix in pieces)
+            assert added == "".join(text.split())
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 class _WordCounts:

@@ -40,8 +40,12 @@ class TextSplitter:
         cut = self._cut(s, base, end)
         if cut is None:
             return s[base:end], "", 0
-        piece, rest = s[base:_rstripped(s, base, cut)], s[_lstripped(s, cut, end):end]
-        tail = self.tail(piece) if self.overlap and rest else ""
+        piece_end, rest_start = _rstripped(s, base, cut), _lstripped(s, cut, end)
+        piece, rest = s[base:piece_end], s[rest_start:end]
+        # stripped as the next text is (a tokenizer may count a form feed into the tail's first word)
+        tail = self.tail(piece).lstrip() if self.overlap and rest else ""
+        if tail and piece_end == rest_start:  # cut inside a word: the tail goes on into its rest
+            return piece, s[piece_end - len(tail) : end], len(tail)
         if tail:
             return piece, f"{tail} {rest}", len(tail) + 1
         return piece, rest, 0
@@ -60,15 +64,15 @@ class TextSplitter:
             piece_end, rest = _rstripped(s, base, cut), _lstripped(s, cut, end)
             piece = s[base:piece_end]
             pieces.append((piece, prefix))
-            tail = self.tail(piece) if self.overlap and rest < end else ""
+            tail = self.tail(piece).lstrip() if self.overlap and rest < end else ""
             if not tail:
                 base, prefix = rest, 0
                 continue
-            prefix = len(tail) + 1
-            # the next text is the tail, a space and the rest, stripped as `split` strips it (a
-            # tail may start with a control a tokenizer counts in its word and `str.strip` drops)
-            if s[piece_end:rest] == " ":  # it stands so in `s` already
-                base = _lstripped(s, piece_end - len(tail), end)
+            prefix = len(tail) + (piece_end < rest)
+            # the next text is the tail, a space and the rest (no space where the cut fell
+            # inside a word)
+            if s[piece_end:rest] in ("", " "):  # it stands so in `s` already
+                base = piece_end - len(tail)
             else:  # a line break or a run of spaces between: it is written out (a copy of the
                 # rest, as every cut made before: an overlap on a long text of lines costs that)
                 s = f"{tail} {s[rest:end]}"
@@ -183,18 +187,22 @@ class TextSplitter:
         return base + lo
 
     def tail(self, piece: str) -> str:
-        """The longest suffix of `piece` that starts at a word and fits in `overlap`."""
+        """The longest suffix of `piece` that starts at a word, fits in `overlap` and is not
+        all of `piece` (a piece repeated whole as the next one's start would be cut again and
+        again: an overlap close to the limit looped forever)."""
         m = self.measure
         if m.unit == "characters":
-            if len(piece) <= self.overlap:
-                return piece
-            start = len(piece) - self.overlap
+            start = max(1, len(piece) - self.overlap)
+            if start >= len(piece):
+                return ""
             if piece[start - 1].isspace():
                 return piece[start:].lstrip()
             gap = re.search(r"\s+", piece[start:])
             return piece[start + gap.end() :] if gap else ""
         best = ""
         for word in reversed(list(WORD.finditer(piece))):
+            if word.start() == 0:
+                break
             candidate = piece[word.start() :]
             if m.size(candidate) > self.overlap:
                 break
