@@ -342,8 +342,9 @@ def cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: o
     content, encoded = encode_stored(source_id, storage, chain, parsed)
     document = to_document(encoded)
     cut = _Cut()
-    batches = cut.add(source_id, encoded, document)
     cut.picture = first_page_picture(content, encoded, document, parsed)
+    del content  # nothing after the picture reads the source's bytes: not held while measuring and storing
+    batches = cut.add(source_id, encoded, document)
     version = _store_chunks(storage, source_id, batches, lambda: cut.summary(source_id))
     return StageOutput(version.hexdigest(), cut.metadata(source_id, chain))
 
