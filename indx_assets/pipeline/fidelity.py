@@ -45,7 +45,7 @@ import regex
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.chunking.inline_data import elide_inline_data
 from indx_assets.pipeline.identity import char_locator
-from indx_assets.pipeline.whitespace import iter_words
+from indx_assets.pipeline.whitespace import collapse_whitespace, iter_words
 
 #: The least share of a page's words its chunks (or its named furniture) must hold.
 MIN_KEPT = 0.99
@@ -190,7 +190,7 @@ class _Page:
 
     def read(self, text: str, furniture: frozenset[str] = frozenset()) -> Iterator[_Placed]:
         """Count the words of `text` into the page, giving each with its line as it is counted."""
-        apart = {n for n, line in enumerate(_lines(text)) if " ".join(line.split()) in furniture} if furniture else set()
+        apart = {n for n, line in enumerate(_lines(text)) if collapse_whitespace(line) in furniture} if furniture else set()
         stream = iter_tokens(text)
         ahead: deque[Token] = deque()
         counts, joins = self.counts, self.joins

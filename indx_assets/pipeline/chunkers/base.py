@@ -254,7 +254,7 @@ def sentence_units(
             first_new, end = len(held) - len(units), len(held)
             while end > first_new and _leads_in(held[end - 1][0]):
                 end -= 1
-            if end == first_new:
+            if end == first_new:  # this element is lead-in lines too: the run goes on
                 end = 0
             released = sum(unit[2] for unit in held[:end])
             # and the lead-in lines that no chunk could hold with the ones after them
