@@ -229,6 +229,9 @@ def sentence_units(
     threshold = None if starts_from is None else max(1, int(starts_from * opts.soft_max))
     held: list[list[Any]] = []  # [element, text, size, starts]: the run of lead-in lines read last
     held_size = 0
+    # whether a chunk starts in the run of lead-in lines held (at its first line, though since let
+    # go of): a long line in the run is one of its lead-in lines, not the start of another chunk
+    run_starts = False
     remaining = iter(elements)
     while batch := list(islice(remaining, _MEASURED_AT_ONCE)):
         texts = [chunk_text_of(e, opts.isolate_table) for e in batch]
@@ -246,8 +249,9 @@ def sentence_units(
                 unit_texts = [unit.text for unit in sentences]  # cut from its chunk text: collapsed already
                 units = [[unit, unit_text, unit_size, False] for unit, unit_text, unit_size
                          in zip(sentences, unit_texts, opts.measure.sizes(unit_texts))]
-            if prose and text and threshold is not None and size >= threshold:
+            if prose and text and threshold is not None and size >= threshold and not run_starts:
                 (held or units)[0][3] = True  # the first of the lead-in lines before it, else its first unit
+                run_starts = True
             held.extend(units)
             held_size += sum(unit[2] for unit in units)
             # what was held is lead-in lines: all up to this element's last unit that is none go on
@@ -256,6 +260,8 @@ def sentence_units(
                 end -= 1
             if end == first_new:  # this element is lead-in lines too: the run goes on
                 end = 0
+            else:
+                run_starts = False  # this element ends the run: its last lead-in units, if any, begin another
             released = sum(unit[2] for unit in held[:end])
             # and the lead-in lines that no chunk could hold with the ones after them
             while end < len(held) - 1 and held_size - released > opts.hard_max:

@@ -43,7 +43,7 @@ class TextSplitter:
         piece_end, rest_start = _rstripped(s, base, cut), _lstripped(s, cut, end)
         piece, rest = s[base:piece_end], s[rest_start:end]
         # stripped as the next text is (a tokenizer may count a form feed into the tail's first word)
-        tail = self.tail(piece).lstrip() if self.overlap and rest else ""
+        tail = self.tail(piece, whole=False).lstrip() if self.overlap and rest else ""
         if tail and piece_end == rest_start:  # cut inside a word: the tail goes on into its rest
             return piece, s[piece_end - len(tail) : end], len(tail)
         if tail:
@@ -64,7 +64,7 @@ class TextSplitter:
             piece_end, rest = _rstripped(s, base, cut), _lstripped(s, cut, end)
             piece = s[base:piece_end]
             pieces.append((piece, prefix))
-            tail = self.tail(piece).lstrip() if self.overlap and rest < end else ""
+            tail = self.tail(piece, whole=False).lstrip() if self.overlap and rest < end else ""
             if not tail:
                 base, prefix = rest, 0
                 continue
@@ -186,12 +186,15 @@ class TextSplitter:
                 hi = mid - 1
         return base + lo
 
-    def tail(self, piece: str) -> str:
-        """The longest suffix of `piece` that starts at a word, fits in `overlap` and is not
-        all of `piece` (a piece repeated whole as the next one's start would be cut again and
-        again: an overlap close to the limit looped forever)."""
+    def tail(self, piece: str, *, whole: bool = True) -> str:
+        """The longest suffix of `piece` that starts at a word and fits in `overlap`; not all
+        of `piece` unless `whole` (the walk through one text asks for less: a piece repeated
+        whole as the next one's start would be cut again and again, and an overlap close to the
+        limit looped forever; a whole short chunk may open the next chunk)."""
         m = self.measure
         if m.unit == "characters":
+            if whole and len(piece) <= self.overlap:
+                return piece
             start = max(1, len(piece) - self.overlap)
             if start >= len(piece):
                 return ""
@@ -201,7 +204,7 @@ class TextSplitter:
             return piece[start + gap.end() :] if gap else ""
         best = ""
         for word in reversed(list(WORD.finditer(piece))):
-            if word.start() == 0:
+            if word.start() == 0 and not whole:
                 break
             candidate = piece[word.start() :]
             if m.size(candidate) > self.overlap:
