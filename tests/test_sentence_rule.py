@@ -217,3 +217,25 @@ def test_a_long_paragraph_starts_its_chunk_with_the_lead_in_lines_that_fit_it() 
     fit = max(k for k in range(1, len(lines) + 1) if sum(len(line.text) for line in lines[-k:]) <= 200)
     assert fit < len(lines) and starts == [lines[-fit].text]
     assert [unit.element.text for unit in units[: len(lines)]] == [line.text for line in lines]
+
+
+def test_a_run_of_long_lead_in_lines_starts_one_chunk_however_long_it_runs() -> None:
+    # lines of 54 characters: each a lead-in line (short, no sentence end) and each long enough
+    # to start a chunk (half the soft maximum of 100); the run starts one chunk, at its first
+    # line, as it did before a run was let go of in parts (then every part started one)
+    opts = build_options(max_characters=200, new_after_n_chars=100, overlap=0, overlap_all=False,
+                         include_orig_elements=False, max_tokens=None, new_after_n_tokens=None,
+                         tokenizer=None, isolate_table=True, repeat_table_headers=True)
+    lines = [NarrativeText(f"Label line number {i:02d} of the list that runs on and on", metadata=ElementMetadata())
+             for i in range(14)]
+    assert [unit.starts for unit in sentence_units(lines, opts, starts_from=0.5)] == [True] + [False] * 13
+
+
+def test_an_overlap_prefix_repeats_a_short_chunk_whole() -> None:
+    from indx_assets.pipeline.chunkers.base import ChunkerSettings
+
+    settings = ChunkerSettings.from_options(max_characters=200, overlap=50, overlap_all=True, join_under=None)
+    note = NarrativeText("See note 9.", metadata=ElementMetadata())
+    leases = NarrativeText("We have operating leases for our office and for certain equipment. " * 2, metadata=ElementMetadata())
+    first, second = [chunk.text for chunk in settings.chunk([note, leases])][:2]
+    assert first == "See note 9." and second.startswith("See note 9.\n\nWe have")
