@@ -88,8 +88,9 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section]:
     starts there. (A block cut short by the window's end, or a link definition whose title it
     cuts, only ever changes the lines after its start with no blank line between.) That block
     must start on a line a leaf block holds, so the text no block holds (`_unstructured` in the
-    chunker) lies within one section. Past the nesting limit markdown-it skips the rest of its container, the rest
-    of the text in a list: from the window where that happens, the rest is parsed whole.
+    chunker) lies within one section. Past the nesting limit markdown-it skips the rest of its
+    container, the rest of the text in a list: from the window where that happens, the rest is
+    parsed whole.
     """
     md = _parser(inline=False)
     max_nesting = md.options["maxNesting"]
@@ -101,16 +102,17 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section]:
     while first < count:
         start = lines.starts[first]
         end = max(first + 1, bisect.bisect_left(lines.starts, start + size, first))
-        tokens = md.parse(text[start : lines.starts[end]] if end < count else text[start:])
-        cut = None if end >= count or _deep(tokens, max_nesting) else _last_cut(tokens, lines, first, end - first)
-        if cut is None and end < count and not _deep(tokens, max_nesting):
-            size *= 2  # one block fills the window
-            continue
-        if cut is None:  # the rest of the text, parsed whole
-            if end < count:
-                tokens = md.parse(text[start:])
+        last = end >= count
+        tokens = md.parse(text[start:] if last else text[start : lines.starts[end]])
+        if not last and _deep(tokens, max_nesting):
+            tokens, last = md.parse(text[start:]), True
+        if last:  # the rest of the text, parsed whole
             yield Section(_shifted(tokens, first), first, count, max_nesting)
             return
+        cut = _last_cut(tokens, lines, first, end - first)
+        if cut is None:  # one block fills the window
+            size *= 2
+            continue
         keep = next(i for i, t in enumerate(tokens) if t.level == 0 and t.map and t.map[0] >= cut)
         yield Section(_shifted(tokens[:keep], first), first, first + cut, max_nesting)
         first, size = first + cut, WINDOW_CHARS
