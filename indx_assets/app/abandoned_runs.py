@@ -43,13 +43,23 @@ def launcher_tags() -> dict[str, str]:
 
 
 def _alive(pid: int) -> bool:
+    """Whether process `pid` still runs. A process killed but not yet reaped by its parent (a
+    zombie: a run worker whose code server was stopped with it) answers a signal, yet is gone;
+    a run it held, looked at then, stayed unfinished with its slot, and the ingest waited."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # it exists, under another user
         return True
-    return True
+    if not os.path.isdir("/proc/self"):
+        return True  # no /proc to ask: the signal's answer stands
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rpartition(b")")[2].split()[:1]  # after the name, which may hold ")"
+    except FileNotFoundError:
+        return False
+    return state not in ([b"Z"], [b"X"])
 
 
 def _run_process(instance: dg.DagsterInstance, run: dg.DagsterRun, local_runs: bool) -> tuple[str, str] | None:
