@@ -1,6 +1,6 @@
 """Time and peak memory of cutting one large page, as the page grows: the chunk stage's scale.
 
-    python bench/bench_chunk_scale.py [--mb 2,8] [--rounds 3] [--cases log,words,prose,list,html,markdown] [--against PYTHON]
+    python bench/bench_chunk_scale.py [--mb 2,8] [--rounds 3] [--cases log,words,prose,list,html,markdown] [--against PYTHON] [--chain JSON]
 
 Each case is a page of `--mb` MiB, read by its reader and cut by the installed chain
 (`run_chain`, as `chunk_map` cuts it), in a process of its own: plain text of `log`, lines of a
@@ -14,10 +14,13 @@ when it grows with its square at 4x the size), the peak above the process before
 multiple of the page's size, and the peak once the cut's word fidelity is measured as well
 (`fidelity.measure`, which `chunk_map` takes of every cut). `--against` names another
 interpreter (another tree's venv) whose cases run in the same rounds, each beside this tree's.
+`--chain` is a chain config (`INDX_CHAIN`) for both, such as an overlap:
+`'{"options": {"text": {"overlap": 100}}}'`.
 """
 
 import argparse
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -77,11 +80,11 @@ def _write(path: Path, case: str, size: int) -> None:
             written += f.write(line[: size - written])
 
 
-def _run(python: str, path: Path) -> dict:
+def _run(python: str, path: Path, chain: str) -> dict:
     # run in the file's folder: `-c` puts the working directory first on the path
     media_type = {".html": "text/html", ".md": "text/markdown"}.get(path.suffix, "text/plain")
     done = subprocess.run([python, "-c", PROBE, str(path), media_type], cwd=path.parent, capture_output=True, text=True,
-                          check=True)
+                          check=True, env={**os.environ, "INDX_CHAIN": chain})
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -91,6 +94,7 @@ def main() -> None:
     parser.add_argument("--cases", default="log,words,prose,list,html,markdown")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", help="another interpreter whose cases run beside this one's")
+    parser.add_argument("--chain", default="", help="a chain config (INDX_CHAIN) for both")
     args = parser.parse_args()
     sizes = [int(mb) for mb in args.mb.split(",")]
     pythons = {"this tree": sys.executable, **({args.against: args.against} if args.against else {})}
@@ -103,7 +107,7 @@ def main() -> None:
                 runs: dict[str, list[dict]] = {name: [] for name in pythons}
                 for _ in range(args.rounds):
                     for name, python in pythons.items():
-                        runs[name].append(_run(python, path))
+                        runs[name].append(_run(python, path, args.chain))
                 for name, results in runs.items():
                     seconds = statistics.median(r["seconds"] for r in results)
                     peak = statistics.median(r["peak"] for r in results) / (mb << 20)

@@ -406,6 +406,31 @@ def test_the_overlap_the_chain_asks_for_is_named_and_not_counted_as_duplication(
     assert measure_page(1, text, unasked).duplicated > 30
 
 
+@pytest.mark.parametrize("options", [{"max_characters": 400, "overlap": 390}, {"max_characters": 300, "overlap": 270},
+                                     {"max_tokens": 80, "overlap": 70}, {"max_tokens": 100, "overlap": 95}])
+def test_an_overlap_close_to_the_limit_stores_whole_words_and_the_words_it_says_it_repeats(
+        corpus: Path, options: dict[str, int]) -> None:
+    """A real page (a football biography with an infobox of short lines) cut with an overlap
+    close to the limit. Cuts fell inside words ("nee ded"), and a chunk whose overlap was longer
+    than what the chunk before it added was stored without it, while its metadata still said
+    it began with one: the measure found foreign, lost and duplicated words. Now the measure
+    finds none, and every overlap is the last words of the chunk before."""
+    from indx_assets.pipeline.fidelity import OVERLAP_KEY, measure
+    from indx_assets.pipeline.read_and_chunk import to_document
+
+    path = corpus / "example-docs" / "norwich-city.txt"
+    chain = load_chain(ChainConfig(options={"text": options}))
+    encoded = encode_bytes(path.read_bytes(), source_id=path.name, name=path.name, chain=chain)
+    chunks = [c for c in to_document(encoded).chunks if c.chunk_type == "content"]
+    (page,) = measure(path.name, encoded.read.pages, chunks).pages
+    assert (page.foreign, page.lost, page.duplicated) == (0, 0, 0), page.examples
+    overlapping = [(before, chunk) for before, chunk in zip(chunks, chunks[1:]) if chunk.metadata.get(OVERLAP_KEY)]
+    assert len(overlapping) > 50  # the long paragraphs are split with overlaps
+    for before, chunk in overlapping:
+        repeated = chunk.content[: chunk.metadata[OVERLAP_KEY]].split()
+        assert repeated and before.content.split()[-len(repeated):] == repeated, chunk.locator
+
+
 #: Markdown whose blocks span blank lines or depend on what follows them, for `parse_sections`.
 SPANNING = [
     "```python\nprint(1)\n\nprint(2)\n```",  # a fence across a blank line

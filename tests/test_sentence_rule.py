@@ -96,7 +96,7 @@ def test_sentence_ends_do_not_look_before_the_text_they_are_told_starts() -> Non
 def _split_one_at_a_time(splitter: TextSplitter, text: str) -> list[tuple[str, int]]:
     pieces, rest, prefix = [], text, 0
     while rest:
-        piece, rest, next_prefix = splitter.split(rest)
+        piece, rest, next_prefix = splitter.split(rest, prefix)
         pieces.append((piece, prefix))
         prefix = next_prefix
     return pieces
@@ -115,16 +115,19 @@ def test_a_cut_reads_no_text_before_what_it_cuts() -> None:
 def test_an_overlap_tail_is_stripped_as_split_strips_the_rest() -> None:
     """A tokenizer counts a form feed into its word, so an overlap tail may start with one;
     `split` strips the text it is given, and so does the walk of `split_all`. The overlap
-    prefix counts what the next piece repeats: "b " (it counted the form feed stripped off)."""
+    prefix counts what the next piece repeats: "b " (it counted the form feed stripped off).
+    The next piece is the text's own stretch, its line break kept."""
     splitter = TextSplitter(TokenMeasure(_WordCounts()), maxlen=2, overlap=1)
-    for text in ("a \x0cb c", "a \x0cb\nc"):
-        assert splitter.split_all(text) == _split_one_at_a_time(splitter, text) == [("a \x0cb", 0), ("b c", 2)]
+    for text, second in (("a \x0cb c", "b c"), ("a \x0cb\nc", "b\nc")):
+        assert splitter.split_all(text) == _split_one_at_a_time(splitter, text) == [("a \x0cb", 0), (second, 2)]
 
 
 def test_an_overlap_close_to_the_limit_ends_and_cuts_no_word_apart_in_its_pieces() -> None:
-    """With an overlap close to the limit, most cuts fall inside a word. The walk went on
-    forever where a tail was all of its piece, and a tail joined to the rest of a word cut
-    apart with a space ("wal l"): a piece held a word the text does not."""
+    """With an overlap close to the limit, the walk went on forever where a tail was all of
+    its piece, and a tail joined to the rest of a word cut apart with a space ("wal l"). And
+    most cuts fell inside a word: a piece had to be longer than the whole overlap, and a tail
+    could leave no room for the next word. Now a piece holds whole words of the text, but for
+    a word over the limit."""
     import signal
 
     def too_long(*_: object) -> None:
@@ -145,6 +148,9 @@ def test_an_overlap_close_to_the_limit_ends_and_cuts_no_word_apart_in_its_pieces
             assert pieces == _split_one_at_a_time(splitter, text)
             whole = " ".join(text.split())
             assert all(" ".join(piece.split()) in whole for piece, _ in pieces)
+            words = set(text.split())
+            over = [w for w in words if measure.size(w) > maxlen]
+            assert all(w in words or any(w in o for o in over) for piece, _ in pieces for w in piece.split())
             # what each piece adds to the one before is the text, in order
             added = "".join("".join(piece[prefix:].split()) for piece, prefix in pieces)
             assert added == "".join(text.split())
@@ -158,6 +164,24 @@ class _WordCounts:
 
     def count(self, text: str) -> int:
         return sum(1 + len(word) // 4 for word in text.split())
+
+
+@pytest.mark.parametrize("measure", [CharMeasure(), TokenMeasure(_WordCounts())])
+def test_an_overlap_walks_a_long_text_of_lines_in_place(measure: CharMeasure | TokenMeasure) -> None:
+    """A text of lines cut with an overlap: each piece is the text's own stretch, line breaks
+    and all, so the walk reads the text in place. It wrote out the tail, a space and the whole
+    rest of the text at every cut: time in the square of the text's length, and pieces that
+    held a space where the text had a line break."""
+    rng = random.Random(3)
+    text = "".join(f"10.0.{rng.randrange(256)}.{rng.randrange(256)} GET /harbour?tide={rng.randrange(10**4)}\n"
+                   for _ in range(3000))
+    pieces = TextSplitter(measure, 40 if measure.unit == "tokens" else 300, 20).split_all(text)
+    at = 0  # where the text no piece has held yet starts
+    for piece, prefix in pieces:
+        start = len(text) - len(text[at:].lstrip()) - prefix
+        assert text[start : start + len(piece)] == piece
+        at = start + len(piece)
+    assert at == len(text.rstrip()) and sum(prefix > 0 for _, prefix in pieces) > 100
 
 
 _WORDS = ["harbour", "tide", "the", "et", "al.", "Smith", "No.", "5", "Mr.", "U.S.", "end.", "end?", "“so.”", "[7]",

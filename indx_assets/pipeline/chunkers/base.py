@@ -454,6 +454,10 @@ class _SpanFinder:
             repeated = len(WORD.findall(chunk.text[: md.overlap_prefix_len]))
             if 0 < repeated <= len(self.previous_starts):
                 start = self.previous_starts[-repeated]
+                # the span's words are the repeated ones too: an overlap longer than what
+                # the next chunk adds repeats words of this one's own overlap
+                found = self.previous_starts[-repeated:] + (
+                    [m.start() for m in WORD.finditer(self.text, *found)] if isinstance(found, tuple) else found)
         self.cursor, self._previous = end, found
         return start, end
 

@@ -4,8 +4,9 @@ The rule, per piece: cut at the right-most sentence end (as `chunking/sentences.
 or line break (which survives only in code) that keeps the piece within the limit and at least
 half full; failing that at the
 right-most space; failing that between characters. With `overlap`, the next piece starts with
-the tail of this one, and that tail always starts at a word (it is left out rather than
-started mid-word). `unstructured` prefers a line break, then any space, so prose splits
+the tail of this one, as the text has it: the tail always starts at a word (it is left out
+rather than started mid-word) and leaves room for the next word (its first words are left out
+rather than that word cut apart). `unstructured` prefers a line break, then any space, so prose splits
 mid-sentence, and its overlap tail starts wherever the character count lands.
 """
 
@@ -23,7 +24,7 @@ _NOT_SPACE = re.compile(r"\S")
 
 class TextSplitter:
     """`split(s) -> (piece, rest, tail_len)`: `piece` fits; `rest` starts with the overlap tail
-    (`tail_len` characters of it, separator included) when there is one.
+    (`tail_len` characters of it, with the whitespace after it) when there is one.
 
     The text still to cut is a stretch `s[base:end]` of the text given, not a copy of it: a
     cut reads the text in proportion to the piece it makes, so cutting a long text costs time
@@ -35,61 +36,82 @@ class TextSplitter:
         self.maxlen = maxlen
         self.overlap = overlap
 
-    def split(self, s: str) -> tuple[str, str, int]:
-        base, end = _stripped(s, 0, len(s))
-        cut = self._cut(s, base, end)
+    def split(self, s: str, prefix: int = 0) -> tuple[str, str, int]:
+        """The first piece of `s`, the text left for the next one, and that text's prefix;
+        `s` starts with `prefix` characters of overlap repeated from the piece before."""
+        base, end, prefix = self._start(s, prefix)
+        cut = self._cut(s, base, end, past=base + prefix)
         if cut is None:
             return s[base:end], "", 0
-        piece_end, rest_start = _rstripped(s, base, cut), _lstripped(s, cut, end)
-        piece, rest = s[base:piece_end], s[rest_start:end]
-        # stripped as the next text is (a tokenizer may count a form feed into the tail's first word)
-        tail = self.tail(piece, whole=False).lstrip() if self.overlap and rest else ""
-        if tail and piece_end == rest_start:  # cut inside a word: the tail goes on into its rest
-            return piece, s[piece_end - len(tail) : end], len(tail)
-        if tail:
-            return piece, f"{tail} {rest}", len(tail) + 1
-        return piece, rest, 0
+        piece_end, rest = _rstripped(s, base, cut), _lstripped(s, cut, end)
+        start = self._next_start(s, base, piece_end, rest, end)
+        return s[base:piece_end], s[start:end], rest - start
 
-    def split_all(self, s: str) -> list[tuple[str, int]]:
+    def split_all(self, s: str, prefix: int = 0) -> list[tuple[str, int]]:
         """Every piece of `s`, each with the length of the overlap prefix it starts with: the
-        pieces `split` gives, one after another, of what each leaves."""
+        pieces `split` gives, one after another, of what each leaves (`s` itself starts with
+        `prefix` characters of overlap)."""
         pieces: list[tuple[str, int]] = []
-        base, end = _stripped(s, 0, len(s))
-        prefix = 0
+        base, end, prefix = self._start(s, prefix)
         while base < end:
-            cut = self._cut(s, base, end)
+            cut = self._cut(s, base, end, past=base + prefix)
             if cut is None:
                 pieces.append((s[base:end], prefix))
                 break
             piece_end, rest = _rstripped(s, base, cut), _lstripped(s, cut, end)
-            piece = s[base:piece_end]
-            pieces.append((piece, prefix))
-            tail = self.tail(piece, whole=False).lstrip() if self.overlap and rest < end else ""
-            if not tail:
-                base, prefix = rest, 0
-                continue
-            prefix = len(tail) + (piece_end < rest)
-            # the next text is the tail, a space and the rest (no space where the cut fell
-            # inside a word)
-            if s[piece_end:rest] in ("", " "):  # it stands so in `s` already
-                base = piece_end - len(tail)
-            else:  # a line break or a run of spaces between: it is written out (a copy of the
-                # rest, as every cut made before: an overlap on a long text of lines costs that)
-                s = f"{tail} {s[rest:end]}"
-                base, end = _stripped(s, 0, len(s))
+            pieces.append((s[base:piece_end], prefix))
+            base = self._next_start(s, base, piece_end, rest, end)
+            prefix = rest - base
         return pieces
 
-    # -- where to cut: each takes the text `s[base:end]` (stripped) and says where in `s` the
-    # first piece ends, reading `s` no further back than `base` (see `sentence_ends`) ----------
+    def _start(self, s: str, prefix: int) -> tuple[int, int, int]:
+        """The stretch of `s` to cut (`s` stripped) and the overlap it starts with: `prefix`
+        characters (the caller's), less its first words where they leave no room for a word."""
+        base, end = _stripped(s, 0, len(s))
+        if not prefix:
+            return base, end, 0
+        rest = base + prefix
+        base = self._room_for_a_word(s, base, rest, end)
+        return base, end, rest - base
 
-    def _cut(self, s: str, base: int, end: int) -> int | None:
+    def _next_start(self, s: str, base: int, piece_end: int, rest: int, end: int) -> int:
+        """Where the text after the piece `s[base:piece_end]` starts: at `rest`, or earlier by
+        its overlap tail. The next text is a stretch of `s` (the tail, what stands between it
+        and the rest, and the rest), so a long text is cut in time in proportion to it.
+
+        The tail is `tail` (never the whole piece), stripped as the next text is (a tokenizer
+        may count a form feed into the tail's first word), with room for a word after it."""
+        if not self.overlap or rest >= end:
+            return rest
+        tail = self.tail(s[base:piece_end], whole=False).lstrip()
+        return self._room_for_a_word(s, piece_end - len(tail), rest, end) if tail else rest
+
+    def _room_for_a_word(self, s: str, start: int, rest: int, end: int) -> int:
+        """`start`, the start of the overlap `s[start:rest]` that a text repeats before its new
+        text at `rest`, moved past the overlap's first words until the first new word fits
+        beside it (to `rest` when none can). A piece ends past the overlap it starts with, so
+        an overlap that left no room for a whole word would have one cut apart; a cut inside
+        a word leaves the rest of that word as the first new one."""
+        word = WORD.search(s, rest, end)
+        following = word.end() if word else rest
+        while start < rest and self.measure.size(s[start:following]) > self.maxlen:
+            first = WORD.match(s, start)
+            start = _lstripped(s, first.end(), rest) if first else rest
+        return start
+
+    # -- where to cut: each takes the text `s[base:end]` (stripped) and says where in `s` the
+    # first piece ends, reading `s` no further back than `base` (see `sentence_ends`); a cut
+    # at a boundary falls after `past`, where the overlap the text starts with ends, so a piece
+    # holds more than it repeats ---------------------------------------------------------------
+
+    def _cut(self, s: str, base: int, end: int, past: int) -> int | None:
         """Where to cut `s[base:end]`: the end of the first piece, or `None` when all of it fits."""
         m = self.measure
         if m.unit == "characters":
-            return None if end - base <= self.maxlen else self._cut_chars(s, base, end)
+            return None if end - base <= self.maxlen else self._cut_chars(s, base, end, past)
         if m.additive:
-            return self._cut_additive(s, base, end)
-        return None if m.size(s[base:end]) <= self.maxlen else self._cut_counted(s, base, end)
+            return self._cut_additive(s, base, end, past)
+        return None if m.size(s[base:end]) <= self.maxlen else self._cut_counted(s, base, end, past)
 
     def _strong_end(self, s: str, base: int, end: int, lo: int, hi: int) -> int | None:
         """The right-most end of a sentence or of a line in `s[lo:hi]` (where a piece would end)."""
@@ -105,19 +127,19 @@ class TextSplitter:
                 best = line_end
         return best
 
-    def _cut_chars(self, s: str, base: int, end: int) -> int:
-        maxlen, floor = self.maxlen, self.overlap
-        strong = self._strong_end(s, base, end, base + max(floor + 1, (maxlen + 1) // 2), base + maxlen)
-        if strong is not None and strong - base > floor:
+    def _cut_chars(self, s: str, base: int, end: int, past: int) -> int:
+        maxlen = self.maxlen
+        strong = self._strong_end(s, base, end, max(past + 1, base + (maxlen + 1) // 2), base + maxlen)
+        if strong is not None and strong > past:
             return strong
         space = _LAST_SPACE.search(s, base, min(base + maxlen + 1, end))
-        if space is not None and space.start(1) - base > floor and s[base : space.start(1)].strip():
+        if space is not None and space.start(1) > past and s[base : space.start(1)].strip():
             return space.start(1)
         return self._char_cut(s, base, end)
 
-    def _cut_additive(self, s: str, base: int, end: int) -> int | None:
+    def _cut_additive(self, s: str, base: int, end: int, past: int) -> int | None:
         """Token mode with whitespace-additive counts: sum word counts over a growing window."""
-        m, maxlen, floor = self.measure, self.maxlen, self.overlap
+        m, maxlen = self.measure, self.maxlen
         window = min(end - base, maxlen * 8)
         while True:
             words = WORD.findall(s, base, min(base + window, end))
@@ -136,15 +158,15 @@ class TextSplitter:
             strong = self._strong_end(s, base, end, ends[half] - 1, ends[fit - 1])
             if strong is not None:
                 i = bisect_left(ends, strong)
-                if i < fit and ends[i] == strong and sizes[i] > floor:
+                if i < fit and ends[i] == strong and strong > past:
                     return strong
-        if sizes[fit - 1] > floor:
+        if ends[fit - 1] > past:
             return ends[fit - 1]
         return self._char_cut(s, base, end)
 
-    def _cut_counted(self, s: str, base: int, end: int) -> int:
+    def _cut_counted(self, s: str, base: int, end: int, past: int) -> int:
         """Token mode with a tokenizer whose counts do not add up: bisect over word ends."""
-        m, maxlen, floor = self.measure, self.maxlen, self.overlap
+        m, maxlen = self.measure, self.maxlen
         window = min(end - base, maxlen * 8)
         while window < end - base and m.size(s[base : base + window]) <= maxlen:
             window *= 2
@@ -161,9 +183,9 @@ class TextSplitter:
         strong = self._strong_end(s, base, end, base, ends[lo - 1])
         if strong is not None:
             size = m.size(s[base:strong])
-            if size * 2 >= maxlen and size > floor:
+            if size * 2 >= maxlen and strong > past:
                 return strong
-        if m.size(s[base : ends[lo - 1]]) > floor:
+        if ends[lo - 1] > past:
             return ends[lo - 1]
         return self._char_cut(s, base, end)
 
