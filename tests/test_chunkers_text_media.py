@@ -431,6 +431,41 @@ def test_an_overlap_close_to_the_limit_stores_whole_words_and_the_words_it_says_
         assert repeated and before.content.split()[-len(repeated):] == repeated, chunk.locator
 
 
+def test_a_page_laid_out_in_a_table_is_split_into_its_words_once() -> None:
+    """Old sites lay a page out in a table: the text in one cell, its paragraphs set apart by
+    `<br>`, a table nested in the cell. Split by rows, the chunks read the cell's text off the
+    HTML by another rule than the reader's: words on both sides of a `<br>` ran together
+    ("slept.Paragraph", 59 of them), and the nested table's rows came again after the cell
+    that holds them. Now the rows are the table's own, with the reader's text of each cell."""
+    from indx_assets.pipeline.fidelity import measure
+    from indx_assets.pipeline.read_and_chunk import to_document
+
+    essay = "<br><br>".join(f"Paragraph {i} says the tide rose {i} feet, and the wall held. The town slept."
+                            for i in range(80))
+    nested = "<table><tr><td>Harbour dues</td><td>12.50</td></tr><tr><td>Pilotage</td><td>7.25</td></tr></table>"
+    page = (f"<html><body><table><tr><td><img src=logo.gif></td><td><font size=2>{essay}<p>{nested}"
+            "</font></td></tr></table></body></html>")
+    encoded = encode_bytes(page.encode(), source_id="essay.html", name="essay.html", chain=load_chain())
+    chunks = to_document(encoded).chunks
+    assert len(chunks) > 3 and all(c.chunk_type == "table" for c in chunks)
+    (measured,) = measure("essay.html", encoded.read.pages, chunks).pages
+    assert (measured.foreign, measured.lost, measured.duplicated) == (0, 0, 0), measured.examples
+    assert sum(c.content.count("Harbour dues") for c in chunks) == 1
+
+
+def test_a_corpus_page_laid_out_in_a_table_is_split_into_its_words_once(corpus: Path) -> None:
+    from indx_assets.pipeline.fidelity import measure
+    from indx_assets.pipeline.read_and_chunk import to_document
+
+    path = corpus / "example-docs" / "ideas-page.html"
+    chain = load_chain(ChainConfig(options={"html": {"max_characters": 500}}))
+    encoded = encode_bytes(path.read_bytes(), source_id=path.name, name=path.name, chain=chain)
+    chunks = to_document(encoded).chunks
+    (measured,) = measure(path.name, encoded.read.pages, chunks).pages
+    assert len(chunks) > 1  # it was 4: the page's two parts, then both again
+    assert (measured.foreign, measured.lost, measured.duplicated) == (0, 0, 0), measured.examples
+
+
 #: Markdown whose blocks span blank lines or depend on what follows them, for `parse_sections`.
 SPANNING = [
     "```python\nprint(1)\n\nprint(2)\n```",  # a fence across a blank line

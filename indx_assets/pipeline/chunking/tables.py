@@ -12,10 +12,14 @@ those take at most half the window.
 import html as html_lib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from indx_assets.pipeline.chunking.elements import ElementMetadata, Table, TableChunk
 from indx_assets.pipeline.chunking.options import ChunkingOptions
 from indx_assets.pipeline.chunking.text_splitter import TextSplitter
+
+if TYPE_CHECKING:
+    from selectolax.lexbor import LexborNode
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,24 +34,38 @@ def _normalise(text: str) -> str:
 
 
 def html_rows(text_as_html: str) -> list[Row] | None:
-    """The rows of an HTML table, or `None` when the HTML holds no row."""
-    from lxml import etree, html
+    """The rows of an HTML table, or `None` when the HTML holds no row. A row is one of the
+    table's own (a table nested in a cell is text of that cell) and its text is its cells' as
+    the HTML reader puts them in the page text (`readers.html.cell_text`: a line break or a
+    block between two words keeps them apart, hidden cells and rows are left out)."""
+    from indx_assets.pipeline.readers.html import HtmlTooDeep, cell_text, parse_html, row_cells, table_rows
 
     try:
-        root = html.fragment_fromstring(text_as_html, create_parent="div")
-    except (etree.ParserError, ValueError):
+        tree = parse_html(text_as_html)
+    except HtmlTooDeep:
         return None
     rows: list[Row] = []
-    for tr in root.iter("tr"):
-        cells = [c for c in tr if isinstance(c.tag, str) and c.tag in ("td", "th")]
-        texts = [t for t in (_normalise(c.text_content()) for c in cells) if t]
-        if not texts:
+    # the table, or its parts (a table the HTML reader cut between pieces is its parts' markup)
+    for table in tree.css("table"):
+        if _in_table(table):
             continue
-        in_head = any(a.tag == "thead" for a in tr.iterancestors())
-        is_header = in_head or all(c.tag == "th" for c in cells)
-        tr.tail = None
-        rows.append(Row(" ".join(texts), etree.tostring(tr, encoding="unicode", method="html"), is_header))
+        for tr in table_rows(table):
+            cells = row_cells(tr)
+            texts = [t for t in map(cell_text, cells) if t]
+            if not texts:
+                continue
+            is_header = tr.parent is not None and tr.parent.tag == "thead" or all(c.tag == "th" for c in cells)
+            rows.append(Row(" ".join(texts), tr.html or "", is_header))
     return rows or None
+
+
+def _in_table(node: "LexborNode") -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.tag == "table":
+            return True
+        parent = parent.parent
+    return False
 
 
 def _text_rows(text: str) -> list[Row]:

@@ -188,7 +188,7 @@ def _visible_text(node: LexborNode) -> str:
     return "".join(parts)
 
 
-def _rows(table: LexborNode) -> Iterator[LexborNode]:
+def table_rows(table: LexborNode) -> Iterator[LexborNode]:
     """The visible rows of `table` itself; rows of tables nested in its cells belong to their cells."""
     for child in _children(table):
         if _hidden(child):
@@ -199,12 +199,21 @@ def _rows(table: LexborNode) -> Iterator[LexborNode]:
             yield from (row for row in _children(child) if row.tag == "tr" and not _hidden(row))
 
 
+def row_cells(tr: LexborNode) -> list[LexborNode]:
+    """The visible cells of the row `tr`."""
+    return [td for td in _children(tr) if td.tag in ("td", "th") and not _hidden(td)]
+
+
+def cell_text(td: LexborNode) -> str:
+    """The visible text of a cell, collapsed (what the page text holds of it)."""
+    return _SPACE.sub(" ", _visible_text(td)).strip()
+
+
 def _row_cells(table: LexborNode) -> Iterator[list[str]]:
-    """The text of each visible row's visible cells, collapsed. A table block's text is its rows
-    that have any, a line each: their cells joined by " | "."""
-    for tr in _rows(table):
-        yield [_SPACE.sub(" ", _visible_text(td)).strip() for td in _children(tr)
-               if td.tag in ("td", "th") and not _hidden(td)]
+    """The text of each visible row's visible cells. A table block's text is its rows that
+    have any, a line each: their cells joined by " | "."""
+    for tr in table_rows(table):
+        yield [cell_text(td) for td in row_cells(tr)]
 
 
 class PiecesDisagree(RuntimeError):
