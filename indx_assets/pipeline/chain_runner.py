@@ -15,7 +15,9 @@ The reader's parsed form of the document (`DocumentRead.parsed`), when the calle
 handed to the chunkers that declare `reads_parsed = True` (read with `getattr(..., False)`,
 not part of the port) as `chunk(..., parsed=...)`, so they cut what the reader parsed rather
 than parsing the bytes again. Every other chunker, and every chunker when there is no parsed
-form (pages rebuilt from storage), is called through the port alone.
+form (pages rebuilt from storage), is called through the port alone. A chunker that declares
+`reads_content = False` cuts from the page outputs alone: when no chunker that may take a
+document reads its bytes (`reads_content`), the caller may hand over none.
 
 A container of documents (an e-mail and its attachments, `indx_assets.pipeline.readers.parts`)
 is cut part by part: each part's pages, numbered from 1 again, go through the chain with the
@@ -24,7 +26,7 @@ the container's pages, named with the part's file name.
 """
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -137,16 +139,25 @@ def cuts_page_by_page(chain: Chain, media_type: str) -> bool:
     answer for a page depends on that page alone) or takes no document of this type (its
     `media_types` leave it out). A chunker that declares neither may look across pages (a
     PDF's running headers), so its documents are cut whole. A container of parts is never."""
-    if media_type in CONTAINER_TYPES:
-        return False
+    return media_type not in CONTAINER_TYPES and all(getattr(c, "page_local", False) for c in _taking(chain, media_type))
+
+
+def reads_content(chain: Chain, media_type: str) -> bool:
+    """Whether `chain` may read the bytes of a document of `media_type` when it cuts it, so the
+    caller must hand them over (else it may hand over none, and not hold a large text file's
+    bytes beside its page text). The rule: a chunker reads them unless it declares
+    `reads_content = False` (it cuts from the page outputs alone) or takes no document of this
+    type. A container of parts is cut from its bytes (its parts are in them)."""
+    return media_type in CONTAINER_TYPES or any(getattr(c, "reads_content", True) for c in _taking(chain, media_type))
+
+
+def _taking(chain: Chain, media_type: str) -> Iterator[Chunker]:
+    """The chunkers of `chain` that may take a document of `media_type` (whose `media_types`,
+    if they declare any, hold it)."""
     for link in chain.links:
-        chunker = link.chunker
-        if getattr(chunker, "page_local", False):
-            continue
-        types = getattr(chunker, "media_types", None)
+        types = getattr(link.chunker, "media_types", None)
         if types is None or media_type in types:
-            return False
-    return True
+            yield link.chunker
 
 
 _PART_KEYS = (PART_KEY, PART_NAME_KEY, PART_PAGE_KEY)

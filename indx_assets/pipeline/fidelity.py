@@ -45,7 +45,7 @@ import regex
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.chunking.inline_data import elide_inline_data
 from indx_assets.pipeline.identity import char_locator
-from indx_assets.pipeline.whitespace import collapse_whitespace, iter_words
+from indx_assets.pipeline.whitespace import blank, collapse_whitespace, iter_words
 
 #: The least share of a page's words its chunks (or its named furniture) must hold.
 MIN_KEPT = 0.99
@@ -447,5 +447,5 @@ def measure(source_id: str, pages: Sequence[PageOutput], chunks: Iterable[ChunkT
         if chunk.page is not None:
             by_page.setdefault(chunk.page, []).append(chunk)
     texts = {p.page: p.text for p in pages}
-    numbers = sorted({n for n, t in texts.items() if t.strip()} | set(by_page))
+    numbers = sorted({n for n, t in texts.items() if not blank(t)} | set(by_page))
     return DocumentFidelity(source_id, tuple(measure_page(n, texts.get(n, ""), by_page.get(n, ())) for n in numbers))

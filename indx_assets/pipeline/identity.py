@@ -4,6 +4,7 @@ Same input, same ids: re-ingesting a source overwrites its records instead of du
 them, and moving a file while keeping its `source_id` keeps its identity.
 """
 
+import functools
 import uuid
 
 #: The one namespace every indx-assets id is derived under. Never change it: every id in
@@ -11,6 +12,7 @@ import uuid
 NAMESPACE = uuid.UUID("40bdee49-5a89-5f9b-be7a-3a87d8b67ed1")
 
 
+@functools.lru_cache(maxsize=1024)  # one string for all of a document's chunks, not one each
 def document_id(source_id: str) -> str:
     """The id of the document ingested from `source_id` (also every chunk's `parent_ref`)."""
     return str(uuid.uuid5(NAMESPACE, source_id))

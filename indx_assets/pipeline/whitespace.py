@@ -10,6 +10,12 @@ _NOT_SPACE = re.compile(r"\S")
 WINDOW = 1 << 20
 
 
+def blank(text: str) -> bool:
+    """Whether `text` is empty or all whitespace: `not text.strip()`, without the copy of a
+    page that `strip` makes when the page ends with a line break."""
+    return not text or text.isspace()
+
+
 def collapse_whitespace(text: str) -> str:
     """`" ".join(text.split())`: whitespace runs made one space, none at the ends.
 

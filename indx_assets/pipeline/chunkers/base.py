@@ -52,6 +52,7 @@ from indx_assets.pipeline.chunking.elements import (
 from indx_assets.pipeline.chunking.measure import WORD, words_of
 from indx_assets.pipeline.chunking.sentences import sentence_ends, sentence_spans
 from indx_assets.pipeline.fidelity import HEADER_KEY, OVERLAP_KEY, UNSTRUCTURED_KEY
+from indx_assets.pipeline.whitespace import blank
 
 if TYPE_CHECKING:
     from indx_assets.pipeline.chunking.core import PreChunk
@@ -642,7 +643,7 @@ class StructuredTextChunker:
             return ()
         claims: list[PageChunks] = []
         for page in outputs:
-            if not page.readable or not page.text.strip():
+            if not page.readable or blank(page.text):
                 continue
             elements = self.page_elements(content, page)
             if elements is None:

@@ -81,6 +81,7 @@ class LinesChunker:
     max_characters: int | None = None
     builtin = True
     page_local = True  # each page's answer is cut from its own lines (`chain_runner.cuts_page_by_page`)
+    reads_content = False  # (`chain_runner.reads_content`)
 
     def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
         claims: list[PageChunks] = []

@@ -168,6 +168,7 @@ def markdown_elements(text: str) -> Iterator[Element]:
 
 class MarkdownChunker(StructuredTextChunker):
     media_types = frozenset({"text/markdown"})
+    reads_content = False  # cut from the page text alone (`chain_runner.reads_content`)
 
     def left_out(self, page_text: str) -> list[Span]:
         """The inline-data payloads, which the elements elide (see the module docstring)."""

@@ -50,6 +50,7 @@ from indx_assets.pipeline.chunking.markdown_parse import LineOffsets, parse_mark
 from indx_assets.pipeline.chunking.measure import CharMeasure, Measure, TokenMeasure
 from indx_assets.pipeline.chunking.sentences import CLOSERS, Span, sentence_spans, trim_span
 from indx_assets.pipeline.tokenizer import TokenCounter
+from indx_assets.pipeline.whitespace import blank
 
 ContentType = Literal["text", "markdown", "html"]
 ComputeType = Literal["token", "character"]
@@ -370,7 +371,7 @@ def _decode(content: str | bytes) -> str:
         except UnicodeDecodeError as exc:
             raise SplitError(f"document.content is not valid UTF-8: {exc}") from None
         content = content.removeprefix("\ufeff")
-    if not content.strip():
+    if blank(content):
         raise SplitError("document.content is empty")
     return content
 
@@ -414,7 +415,7 @@ def split_document(
         text, rich, anchors = _markdown_working_text(source)
     elif content_type == "html":
         text, rich = _html_working_text(source)
-        if not text.strip():
+        if blank(text):
             raise SplitError("document.content has no visible text")
     else:
         text = source

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 from indx_assets.pipeline.chain import Chain
-from indx_assets.pipeline.chain_runner import ChunkMap, cuts_page_by_page, run_chain
+from indx_assets.pipeline.chain_runner import ChunkMap, cuts_page_by_page, reads_content, run_chain
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.document import Document
 from indx_assets.pipeline.embedder import piece_vectors
@@ -124,18 +124,17 @@ def store_refusal(source_id: str, name: str, size: int, status: str, reason: str
     return StageOutput(version, {"media_type": media_type, "bytes": size, "refused": status, "reason": reason})
 
 
-def _source_row(source_id: str, storage: StorageResource) -> dict[str, Any]:
-    """The source's row; its bytes are in `content`, or, when that is null (written since the
-    bytes moved beside the row), in the blob beside it; a refused source has none."""
+def _source(source_id: str, storage: StorageResource, chain: Chain | None = None) -> tuple[bytes, str]:
+    """The source's bytes and media type. The bytes are in the row's `content`, or, when that is
+    null (written since the bytes moved beside the row), in the blob beside it, read only for
+    a `chain` that reads them (`reads_content`: a large text file's bytes are not held beside
+    its page text while it is cut); a refused source has none."""
     row = storage.read(SOURCE_DOCUMENTS, source_id).to_pylist()[0]
-    if row["content"] is None:
-        row["content"] = b"" if row.get("refused") else storage.read_blob(SOURCE_DOCUMENTS, source_id)
-    return row
-
-
-def _source(source_id: str, storage: StorageResource) -> tuple[bytes, str]:
-    row = _source_row(source_id, storage)
-    return row["content"], row["media_type"]
+    content, media_type = row["content"], row["media_type"]
+    if content is None:
+        wanted = not row.get("refused") and (chain is None or reads_content(chain, media_type))
+        content = storage.read_blob(SOURCE_DOCUMENTS, source_id) if wanted else b""
+    return content, media_type
 
 
 def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -> tuple[StageOutput, object]:
@@ -250,9 +249,10 @@ def stored_pages(source_id: str, storage: StorageResource) -> DocumentRead:
 
 def encode_stored(source_id: str, storage: StorageResource, chain: Chain, parsed: object = None) -> tuple[bytes, Encoded]:
     """Re-run the chain on a stored source and its stored page outputs (never re-reads the
-    source itself); returns the source's bytes with the result. `parsed` is the reader's
-    parsed form of the source when it was read just now (`read_pages`), handed to the chain."""
-    content, media_type = _source(source_id, storage)
+    source itself); returns the source's bytes with the result (none when the chain does not
+    read them, `_source`). `parsed` is the reader's parsed form of the source when it was read
+    just now (`read_pages`), handed to the chain."""
+    content, media_type = _source(source_id, storage, chain)
     read = stored_pages(source_id, storage)
     chunk_map = run_chain(chain, content, media_type, read.pages, parsed) if read.pages else ChunkMap((), ())
     return content, Encoded(source_id, read, chunk_map, chain)
@@ -338,7 +338,7 @@ def cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: o
     a page at a time (`_cut_in_steps`), never all its chunks at once."""
     media_type = storage.read(SOURCE_DOCUMENTS, source_id).column("media_type")[0].as_py()
     if cuts_page_by_page(chain, media_type) and storage.rows(PAGE_OUTPUTS, source_id) > 1:
-        return _cut_in_steps(source_id, storage, chain, *_source(source_id, storage), parsed)
+        return _cut_in_steps(source_id, storage, chain, *_source(source_id, storage, chain), parsed)
     content, encoded = encode_stored(source_id, storage, chain, parsed)
     document = to_document(encoded)
     cut = _Cut()
