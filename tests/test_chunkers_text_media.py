@@ -431,6 +431,31 @@ def test_an_overlap_close_to_the_limit_stores_whole_words_and_the_words_it_says_
         assert repeated and before.content.split()[-len(repeated):] == repeated, chunk.locator
 
 
+@pytest.mark.parametrize("name", ["eng_spa_mult.txt", "eng_spa_mult.md", "eng_spa_mult.html"])
+def test_an_overlap_of_every_chunk_says_how_much_of_the_stored_text_it_is(corpus: Path, name: str) -> None:
+    """A page that says one sentence over and over, every chunk starting with the end of the
+    one before (`overlap_all`). A chunk stored as the page's own slice spaced its overlap as
+    the page does, one space, while its `overlap` counted the chunker's blank line: the length
+    ran two characters into the new text. And the measure took the most words that repeat
+    the chunk before, more than the overlap on such a page: 240 words were reported lost."""
+    from indx_assets.pipeline.fidelity import OVERLAP_KEY, measure
+    from indx_assets.pipeline.read_and_chunk import to_document
+
+    path = corpus / "example-docs" / "language-docs" / name
+    options = {"max_characters": 300, "overlap": 100, "overlap_all": True}
+    chain = load_chain(ChainConfig(options={kind: options for kind in ("text", "markdown", "html")}))
+    encoded = encode_bytes(path.read_bytes(), source_id=name, name=name, chain=chain)
+    chunks = [c for c in to_document(encoded).chunks if c.chunk_type != "sentence"]
+    (page,) = measure(name, encoded.read.pages, chunks).pages
+    assert (page.foreign, page.lost, page.duplicated) == (0, 0, 0), page.examples
+    overlapping = [(before, chunk) for before, chunk in zip(chunks, chunks[1:]) if chunk.metadata.get(OVERLAP_KEY)]
+    assert len(overlapping) > 5
+    for before, chunk in overlapping:
+        prefix = chunk.content[: chunk.metadata[OVERLAP_KEY]]
+        assert prefix.strip() and before.content.endswith(prefix.strip()), (prefix, chunk.locator)
+        assert prefix[-1].isspace() and not chunk.content[len(prefix)].isspace()
+
+
 def test_a_page_laid_out_in_a_table_is_split_into_its_words_once() -> None:
     """Old sites lay a page out in a table: the text in one cell, its paragraphs set apart by
     `<br>`, a table nested in the cell. Split by rows, the chunks read the cell's text off the

@@ -341,8 +341,13 @@ def _context(text: str, word: str, width: int = 30) -> tuple[int, int, str] | No
     return m.start(), m.end(), " ".join(text[max(0, m.start() - width) : m.end() + width].split())
 
 
-def _overlap_words(previous: list[str], current: list[str]) -> int:
-    """How many words at the start of `current` repeat the end of `previous`."""
+def _overlap_words(previous: list[str], current: list[str], prefix: str) -> int:
+    """How many words at the start of `current` repeat the end of `previous`: the words of the
+    `prefix` the chunk says it repeats when they do (a text that repeats itself repeats more
+    than the overlap), else the most that do."""
+    said = len(tokens(prefix))
+    if 0 < said <= min(len(previous), len(current)) and previous[-said:] == current[:said]:
+        return said
     for n in range(min(len(previous), len(current), MAX_OVERLAP_WORDS), 0, -1):
         if previous[-n:] == current[:n]:
             return n
@@ -432,7 +437,8 @@ def _chunk_words(counted: Sequence[ChunkText]) -> Iterator[tuple[str, int, int, 
     for index, chunk in enumerate(counted):
         chunk_tokens = tokens(elide_inline_data(chunk.content))
         spelled = [t[0] for t in chunk_tokens]
-        skip = _overlap_words(previous, spelled) if chunk.metadata.get(OVERLAP_KEY) else 0
+        skip = _overlap_words(previous, spelled, chunk.content[: chunk.metadata[OVERLAP_KEY]]) \
+            if chunk.metadata.get(OVERLAP_KEY) else 0
         if chunk.metadata.get(HEADER_KEY):
             skip = max(skip, len(tokens(chunk.content[: chunk.metadata[HEADER_KEY]])))
         previous = spelled

@@ -562,7 +562,7 @@ def page_pieces(text: str, elements: Iterable[Element], settings: ChunkerSetting
         if md.is_continuation:
             metadata["is_continuation"] = True
         if md.overlap_prefix_len:  # repeated on purpose: not duplication
-            metadata[OVERLAP_KEY] = md.overlap_prefix_len
+            metadata[OVERLAP_KEY] = _repeated_prefix(body, chunk.text, md.overlap_prefix_len)
         if md.header_prefix_len and body == chunk.text:
             metadata[HEADER_KEY] = md.header_prefix_len
         unstructured = sorted({e.metadata.unstructured for e in md.orig_elements or () if e.metadata.unstructured})
@@ -586,6 +586,20 @@ def page_pieces(text: str, elements: Iterable[Element], settings: ChunkerSetting
         if span is not None:
             covered = max(covered, span[1])
     return _name_furniture(pieces, furniture)
+
+
+def _repeated_prefix(body: str, text: str, prefix_len: int) -> int:
+    """How much of `body`, a chunk's text or the page's slice that stands for it, is the
+    overlap that `text[:prefix_len]` repeats: its words and the whitespace after them (the
+    page's slice spaces them as the page does, not as the chunker joined them)."""
+    if body is text:
+        return prefix_len
+    repeated = len(WORD.findall(text, 0, prefix_len))
+    last = next(islice(WORD.finditer(body), repeated - 1, None), None) if repeated else None
+    if last is None:
+        return 0
+    after = WORD.search(body, last.end())
+    return after.start() if after else len(body)
 
 
 def _name_furniture(pieces: list[ChunkPiece], furniture: Sequence[Element]) -> tuple[ChunkPiece, ...]:
