@@ -562,7 +562,7 @@ def page_pieces(text: str, elements: Iterable[Element], settings: ChunkerSetting
         if md.is_continuation:
             metadata["is_continuation"] = True
         if md.overlap_prefix_len:  # repeated on purpose: not duplication
-            metadata[OVERLAP_KEY] = _repeated_prefix(body, chunk.text, md.overlap_prefix_len)
+            metadata[OVERLAP_KEY] = _repeated_prefix(body, chunk.text, md.overlap_prefix_len) or None
         if md.header_prefix_len and body == chunk.text:
             metadata[HEADER_KEY] = md.header_prefix_len
         unstructured = sorted({e.metadata.unstructured for e in md.orig_elements or () if e.metadata.unstructured})

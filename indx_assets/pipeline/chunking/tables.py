@@ -29,10 +29,6 @@ class Row:
     is_header: bool
 
 
-def _normalise(text: str) -> str:
-    return " ".join(text.split())
-
-
 def html_rows(text_as_html: str) -> list[Row] | None:
     """The rows of an HTML table, or `None` when the HTML holds no row. A row is one of the
     table's own (a table nested in a cell is text of that cell) and its text is its cells' as
