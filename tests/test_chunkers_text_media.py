@@ -456,6 +456,58 @@ def test_an_overlap_of_every_chunk_says_how_much_of_the_stored_text_it_is(corpus
         assert prefix[-1].isspace() and not chunk.content[len(prefix)].isspace()
 
 
+def _overlaps_repeat_the_chunk_before(chunks: list) -> int:
+    """How many chunks name an overlap; each one's words are the last words of the chunk before."""
+    from indx_assets.pipeline.fidelity import OVERLAP_KEY, tokens
+
+    named = 0
+    for before, chunk in zip(chunks, chunks[1:]):
+        length = chunk.metadata.get(OVERLAP_KEY)
+        if not length:
+            continue
+        named += 1
+        repeated = [t[0] for t in tokens(chunk.content[:length])]
+        assert repeated == [t[0] for t in tokens(before.content)][-len(repeated):], (chunk.content[:length], chunk.locator)
+        assert chunk.content[length - 1].isspace() or not chunk.content[length:length + 1].isspace()
+    return named
+
+
+@pytest.mark.parametrize(("kind", "text"), [
+    # the page's slice holds list and heading marks the chunker's text has not ("- ", "## ")
+    ("markdown", "## 0.27.0\n\n" + "".join(f"- Fix item {i}: pass the metadata of tables on to the chunk.\n"
+                                             for i in range(30)) + "\n## 0.26.0\n\n- Earlier.\n"),
+    # a generated page of scripts, controls and runs: a line tabulation or a file separator ends a
+    # line for the chunker and stands inside a word on the page
+    ("text", ('U.S.\x1cifaihfjaiciahdedhbfbaibchagaaifdchehciejjjbajedefbdgegbhachcbaceaiecgadjahaiiffh'
+              'hdjfijiddggjfdicjffcjda İstanbul supercalifragilistic   中文没有空格的句子。这是第二句。 ź\x0bx\x0b한국어 '
+              'the\u2028a\ttab\tsep Prof. Dr.\n日日テ文日キ本語字本。本キ中ト字ト本文ス語中キ本本語日日中字字。トキ字語ス日ス。字日日キキ日語本本ト。ト中漢ステ'
+              '日トトキ語テ文。中中文本ト漢中日字テキ文ト語ス中テ文キ本日キ字テ語文文文。。中日。 gdbjajjbecegihfhjajhgecffibfgjdbjafjjaijeebdjh'
+              'egabgfabijafgdcbbicgbcijcccghiigc \x0c ß why? §1.\u2028')),
+    # runs with no space, cut at a sentence end
+    ("text", "Alpha beta gamma delta epsilon zeta eta theta.\n\n(Jinan)\n"
+             "是人都生而自由，在尊严和权利上一律平等。他们赋有理性和良心，并应以弟兄关系的精神相对待。\n\n"
+             "(Klau)\nChix zox key zifyour an hu tsunxyanr thungs.\n"),
+])
+def test_an_overlap_names_the_words_its_stored_text_repeats(kind: str, text: str) -> None:
+    """Every chunk starts with the end of the one before (`overlap_all`); one stored as the
+    page's own slice names its overlap as the slice holds it. Counted in words, the length
+    ran short past a list mark, came to 0 where a character split a word for the chunker
+    alone (the measure then found the repeat duplicated), or took in new text after a run cut
+    inside (a chunk whose every word was called repeated)."""
+    from indx_assets.pipeline.fidelity import measure
+    from indx_assets.pipeline.read_and_chunk import to_document
+
+    options = {"max_characters": 80 if "Jinan" in text else 300, "new_after_n_chars": 80 if "Jinan" in text else 250,
+               "overlap": 60 if "Jinan" in text else 200, "overlap_all": True}
+    name = "page.md" if kind == "markdown" else "page.txt"
+    encoded = encode_bytes(text.encode(), source_id=name, name=name,
+                           chain=load_chain(ChainConfig(options={kind: options})))
+    chunks = [c for c in to_document(encoded).chunks if c.chunk_type != "sentence"]
+    assert _overlaps_repeat_the_chunk_before(chunks) >= 2
+    for page in measure(name, encoded.read.pages, chunks).pages:
+        assert (page.lost, page.duplicated) == (0, 0), page.examples
+
+
 def test_a_page_laid_out_in_a_table_is_split_into_its_words_once() -> None:
     """Old sites lay a page out in a table: the text in one cell, its paragraphs set apart by
     `<br>`, a table nested in the cell. Split by rows, the chunks read the cell's text off the

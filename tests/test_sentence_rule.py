@@ -184,6 +184,15 @@ def test_an_overlap_walks_a_long_text_of_lines_in_place(measure: CharMeasure | T
     assert at == len(text.rstrip()) and sum(prefix > 0 for _, prefix in pieces) > 100
 
 
+def test_a_piece_holds_a_counted_token() -> None:
+    """A word a tokenizer counts as no token (a zero-width space, a form feed) is no piece of
+    its own: a cut falls after a counted token, as it did before a cut fell past the overlap."""
+    from indx_assets.pipeline.tokenizer import minilm_tokenizer
+
+    splitter = TextSplitter(TokenMeasure(minilm_tokenizer()), maxlen=3, overlap=0)
+    assert splitter.split_all("\x0c\u200b supercalifragilistic") == [("\u200b supercalif", 0), ("ragilistic", 0)]
+
+
 _WORDS = ["harbour", "tide", "the", "et", "al.", "Smith", "No.", "5", "Mr.", "U.S.", "end.", "end?", "“so.”", "[7]",
           "3.14", "wall" * 12, "潮。", "cf."]
 _GAPS = [" ", " ", " ", "\n", "  ", "\n\n", "\t"]

@@ -346,12 +346,24 @@ def _overlap_words(previous: list[str], current: list[str], prefix: str) -> int:
     `prefix` the chunk says it repeats when they do (a text that repeats itself repeats more
     than the overlap), else the most that do."""
     said = len(tokens(prefix))
-    if 0 < said <= min(len(previous), len(current)) and previous[-said:] == current[:said]:
-        return said
+    if 0 < said <= min(len(previous), len(current)) and (repeated := _repeats(previous, current, said)) is not None:
+        return repeated
     for n in range(min(len(previous), len(current), MAX_OVERLAP_WORDS), 0, -1):
-        if previous[-n:] == current[:n]:
-            return n
+        if (repeated := _repeats(previous, current, n)) is not None:
+            return repeated
     return 0
+
+
+def _repeats(previous: list[str], current: list[str], n: int) -> int | None:
+    """The words to pass over when the first `n` words of `current` repeat the last `n` of
+    `previous`, or None when they do not. The last of them may go on where `previous` was cut
+    inside it (a run with no space, cut at a sentence end): it is then `current`'s word, the
+    page's whole word, and counted there."""
+    if previous[-n:] == current[:n]:
+        return n
+    if previous[len(previous) - n : -1] == current[: n - 1] and current[n - 1].startswith(previous[-1]):
+        return n - 1
+    return None
 
 
 class _Findings:

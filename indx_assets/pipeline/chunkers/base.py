@@ -405,6 +405,8 @@ class _SpanFinder:
         self._previous: list[int] | tuple[int, int] = []
         #: whether the last span holds every word of its chunk, so the slice can stand for it
         self.whole = True
+        #: where the last span's own words start, after the overlap it repeats (its start if none)
+        self.own_start = 0
 
     @property
     def previous_starts(self) -> list[int]:
@@ -451,6 +453,7 @@ class _SpanFinder:
             if not found:
                 return None
             start = found[0]
+        self.own_start = start
         if md.overlap_prefix_len:
             repeated = len(WORD.findall(chunk.text[: md.overlap_prefix_len]))
             if 0 < repeated <= len(self.previous_starts):
@@ -562,7 +565,10 @@ def page_pieces(text: str, elements: Iterable[Element], settings: ChunkerSetting
         if md.is_continuation:
             metadata["is_continuation"] = True
         if md.overlap_prefix_len:  # repeated on purpose: not duplication
-            metadata[OVERLAP_KEY] = _repeated_prefix(body, chunk.text, md.overlap_prefix_len) or None
+            repeated = md.overlap_prefix_len
+            if span is not None and body != chunk.text:  # the page's slice: up to where the chunk's own words start
+                repeated = finder.own_start - span[0]
+            metadata[OVERLAP_KEY] = repeated or None
         if md.header_prefix_len and body == chunk.text:
             metadata[HEADER_KEY] = md.header_prefix_len
         unstructured = sorted({e.metadata.unstructured for e in md.orig_elements or () if e.metadata.unstructured})
@@ -586,20 +592,6 @@ def page_pieces(text: str, elements: Iterable[Element], settings: ChunkerSetting
         if span is not None:
             covered = max(covered, span[1])
     return _name_furniture(pieces, furniture)
-
-
-def _repeated_prefix(body: str, text: str, prefix_len: int) -> int:
-    """How much of `body`, a chunk's text or the page's slice that stands for it, is the
-    overlap that `text[:prefix_len]` repeats: its words and the whitespace after them (the
-    page's slice spaces them as the page does, not as the chunker joined them)."""
-    if body is text:
-        return prefix_len
-    repeated = len(WORD.findall(text, 0, prefix_len))
-    last = next(islice(WORD.finditer(body), repeated - 1, None), None) if repeated else None
-    if last is None:
-        return 0
-    after = WORD.search(body, last.end())
-    return after.start() if after else len(body)
 
 
 def _name_furniture(pieces: list[ChunkPiece], furniture: Sequence[Element]) -> tuple[ChunkPiece, ...]:

@@ -102,7 +102,7 @@ class TextSplitter:
     # -- where to cut: each takes the text `s[base:end]` (stripped) and says where in `s` the
     # first piece ends, reading `s` no further back than `base` (see `sentence_ends`); a cut
     # at a boundary falls after `past`, where the overlap the text starts with ends, so a piece
-    # holds more than it repeats ---------------------------------------------------------------
+    # holds more than it repeats, and (in tokens) after a counted token ----------------------
 
     def _cut(self, s: str, base: int, end: int, past: int) -> int | None:
         """Where to cut `s[base:end]`: the end of the first piece, or `None` when all of it fits."""
@@ -158,9 +158,9 @@ class TextSplitter:
             strong = self._strong_end(s, base, end, ends[half] - 1, ends[fit - 1])
             if strong is not None:
                 i = bisect_left(ends, strong)
-                if i < fit and ends[i] == strong and strong > past:
+                if i < fit and ends[i] == strong and strong > past and sizes[i] > 0:
                     return strong
-        if ends[fit - 1] > past:
+        if ends[fit - 1] > past and sizes[fit - 1] > 0:
             return ends[fit - 1]
         return self._char_cut(s, base, end)
 
@@ -183,9 +183,9 @@ class TextSplitter:
         strong = self._strong_end(s, base, end, base, ends[lo - 1])
         if strong is not None:
             size = m.size(s[base:strong])
-            if size * 2 >= maxlen and strong > past:
+            if size * 2 >= maxlen and strong > past and size > 0:
                 return strong
-        if ends[lo - 1] > past:
+        if ends[lo - 1] > past and m.size(s[base : ends[lo - 1]]) > 0:
             return ends[lo - 1]
         return self._char_cut(s, base, end)
 
