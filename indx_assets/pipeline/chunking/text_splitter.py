@@ -2,12 +2,12 @@
 
 The rule, per piece: cut at the right-most sentence end (as `chunking/sentences.py` finds them)
 or line break (which survives only in code) that keeps the piece within the limit and at least
-half full; failing that at the
-right-most space; failing that between characters. With `overlap`, the next piece starts with
-the tail of this one, as the text has it: the tail always starts at a word (it is left out
-rather than started mid-word) and leaves room for the next word (its first words are left out
-rather than that word cut apart). `unstructured` prefers a line break, then any space, so prose splits
-mid-sentence, and its overlap tail starts wherever the character count lands.
+half full; failing that at the right-most space; failing that between characters. With
+`overlap`, the next piece starts with the tail of this one, as the text has it: the tail always
+starts at a word (it is left out rather than started mid-word) and leaves room for the next word
+(its first words are left out rather than that word cut apart). `unstructured` prefers a line
+break, then any space, so prose splits mid-sentence, and its overlap tail starts wherever the
+character count lands.
 """
 
 import re
