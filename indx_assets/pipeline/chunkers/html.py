@@ -1,6 +1,6 @@
 """The `html` chunker: the HTML reader's own blocks, mapped to elements, cut by `chunk_by_title`.
 
-It reuses `html_blocks()`, the walk that produced the page text (blocks joined by a blank
+It reuses the walk that produced the page text (`page_blocks`: blocks joined by a blank
 line), so every block's offsets are known exactly: headings are `Title`s at their level,
 list items `ListItem`s, tables `Table`s (with their HTML, for row-wise splitting), `<pre>`
 blocks `CodeSnippet`s. If the blocks ever disagree with the page text the page is declined.
@@ -11,6 +11,7 @@ ends a printed page, is page furniture: a `Footer`, which `page_pieces` leaves o
 chunks, so it neither leads into the next chunk nor stands alone as one. The page text keeps it.
 """
 
+import io
 from collections.abc import Iterator
 
 from indx_interfaces import PageOutput
@@ -38,11 +39,15 @@ def html_elements(html: str, page_text: str) -> list[Element] | None:
 
 def iter_html_elements(html: str | bytes, page_text: str) -> Iterator[Element]:
     """`html_elements` (of the document's text or UTF-8 bytes), each made as it is asked for;
-    `PageDisagrees` where the blocks are not the page text, found as they are read."""
-    from indx_assets.pipeline.readers.html import BLOCK_SEPARATOR, iter_html_blocks
+    `PageDisagrees` where the blocks are not the page text (the walk's whole text is compared
+    with it before the first element)."""
+    from indx_assets.pipeline.readers.html import BLOCK_SEPARATOR, page_blocks
 
+    blocks = page_blocks(html.encode("utf-8", errors="ignore") if isinstance(html, str) else html, page_text)
+    if blocks is None:
+        raise PageDisagrees("the HTML's text is not the page text")
     offset = 0
-    for number, block in enumerate(iter_html_blocks(html)):
+    for number, block in enumerate(blocks):
         if number:  # the page text is the blocks joined by the separator
             if not page_text.startswith(BLOCK_SEPARATOR, offset):
                 raise PageDisagrees(f"no block separator at {offset} of the page text")
@@ -63,17 +68,18 @@ def iter_html_elements(html: str | bytes, page_text: str) -> Iterator[Element]:
 
 class HtmlChunker(StructuredTextChunker):
     media_types = frozenset({"text/html"})
+    page_local = True  # a document of one page: nothing to look across (`chain_runner.cuts_page_by_page`)
 
     def page_elements(self, content: bytes, page: PageOutput) -> Iterator[Element] | None:
         from indx_assets.pipeline.readers.html import utf8_source
-        from indx_assets.pipeline.readers.text import NotText, decode_text
+        from indx_assets.pipeline.readers.text import NotText, decode_text, is_utf8_file
 
+        # the bytes the reader parsed (the file's own, when in UTF-8), not its text held beside them
         try:
-            decoded = decode_text(content)
+            source = content if is_utf8_file(io.BytesIO(content)) else utf8_source(content, decode_text(content))
         except NotText:
             return None
-        # the bytes the reader parsed (the file's own, when in UTF-8), not its text held beside them
-        return iter_html_elements(utf8_source(content, decoded), page.text)
+        return iter_html_elements(source, page.text)
 
 
 class HtmlProvider(StructuredProvider):

@@ -272,7 +272,7 @@ def iter_chunks(pre_chunks: Iterable[PreChunk], opts: ChunkingOptions) -> Iterat
             metadata.overlap_prefix_len = prefix_len or None
             yield CompositeElement(text, metadata=metadata)
             continue
-        for i, (piece, piece_prefix) in enumerate(splitter.split_all(text, prefix_len)):
+        for i, (piece, piece_prefix) in enumerate(splitter.iter_split(text, prefix_len)):
             piece_metadata = metadata.copy()
             piece_metadata.overlap_prefix_len = piece_prefix or None
             piece_metadata.is_continuation = True if i else None

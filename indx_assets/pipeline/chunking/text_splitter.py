@@ -12,6 +12,7 @@ character count lands.
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from itertools import accumulate, islice
 
 from indx_assets.pipeline.chunking.measure import WORD, Measure
@@ -48,21 +49,23 @@ class TextSplitter:
         return s[base:piece_end], s[start:end], rest - start
 
     def split_all(self, s: str, prefix: int = 0) -> list[tuple[str, int]]:
-        """Every piece of `s`, each with the length of the overlap prefix it starts with: the
-        pieces `split` gives, one after another, of what each leaves (`s` itself starts with
-        `prefix` characters of overlap)."""
-        pieces: list[tuple[str, int]] = []
+        """`iter_split`, all at once."""
+        return list(self.iter_split(s, prefix))
+
+    def iter_split(self, s: str, prefix: int = 0) -> Iterator[tuple[str, int]]:
+        """Every piece of `s`, each with the length of the overlap prefix it starts with, cut as
+        it is asked for: the pieces `split` gives, one after another, of what each leaves (`s`
+        itself starts with `prefix` characters of overlap)."""
         base, end, prefix = self._start(s, prefix)
         while base < end:
             cut = self._cut(s, base, end, past=base + prefix)
             if cut is None:
-                pieces.append((s[base:end], prefix))
-                break
+                yield s[base:end], prefix
+                return
             piece_end, rest = _rstripped(s, base, cut), _lstripped(s, cut, end)
-            pieces.append((s[base:piece_end], prefix))
+            yield s[base:piece_end], prefix
             base = self._next_start(s, base, piece_end, rest, end)
             prefix = rest - base
-        return pieces
 
     def _start(self, s: str, prefix: int) -> tuple[int, int, int]:
         """The stretch of `s` to cut (`s` stripped) and the overlap it starts with: `prefix`

@@ -23,9 +23,10 @@ import mmap
 import os
 import re
 import tempfile
+from array import array
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 from dataclasses import dataclass, replace
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -34,11 +35,13 @@ from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
 from indx_assets.pipeline.readers.html_attrs import BREAK_AFTER, BREAK_BEFORE, hidden
 from indx_assets.pipeline.readers.html_cuts import PIECE_BYTES, Piece, Source, html_pieces
-from indx_assets.pipeline.readers.text import (DecodedText, NotText, decode_text, is_utf8_file, transcode_file,
-                                               utf8_text)
+from indx_assets.pipeline.readers.text import (DecodedText, NotText, decode_text, is_utf8_file, same_utf8_text,
+                                               transcode_file, utf8_text)
 from indx_assets.pipeline.whitespace import collapse_whitespace
 
 log = logging.getLogger(__name__)
+#: What a walk makes of its page text (`_walk`'s `finish`).
+T = TypeVar("T")
 
 BLOCK_SEPARATOR = "\n\n"
 
@@ -252,6 +255,40 @@ def _reopened_tags(table: bytes) -> tuple[str, str]:
     return html[: -len(end)], end
 
 
+#: The kinds of block (`HtmlBlock.kind`).
+_KINDS = ("text", "title", "list_item", "table", "code")
+
+
+class _Spans:
+    """The blocks of a walk: each block's kind, level and span in the page text, the markup of
+    its tables and which blocks end a printed page, held in arrays (a page of short paragraphs
+    has a block every 80 bytes: as tuples of objects, they cost more than the page)."""
+
+    def __init__(self) -> None:
+        self._kinds = bytearray()
+        self._levels = bytearray()
+        self._ends = array("q")  # start, end, start, end, ...
+        self._markup: dict[int, str] = {}
+        self._page_ends: set[int] = set()
+
+    def append(self, kind: str, level: int, start: int, end: int, markup: str | None) -> None:
+        if markup is not None:
+            self._markup[len(self._kinds)] = markup
+        self._kinds.append(_KINDS.index(kind))
+        self._levels.append(level)
+        self._ends.extend((start, end))
+
+    def end_page(self) -> None:
+        """The last block ends a printed page."""
+        self._page_ends.add(len(self._kinds) - 1)
+
+    def __iter__(self) -> Iterator[tuple[str, int, int, int, str | None, bool]]:
+        """Each block's kind, level, start, end, markup and whether it ends a printed page."""
+        for i, kind in enumerate(self._kinds):
+            yield (_KINDS[kind], self._levels[i], self._ends[2 * i], self._ends[2 * i + 1], self._markup.get(i),
+                   i in self._page_ends)
+
+
 #: What a walk leaves on its stack after an element's children: the kind of block it closes.
 _Close = tuple[str, int]
 #: ... and, after that, where the element's CSS starts a printed page.
@@ -270,7 +307,7 @@ class _Walker:
     64 MiB of words cost twice its size); read back, it grows as a text file's does."""
 
     def __init__(self, sink: BinaryIO, keep_blocks: bool) -> None:
-        self.blocks: list[tuple[str, int, int, int, str | None, bool]] | None = [] if keep_blocks else None
+        self.blocks: _Spans | None = _Spans() if keep_blocks else None
         self.sink = sink
         self.length = 0  # of the page text so far, in characters
         self.start: int | None = None  # where the open block's text starts in the page
@@ -323,7 +360,7 @@ class _Walker:
         if self.start is None:
             return
         if self.blocks is not None:
-            self.blocks.append((kind, level, self.start, self.length, html, False))
+            self.blocks.append(kind, level, self.start, self.length, html)
         self.start = None
         self.count += 1
         self.last_ends_page = False
@@ -333,7 +370,7 @@ class _Walker:
         if self.count and not self.last_ends_page:
             self.last_ends_page = self.any_ends_page = True
             if self.blocks is not None:
-                self.blocks[-1] = (*self.blocks[-1][:5], True)
+                self.blocks.end_page()
 
     def _code(self, text: str) -> None:
         """Add a part of a `pre`'s text to its code block, written as it comes: the block is the
@@ -503,26 +540,35 @@ def iter_html_blocks(html: str | bytes, piece_bytes: int = PIECE_BYTES) -> Itera
         yield HtmlBlock(kind, page[start:end], level, markup, ends_page)
 
 
-_Spans = list[tuple[str, int, int, int, str | None, bool]]
+def page_blocks(html: bytes, page_text: str, piece_bytes: int = PIECE_BYTES) -> Iterator[HtmlBlock] | None:
+    """`iter_html_blocks` of the UTF-8 `html` whose page text the caller holds (`page_text`,
+    as the reader read it): the walk's text is compared with it rather than kept beside it, and
+    each block's text is a slice of it. None when the walk's text is not `page_text`."""
+    same, blocks = _walk(html, piece_bytes, keep_blocks=True, finish=lambda sink: same_utf8_text(sink, page_text))
+    if not same:
+        return None
+    return (HtmlBlock(kind, page_text[start:end], level, markup, ends_page)
+            for kind, level, start, end, markup, ends_page in blocks)
 
 
-def _walk(source: Source, piece_bytes: int, keep_blocks: bool, released: Callable[[int], None] | None = None
-          ) -> tuple[str, _Spans]:
-    """The page text of every piece of `source` (`html_pieces`), each piece's tree let go once
-    walked, and its blocks' spans when `keep_blocks` (see `_Walker`; else none). A piece whose
-    tree is not what its cut promised (`PiecesDisagree`, a fault of the cuts) costs the page its
-    bound, never its text: the page is read again, parsed whole."""
+def _walk(source: Source, piece_bytes: int, keep_blocks: bool, released: Callable[[int], None] | None = None,
+          finish: Callable[[BinaryIO], T] = utf8_text) -> tuple[T, _Spans]:
+    """What `finish` makes of the page text of every piece of `source` (`html_pieces`; by
+    default the text itself), each piece's tree let go once walked, and its blocks' spans when
+    `keep_blocks` (see `_Walker`; else none). A piece whose tree is not what its cut promised
+    (`PiecesDisagree`, a fault of the cuts) costs the page its bound, never its text: the page
+    is read again, parsed whole."""
     check_depth(source)  # its reading of the whole is let go by `html_pieces`
     try:
-        return _walk_pieces(html_pieces(source, piece_bytes, released), keep_blocks)
+        return _walk_pieces(html_pieces(source, piece_bytes, released), keep_blocks, finish)
     except PiecesDisagree as exc:
         log.warning("HTML read again parsed whole: %s", exc)
-        return _walk_pieces(html_pieces(source, len(source)), keep_blocks)
+        return _walk_pieces(html_pieces(source, len(source)), keep_blocks, finish)
 
 
-def _walk_pieces(pieces: Iterator[Piece], keep_blocks: bool) -> tuple[str, _Spans]:
-    """The page text of `pieces` parsed and walked one by one, and its blocks' spans when
-    `keep_blocks`; `PiecesDisagree` where a piece's tree is not what its cut promised."""
+def _walk_pieces(pieces: Iterator[Piece], keep_blocks: bool, finish: Callable[[BinaryIO], T]) -> tuple[T, _Spans]:
+    """`_walk` of `pieces` parsed and walked one by one; `PiecesDisagree` where a piece's tree
+    is not what its cut promised."""
     with tempfile.TemporaryFile() as sink:
         walker = _Walker(sink, keep_blocks)
         for markup, ends_in_table, ends_in_pre, ends_in_cell in pieces:
@@ -538,7 +584,7 @@ def _walk_pieces(pieces: Iterator[Piece], keep_blocks: bool) -> tuple[str, _Span
             walker.end_page()  # a document set in printed pages ends one where it ends
         walker.flush()
         sink.seek(0)
-        return utf8_text(sink), walker.blocks or []
+        return finish(sink), walker.blocks or _Spans()
 
 
 def read_html(content: bytes, config: ReaderConfig) -> DocumentRead:

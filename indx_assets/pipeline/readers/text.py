@@ -199,6 +199,20 @@ def decode_file(file: BinaryIO) -> DecodedText:
     return DecodedText(text, encoding)
 
 
+def same_utf8_text(file: BinaryIO, text: str) -> bool:
+    """Whether `file`, UTF-8 from where it stands, holds `text`: compared a step at a time, so
+    neither is copied whole."""
+    at = 0
+    try:
+        for step in _utf8_steps(b"", file):
+            if not text.startswith(step, at):
+                return False
+            at += len(step)
+    except UnicodeDecodeError:
+        return False
+    return at == len(text)
+
+
 def is_utf8_file(file: BinaryIO) -> bool:
     """Whether `decode_file` would decode `file` (from where it stands, and left there) as
     UTF-8: no byte-order mark and valid UTF-8 throughout. Checked a step at a time, keeping no
