@@ -308,6 +308,11 @@ def test_the_page_numbers_of_html_printed_in_pages_are_left_out_of_its_chunks() 
     chunks = [DocumentChunk("printed.html", f"page:1/chunk:{i}", p.text or "", p.chunk_type or "content", 1,
                             metadata=p.metadata) for i, p in enumerate(claim.pieces)]
     assert sorted(n for c in chunks for n in c.metadata.get("page_footer", [])) == ["- 2 -", "1", "iv"]
+    # each on the last chunk that starts at or before it (named as the chunks stream out)
+    anchors = [p for p in claim.pieces if p.chunk_type != "sentence" and p.start is not None]
+    for number, at in (("1", text.index("\n\n1\n\n") + 2), ("- 2 -", text.index("- 2 -")), ("iv", len(text) - 2)):
+        (holder,) = [p for p in claim.pieces if number in p.metadata.get("page_footer", [])]
+        assert holder is [p for p in anchors if p.start <= at][-1]
     result = measure_page(1, text, chunks)
     assert (result.foreign, result.lost) == (0, 0)
 

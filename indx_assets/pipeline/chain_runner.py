@@ -19,6 +19,11 @@ form (pages rebuilt from storage), is called through the port alone. A chunker t
 `reads_content = False` cuts from the page outputs alone: when no chunker that may take a
 document reads its bytes (`reads_content`), the caller may hand over none.
 
+A document whose chain cuts it page by page (`cuts_page_by_page`) may be cut a page at a time
+as a stream (`stream_page`): a chunker that offers `stream_page` (the built-in structured ones,
+read with `getattr`, not part of the port) hands over a page's pieces as it cuts them, so a long
+page's pieces are never all held; one that stops part way has what it gave taken back.
+
 A container of documents (an e-mail and its attachments, `indx_assets.pipeline.readers.parts`)
 is cut part by part: each part's pages, numbered from 1 again, go through the chain with the
 part's own bytes and media type, exactly as that part would on its own; its pieces come back on
@@ -26,12 +31,12 @@ the container's pages, named with the part's file name.
 """
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 from indx_assets.pipeline.chain import Chain
-from indx_assets.pipeline.chunker_port import Chunker, ChunkPiece, PageChunks, PageOutput
+from indx_assets.pipeline.chunker_port import Chunker, ChunkPiece, PageChunks, PageDeclined, PageOutput
 from indx_assets.pipeline.readers.parts import CONTAINER_TYPES, PART_KEY, PART_NAME_KEY, PART_PAGE_KEY, Parts, parts_of
 
 log = logging.getLogger(__name__)
@@ -62,21 +67,26 @@ class ChunkMap:
         return not self.chunks
 
 
-def _admissible(claim: PageChunks, output: PageOutput, chunker: str) -> tuple[ChunkPiece, ...]:
-    """The pieces of `claim` the page allows, with offsets that do not point into its text cleared."""
-    pieces = claim.pieces if output.readable else tuple(p for p in claim.pieces if p.image is not None)
-    if len(pieces) < len(claim.pieces):
-        log.warning("chunker %s claimed text on %s page %d; text pieces dropped", chunker, output.status, claim.page)
+def _admissible(pieces: Iterable[ChunkPiece], output: PageOutput, chunker: str) -> Iterator[ChunkPiece]:
+    """The `pieces` the page allows, with offsets that do not point into its text cleared (each
+    kind of fault logged once)."""
     size = len(output.text)
-    if any(p.end is not None and p.end > size for p in pieces):
-        # An offset past the page's text would give a locator that points at nothing (or at the
-        # wrong text); the piece itself is kept, placed by position instead of by offsets.
-        log.warning(
-            "chunker %s gave offsets past the %d characters of page %d; placed by position instead",
-            chunker, size, claim.page,
-        )
-        pieces = tuple(replace(p, start=None, end=None) if p.end is not None and p.end > size else p for p in pieces)
-    return pieces
+    dropped = misplaced = False
+    for piece in pieces:
+        if not output.readable and piece.image is None:
+            if not dropped:
+                log.warning("chunker %s claimed text on %s page %d; text pieces dropped", chunker, output.status, output.page)
+            dropped = True
+            continue
+        if piece.end is not None and piece.end > size:
+            # An offset past the page's text would give a locator that points at nothing (or at
+            # the wrong text); the piece itself is kept, placed by position instead of by offsets.
+            if not misplaced:
+                log.warning("chunker %s gave offsets past the %d characters of page %d; placed by position instead",
+                            chunker, size, output.page)
+            misplaced = True
+            piece = replace(piece, start=None, end=None)
+        yield piece
 
 
 def _ask(chunker: Chunker, content: bytes, media_type: str, outputs: tuple[PageOutput, ...], parsed: object) -> Any:
@@ -102,26 +112,15 @@ def run_chain(
         if len(claimed) == len(by_page):
             break  # every page has its answer; nobody later can change it
         try:
-            answer = tuple(_ask(link.chunker, content, media_type, outputs, parsed) or ())
-            for claim in answer:
-                if not isinstance(claim, PageChunks):
-                    raise TypeError(f"chunk() returned {type(claim).__name__}, not PageChunks")
+            answer = _claims(link.chunker, content, media_type, outputs, parsed, link.name)
         except Exception:
             log.exception("chunker %s raised; treating it as declining this document", link.name)
             failed.append(link.name)
             continue
-        for claim in answer:
-            output = by_page.get(claim.page)
-            if output is None:
-                log.warning("chunker %s answered for page %d, which does not exist; dropped", link.name, claim.page)
-                continue
-            if claim.page in claimed:
-                if claimed[claim.page][0] == link.name:
-                    log.warning("chunker %s answered twice for page %d; only its first answer kept", link.name, claim.page)
-                continue
-            pieces = _admissible(claim, output, link.name)
+        for page, claim in answer.items():
+            pieces = tuple(_admissible(claim, by_page[page], link.name)) if page not in claimed else ()
             if pieces:
-                claimed[claim.page] = (link.name, pieces)
+                claimed[page] = (link.name, pieces)
     chunks = tuple(
         MappedChunk(page, index, name, piece)
         for page in sorted(claimed)
@@ -130,6 +129,74 @@ def run_chain(
     )
     unclaimed = tuple(p for p in sorted(by_page) if p not in claimed)
     return ChunkMap(chunks, unclaimed, tuple(failed))
+
+
+def _claims(chunker: Chunker, content: bytes, media_type: str, outputs: tuple[PageOutput, ...], parsed: object,
+            name: str) -> dict[int, tuple[ChunkPiece, ...]]:
+    """One chunker's answer, its pieces by page: an answer for a page that does not exist is
+    dropped, a second one for a page ignored (each logged). Raises what the chunker raises, and
+    `TypeError` for an answer that is not `PageChunks`."""
+    answer = tuple(_ask(chunker, content, media_type, outputs, parsed) or ())
+    for claim in answer:
+        if not isinstance(claim, PageChunks):
+            raise TypeError(f"chunk() returned {type(claim).__name__}, not PageChunks")
+    pages = {o.page for o in outputs}
+    claims: dict[int, tuple[ChunkPiece, ...]] = {}
+    for claim in answer:
+        if claim.page not in pages:
+            log.warning("chunker %s answered for page %d, which does not exist; dropped", name, claim.page)
+        elif claim.page in claims:
+            log.warning("chunker %s answered twice for page %d; only its first answer kept", name, claim.page)
+        else:
+            claims[claim.page] = claim.pieces
+    return claims
+
+
+def stream_page(chain: Chain, content: bytes, media_type: str, output: PageOutput, parsed: object = None, *,
+                retract: Callable[[], None], failed: list[str]) -> Iterator[MappedChunk]:
+    """`run_chain` over one page of a document that `chain` cuts page by page
+    (`cuts_page_by_page`), its chunks given as they are cut: a chunker that offers
+    `stream_page(content, media_type, output, parsed)` (the built-in structured ones) hands
+    over its pieces one at a time, so a long page's pieces are never all held. The rules are
+    `run_chain`'s, and one more: a chunker that stops part way, declining the page
+    (`PageDeclined`) or raising, has the chunks it gave taken back (`retract` is called)
+    before the next is asked. A chunker that raises is added to `failed` (once)."""
+    for link in chain.links:
+        given, stopped = 0, False
+        try:
+            for piece in _page_pieces(link.chunker, link.name, content, media_type, output, parsed):
+                yield MappedChunk(output.page, given, link.name, piece)
+                given += 1
+        except PageDeclined:
+            stopped = True
+        except Exception:
+            log.exception("chunker %s raised; treating it as declining this page", link.name)
+            if link.name not in failed:
+                failed.append(link.name)
+            stopped = True
+        if given and not stopped:
+            return  # the page's answer
+        if given:
+            retract()
+
+
+def _page_pieces(chunker: Chunker, name: str, content: bytes, media_type: str, output: PageOutput,
+                 parsed: object) -> Iterator[ChunkPiece]:
+    """One chunker's admissible pieces of one page: streamed when it offers `stream_page`."""
+    stream = getattr(chunker, "stream_page", None)
+    if stream is None:
+        pieces: Iterable[ChunkPiece] = _claims(chunker, content, media_type, (output,), parsed, name).get(output.page, ())
+    else:
+        pieces = _checked(stream(content, media_type, output, parsed))
+    return _admissible(pieces, output, name)
+
+
+def _checked(pieces: Iterable[Any]) -> Iterator[ChunkPiece]:
+    """`pieces`, each checked to be a `ChunkPiece` as it comes."""
+    for piece in pieces:
+        if not isinstance(piece, ChunkPiece):
+            raise TypeError(f"stream_page() gave {type(piece).__name__}, not ChunkPiece")
+        yield piece
 
 
 def cuts_page_by_page(chain: Chain, media_type: str) -> bool:

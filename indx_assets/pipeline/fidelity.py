@@ -36,7 +36,7 @@ A page passes when none of its chunk words is foreign (notation aside) and at le
 import functools
 import itertools
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -387,21 +387,28 @@ class _Findings:
 KINDS = ("foreign", "lost", "duplicated", "notation")
 
 
-def measure_page(number: int, text: str, chunks: Sequence[ChunkText]) -> PageFidelity:
-    """The measure of page `number` (its reader's `text`) against its chunks, in chunk order."""
-    furniture = {line for chunk in chunks for key in FURNITURE_KEYS for line in chunk.metadata.get(key) or ()}
+def page_furniture(chunks: Iterable[ChunkText]) -> set[str]:
+    """The furniture lines (a running title, a page number) the chunks name as left out of them."""
+    return {line for chunk in chunks for key in FURNITURE_KEYS for line in chunk.metadata.get(key) or ()}
+
+
+def measure_page(number: int, text: str, chunks: Iterable[ChunkText], furniture: Collection[str] | None = None) -> PageFidelity:
+    """The measure of page `number` (its reader's `text`) against its chunks, in chunk order,
+    read once when their `furniture` is given (`page_furniture`), else twice."""
+    if furniture is None:
+        chunks = list(chunks)
+        furniture = page_furniture(chunks)
     page = _Page.of(elide_inline_data(text), frozenset(" ".join(line.split()) for line in furniture))
     spelled = page.word
-    counted = [c for c in chunks if c.chunk_type not in EXCLUDED_TYPES and c.content]
     found: Counter[str] = Counter()
     findings = _Findings()
-    stream = _chunk_words(counted)
+    stream = _chunk_words(c for c in chunks if c.chunk_type not in EXCLUDED_TYPES and c.content)
     current = next(stream, None)
     while current is not None:
-        word, line, ends, index = current
+        word, line, ends, chunk = current
         after = next(stream, None)
         following = after[0] if after is not None else None
-        body, locator = counted[index].content, counted[index].locator
+        body, locator = chunk.content, chunk.locator
         key = spelled(word)
         if ends and after is not None:
             # hyphenated across a line end as on the page, or where the page joined the lines
@@ -415,7 +422,7 @@ def measure_page(number: int, text: str, chunks: Sequence[ChunkText]) -> PageFid
         elif word in page.glued:
             found.update(page.glued[word])
             findings.add("notation", word, body, locator)
-        elif after is not None and after[3] == index and _glues(word, after[0]) and spelled(word + after[0]):
+        elif after is not None and after[3] is chunk and _glues(word, after[0]) and spelled(word + after[0]):
             found[spelled(word + after[0])] += 1
             findings.add("notation", f"{word} {following}", body, locator, n=2)
             current = next(stream, None)  # the word and its mark were one
@@ -438,15 +445,15 @@ def measure_page(number: int, text: str, chunks: Sequence[ChunkText]) -> PageFid
     return PageFidelity(number, page.total, c["foreign"], c["notation"], c["lost"], c["duplicated"], examples)
 
 
-def _chunk_words(counted: Sequence[ChunkText]) -> Iterator[tuple[str, int, int, int]]:
-    """The counted chunks' words as one stream, each with its line, how it ends and its chunk's
-    index, made a chunk at a time (a page's words held at once, as tuples, cost some 16x the
+def _chunk_words(counted: Iterable[ChunkText]) -> Iterator[tuple[str, int, int, ChunkText]]:
+    """The counted chunks' words as one stream, each with its line, how it ends and its chunk,
+    made a chunk at a time (a page's words held at once, as tuples, cost some 16x the
     page). A chunk boundary counts as a line end, so a word the page hyphenates across a line
     end may end one chunk and start the next; what a chunk repeats of the one before (its
     overlap, its table's header) is left out."""
     previous: list[str] = []
     line_base = 0
-    for index, chunk in enumerate(counted):
+    for chunk in counted:
         chunk_tokens = tokens(elide_inline_data(chunk.content))
         spelled = [t[0] for t in chunk_tokens]
         skip = _overlap_words(previous, spelled, chunk.content[: chunk.metadata[OVERLAP_KEY]]) \
@@ -454,7 +461,7 @@ def _chunk_words(counted: Sequence[ChunkText]) -> Iterator[tuple[str, int, int, 
         if chunk.metadata.get(HEADER_KEY):
             skip = max(skip, len(tokens(chunk.content[: chunk.metadata[HEADER_KEY]])))
         previous = spelled
-        yield from ((word, line_base + line, ends, index) for word, line, ends in chunk_tokens[skip:])
+        yield from ((word, line_base + line, ends, chunk) for word, line, ends in chunk_tokens[skip:])
         line_base += (chunk_tokens[-1][1] + 1) if chunk_tokens else 0
 
 

@@ -7,12 +7,11 @@ records; the CLI, the assets and the tests all go through it.
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from itertools import groupby
 from pathlib import Path
 
 from indx_assets.pipeline.chain import Chain, load_chain
 from indx_assets.pipeline.chain_runner import ChunkMap, MappedChunk, run_chain
-from indx_assets.pipeline.chunker_port import sentence_holders
+from indx_assets.pipeline.chunker_port import ChunkPiece, sentence_holders
 from indx_assets.pipeline.document import Document, DocumentChunk
 from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY
 from indx_assets.pipeline.identity import char_locator, position_locator, typed_locator
@@ -87,64 +86,79 @@ def _locate(mapped: MappedChunk, paged: bool, starts: dict[int, int], page: int)
     return char_locator(start, end), start, end
 
 
-def _sentence_links(chunks: Sequence[MappedChunk]) -> list[int | None]:
-    """For each mapped chunk, the index in `chunks` of the chunk it is a sentence of (the
-    port's rule, `sentence_holders`, applied page by page), or None."""
-    links: list[int | None] = []
-    for _, run in groupby(range(len(chunks)), key=lambda i: chunks[i].page):
-        on_page = list(run)
-        links += [None if h is None else on_page[h] for h in sentence_holders([chunks[i].piece for i in on_page])]
-    return links
+class ChunkPlacer:
+    """Makes a document's chunks from its mapped chunks, given one at a time in chunk order:
+    each gets its locator (and so its id) and offsets in the document, and a `sentence` piece's
+    metadata names the chunk it is a sentence of (the port's rule, `sentence_holders`) as
+    `chunk_id`, the link by which search and embedding go from a sentence to its chunk.
+
+    A long document cut a few pages at a time (`chain_runner.cuts_page_by_page`) is placed one
+    step at a time, each step's pages only: `offset`, where its first page starts in the whole
+    document's text, and `seen`, the locators of the steps before (filled here), make its
+    chunks those of the whole document's.
+    """
+
+    def __init__(self, source_id: str, read: DocumentRead, offset: int = 0, seen: set[str] | None = None) -> None:
+        self.source_id = source_id
+        self._paged = not is_text_type(read.media_type)
+        self._starts = _page_starts(read, offset)
+        self._parts = _part_pages(read)
+        self._seen = set() if seen is None else seen
+        self._page: int | None = None  # the page being placed
+        self._placed: list[str] = []  # its locators, in case it is taken back
+        self._holder: tuple[ChunkPiece, str] | None = None  # its last chunk that is no sentence, and that one's id
+
+    def place(self, mapped: MappedChunk) -> DocumentChunk:
+        """The document's chunk for the next of its mapped chunks."""
+        piece = mapped.piece
+        if mapped.page != self._page:
+            self._page, self._holder, self._placed = mapped.page, None, []
+        # a container's part names its chunks by its number and its own page numbers
+        # (`attachment:2:page:1:char:0-80`), the body as a document of its own
+        part, page = self._parts.get(mapped.page, (0, mapped.page))
+        locator, start, end = _locate(mapped, self._paged, self._starts, page)
+        locator = part_locator(part, typed_locator(piece.chunk_type or "content", locator))
+        if locator in self._seen:  # two pieces cut the same span: fall back to the unique position
+            locator = part_locator(part, typed_locator(piece.chunk_type or "content", position_locator(page, mapped.index)))
+        if locator not in self._seen:
+            self._seen.add(locator)
+            self._placed.append(locator)
+        metadata = piece.metadata
+        if piece.chunk_type == "sentence":
+            # the port's rule for this piece, given the last piece before it that is no sentence
+            if self._holder is not None and sentence_holders([self._holder[0], piece])[1] == 0:
+                metadata = {**metadata, "chunk_id": self._holder[1]}
+        chunk = DocumentChunk(
+            source_id=self.source_id,
+            locator=locator,
+            content=piece.text or "",
+            chunk_type=piece.chunk_type or "content",
+            page=mapped.page,
+            bbox=piece.bbox,
+            bbox_reason=piece.bbox_reason,
+            chunker=mapped.chunker,
+            start_offset=start,
+            end_offset=end,
+            image=piece.image,
+            metadata=metadata,
+        )
+        if piece.chunk_type != "sentence":
+            self._holder = (piece, chunk.id)
+        return chunk
+
+    def take_back(self) -> None:
+        """Forget the chunks placed on the current page (`chain_runner.stream_page`'s `retract`):
+        the page is placed again from its first chunk."""
+        self._seen.difference_update(self._placed)
+        self._holder, self._placed = None, []
 
 
 def to_document(encoded: Encoded, offset: int = 0, seen: set[str] | None = None) -> Document:
-    """The `Document` for an encoded source: content, chunks with derived ids, read status.
-
-    A `sentence` piece's metadata names the chunk it is a sentence of (the port's rule,
-    `sentence_holders`) as `chunk_id`, the link by which search and embedding go from a
-    sentence to its chunk.
-
-    A long document cut a few pages at a time (`chain_runner.cuts_page_by_page`) is made one
-    `Document` per step, each of its pages only: `offset`, where its first page starts in the
-    whole document's text, and `seen`, the locators of the steps before (filled here), make its
-    chunks those of the whole document's `Document`.
-    """
+    """The `Document` for an encoded source: content, chunks with derived ids (`ChunkPlacer`,
+    whose `offset` and `seen` these are), read status."""
     read = encoded.read
-    paged = not is_text_type(read.media_type)
-    starts = _page_starts(read, offset)
-    parts = _part_pages(read)
-    chunks: list[DocumentChunk] = []
-    seen = set() if seen is None else seen
-    links = _sentence_links(encoded.chunk_map.chunks)
-    for mapped, link in zip(encoded.chunk_map.chunks, links, strict=True):
-        piece = mapped.piece
-        # a container's part names its chunks by its number and its own page numbers
-        # (`attachment:2:page:1:char:0-80`), the body as a document of its own
-        part, page = parts.get(mapped.page, (0, mapped.page))
-        locator, start, end = _locate(mapped, paged, starts, page)
-        locator = part_locator(part, typed_locator(piece.chunk_type or "content", locator))
-        if locator in seen:  # two pieces cut the same span: fall back to the unique position
-            locator = part_locator(part, typed_locator(piece.chunk_type or "content", position_locator(page, mapped.index)))
-        seen.add(locator)
-        metadata = piece.metadata
-        if link is not None:
-            metadata = {**metadata, "chunk_id": chunks[link].id}
-        chunks.append(
-            DocumentChunk(
-                source_id=encoded.source_id,
-                locator=locator,
-                content=piece.text or "",
-                chunk_type=piece.chunk_type or "content",
-                page=mapped.page,
-                bbox=piece.bbox,
-                bbox_reason=piece.bbox_reason,
-                chunker=mapped.chunker,
-                start_offset=start,
-                end_offset=end,
-                image=piece.image,
-                metadata=metadata,
-            )
-        )
+    placer = ChunkPlacer(encoded.source_id, read, offset, seen)
+    chunks = tuple(placer.place(mapped) for mapped in encoded.chunk_map.chunks)
     # a chunker that kept text its parser gave up on as plain text says why on its pieces;
     # the page's record repeats it, so the reason is seen without reading the chunks
     unstructured: dict[int, list[str]] = {}
@@ -173,4 +187,4 @@ def to_document(encoded: Encoded, offset: int = 0, seen: set[str] | None = None)
     if clashes:
         log.warning("reader metadata keys %s collide with the encoder's or the document's and are dropped", clashes)
     metadata.update({k: v for k, v in read.metadata.items() if k not in taken})
-    return Document(source_id=encoded.source_id, content=read.content, chunks=tuple(chunks), metadata=metadata)
+    return Document(source_id=encoded.source_id, content=read.content, chunks=chunks, metadata=metadata)

@@ -195,27 +195,32 @@ def chunk_batches(document: Document, step: int = 1024) -> Iterator[pa.RecordBat
     """The rows of `chunks_table`, `step` chunks a batch: a long document's rows are never all
     Python dicts at once (a table chunk's metadata carries its HTML)."""
     for at in range(0, len(document.chunks), step):
-        rows = [
-            {
-                "id": c.id,
-                "document_id": document.id,
-                "source_id": c.source_id,
-                "locator": c.locator,
-                "chunk_type": c.chunk_type,
-                "parent_ref": c.parent_ref,
-                "page": c.page,
-                "bbox": list(c.bbox) if c.bbox is not None else None,
-                "bbox_reason": c.bbox_reason,
-                "chunker": c.chunker,
-                "text": c.content or None,
-                "image": c.image,
-                "start_offset": c.start_offset,
-                "end_offset": c.end_offset,
-                "metadata": _json(dict(c.metadata)),
-            }
-            for c in document.chunks[at:at + step]
-        ]
-        yield pa.RecordBatch.from_pylist(rows, schema=CHUNKS)
+        yield chunk_batch(document.chunks[at:at + step], document.id)
+
+
+def chunk_batch(chunks: Iterable[DocumentChunk], document_id: str) -> pa.RecordBatch:
+    """The rows of `chunks`, chunks of the document `document_id`, as one batch of `CHUNKS`."""
+    rows = [
+        {
+            "id": c.id,
+            "document_id": document_id,
+            "source_id": c.source_id,
+            "locator": c.locator,
+            "chunk_type": c.chunk_type,
+            "parent_ref": c.parent_ref,
+            "page": c.page,
+            "bbox": list(c.bbox) if c.bbox is not None else None,
+            "bbox_reason": c.bbox_reason,
+            "chunker": c.chunker,
+            "text": c.content or None,
+            "image": c.image,
+            "start_offset": c.start_offset,
+            "end_offset": c.end_offset,
+            "metadata": _json(dict(c.metadata)),
+        }
+        for c in chunks
+    ]
+    return pa.RecordBatch.from_pylist(rows, schema=CHUNKS)
 
 
 #: The chunk map's schema metadata key for its document's word fidelity (`fidelity.summary`).

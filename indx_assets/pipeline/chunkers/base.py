@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from indx_interfaces import ChunkPiece, PageChunks, PageOutput
 
+from indx_assets.pipeline.chunker_port import PageDeclined
 from indx_assets.pipeline.chunking.elements import (
     CodeSnippet,
     Element,
@@ -513,8 +514,16 @@ def sentence_pieces(text: str, chunk: ChunkPiece, elements: Sequence[Element], a
 
 def page_pieces(text: str, elements: Iterable[Element], settings: ChunkerSettings,
                 left_out: Sequence[Span] = ()) -> tuple[ChunkPiece, ...]:
+    """`iter_page_pieces`, all at once."""
+    return tuple(iter_page_pieces(text, elements, settings, left_out))
+
+
+def iter_page_pieces(text: str, elements: Iterable[Element], settings: ChunkerSettings,
+                     left_out: Sequence[Span] = ()) -> Iterator[ChunkPiece]:
     """Chunk one page's `elements` (in the order of their text) and turn the chunks into pieces
-    with spans into `text`, each chunk followed by its sentences when `settings.sentences`.
+    with spans into `text`, each chunk followed by its sentences when `settings.sentences`;
+    each piece is given once the chunk after it is formed (`_with_furniture`), so a page's
+    pieces are never all held.
 
     Text the chunker left out of its elements (`left_out`: spans of `text`, such as inline
     image data) stays out of the pieces: a chunk whose span runs over some keeps its own text
@@ -535,11 +544,16 @@ def page_pieces(text: str, elements: Iterable[Element], settings: ChunkerSetting
             if element.metadata.start is not None:
                 left_out.append((element.metadata.start, element.metadata.end))  # type: ignore[arg-type]
 
+    yield from _with_furniture(_pieces(text, content(elements), settings, left_out), furniture)
+
+
+def _pieces(text: str, elements: Iterable[Element], settings: ChunkerSettings,
+            left_out: Sequence[Span]) -> Iterator[ChunkPiece]:
+    """The pieces of `iter_page_pieces` before the furniture is named on them."""
     sections: dict[str, Section] = {}
     finder = _SpanFinder(text)
-    pieces: list[ChunkPiece] = []
     covered = 0  # where the last chunk with a span ended
-    for chunk in settings.chunk(assign_sections(content(elements), sections)):
+    for chunk in settings.chunk(assign_sections(elements, sections)):
         if not chunk.text.strip():
             continue
         span = finder.span(chunk)
@@ -586,28 +600,45 @@ def page_pieces(text: str, elements: Iterable[Element], settings: ChunkerSetting
             end=span[1] if span else None,
             metadata=_json_safe(metadata),
         )
-        pieces.append(piece)
+        yield piece
         if settings.sentences:
-            pieces.extend(sentence_pieces(text, piece, md.orig_elements or (), covered, left_out))
+            yield from sentence_pieces(text, piece, md.orig_elements or (), covered, left_out)
         if span is not None:
             covered = max(covered, span[1])
-    return _name_furniture(pieces, furniture)
 
 
-def _name_furniture(pieces: list[ChunkPiece], furniture: Sequence[Element]) -> tuple[ChunkPiece, ...]:
+def _with_furniture(pieces: Iterable[ChunkPiece], furniture: list[Element]) -> Iterator[ChunkPiece]:
     """`pieces` with each furniture element named (`page_header` / `page_footer`, as the `pdf`
-    chunker names its page's) on the last piece that starts before it, else on the first:
-    left out of the chunks, its words are still accounted for."""
-    if not furniture or not pieces:
-        return tuple(pieces)
-    named: dict[int, dict[str, list[str]]] = {}
-    for element in furniture:
-        at = element.metadata.start
-        holder = max((i for i, p in enumerate(pieces) if p.chunk_type != "sentence" and p.start is not None
-                      and at is not None and p.start <= at), default=0)
-        key = "page_header" if isinstance(element, Header) else "page_footer"
-        named.setdefault(holder, {}).setdefault(key, []).append(element.text)
-    return tuple(replace(p, metadata={**p.metadata, **named[i]}) if i in named else p for i, p in enumerate(pieces))
+    chunker names its page's) on the last piece that starts at or before it (a piece that is no
+    sentence and has a span: an anchor), else on the first: left out of the chunks, its words
+    are still accounted for.
+
+    `furniture` grows while `pieces` are made, in the order of the page: an element before an
+    anchor is read before that anchor's chunk is formed. So a piece is given once the next
+    anchor is formed: no furniture named later can be its. Furniture of no known place goes
+    on the piece it comes after."""
+    held: list[ChunkPiece] = []  # the newest anchor (or the first piece) and the pieces after it
+    named = 0  # how many furniture elements are named
+
+    def name(before: int | None) -> None:
+        nonlocal named
+        while named < len(furniture) and (before is None or (at := furniture[named].metadata.start) is None
+                                          or at < before):
+            element = furniture[named]
+            key = "page_header" if isinstance(element, Header) else "page_footer"
+            holder = held[0]
+            held[0] = replace(holder, metadata={**holder.metadata, key: [*holder.metadata.get(key, ()), element.text]})
+            named += 1
+
+    for piece in pieces:
+        if held and piece.chunk_type != "sentence" and piece.start is not None:
+            name(piece.start)
+            yield from held
+            held.clear()
+        held.append(piece)
+    if held:
+        name(None)
+        yield from held
 
 
 def _json_safe(metadata: Mapping[str, Any]) -> dict[str, Any]:
@@ -618,7 +649,7 @@ def _runs_over(span: Span, left_out: Sequence[Span]) -> bool:
     return any(span[0] < end and start < span[1] for start, end in left_out)
 
 
-class PageDisagrees(ValueError):
+class PageDisagrees(PageDeclined):
     """A chunker's elements are not its page's text (found as they are read): the page is declined."""
 
 
@@ -645,22 +676,24 @@ class StructuredTextChunker:
         return []
 
     def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
-        if media_type not in self.media_types:
-            return ()
         claims: list[PageChunks] = []
         for page in outputs:
-            if not page.readable or blank(page.text):
-                continue
-            elements = self.page_elements(content, page)
-            if elements is None:
-                continue
             try:
-                pieces = page_pieces(page.text, elements, self.settings, self.left_out(page.text))
-            except PageDisagrees:
+                pieces = tuple(self.stream_page(content, media_type, page))
+            except PageDeclined:
                 continue
             if pieces:
                 claims.append(PageChunks(page.page, pieces))
         return tuple(claims)
+
+    def stream_page(self, content: bytes, media_type: str, page: PageOutput, parsed: object = None) -> Iterator[ChunkPiece]:
+        """The pieces of `page` as they are cut (`chain_runner.stream_page`): none declines it,
+        and so does `PageDeclined`, raised even after some."""
+        if media_type not in self.media_types or not page.readable or blank(page.text):
+            return
+        elements = self.page_elements(content, page)
+        if elements is not None:
+            yield from iter_page_pieces(page.text, elements, self.settings, self.left_out(page.text))
 
 
 class ModelPage(Protocol):
@@ -705,6 +738,14 @@ class ReaderModelChunker(StructuredTextChunker, Generic[P]):
             if claim is not None:
                 claims.append(claim)
         return tuple(claims)
+
+    def stream_page(self, content: bytes, media_type: str, page: PageOutput, parsed: object = None) -> Iterator[ChunkPiece]:
+        """`page`'s pieces from its model page (the model loaded for this page alone)."""
+        pages = self.model_pages(content, media_type, parsed) if media_type in self.media_types else None
+        model_page = pages.get(page.page) if pages is not None else None
+        claim = self.claim(model_page, page) if model_page is not None else None
+        if claim is not None:
+            yield from claim.pieces
 
     def claim(self, model_page: P, page: PageOutput) -> PageChunks | None:
         """`page`'s chunks from its model page, or None when the page is not the model's."""

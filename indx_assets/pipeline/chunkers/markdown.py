@@ -168,6 +168,7 @@ def markdown_elements(text: str) -> Iterator[Element]:
 
 class MarkdownChunker(StructuredTextChunker):
     media_types = frozenset({"text/markdown"})
+    page_local = True  # each page is cut from its own text (`chain_runner.cuts_page_by_page`)
     reads_content = False  # cut from the page text alone (`chain_runner.reads_content`)
 
     def left_out(self, page_text: str) -> list[Span]:

@@ -59,6 +59,7 @@ def text_elements(text: str) -> Iterator[Element]:
 
 class TextChunker(StructuredTextChunker):
     media_types = frozenset({"text/plain"})
+    page_local = True  # each page is cut from its own text (`chain_runner.cuts_page_by_page`)
     reads_content = False  # cut from the page text alone (`chain_runner.reads_content`)
 
     def page_elements(self, content: bytes, page: PageOutput) -> Iterator[Element]:

@@ -22,17 +22,18 @@ if TYPE_CHECKING:
     import numpy as np
 
 from indx_assets.pipeline.chain import Chain
-from indx_assets.pipeline.chain_runner import ChunkMap, cuts_page_by_page, reads_content, run_chain
-from indx_assets.pipeline.chunker_port import PageOutput
-from indx_assets.pipeline.document import Document
+from indx_assets.pipeline.chain_runner import ChunkMap, MappedChunk, cuts_page_by_page, reads_content, run_chain, stream_page
+from indx_assets.pipeline.chunker_port import BBox, PageOutput
+from indx_assets.pipeline.document import DocumentChunk
 from indx_assets.pipeline.embedder import piece_vectors
 from indx_assets.pipeline.embedders.pictures import VECTOR_SOURCE_KEY, PictureOcr, page_titles, picture_input
 from indx_assets.pipeline.embedders.registry import LoadedEmbedder
-from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY, DocumentFidelity, PageFidelity, measure
+from indx_assets.pipeline.fidelity import UNSTRUCTURED_KEY, DocumentFidelity, PageFidelity, measure_page, page_furniture
 from indx_assets.pipeline.fidelity import summary as fidelity_summary
 from indx_assets.pipeline.freed_memory import return_freed_memory
+from indx_assets.pipeline.identity import document_id
 from indx_assets.pipeline.media import detect_media_type
-from indx_assets.pipeline.read_and_chunk import Encoded, to_document
+from indx_assets.pipeline.read_and_chunk import ChunkPlacer, Encoded
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig, ReadFailed, read_document_file
 from indx_assets.pipeline.readers.ooxml_guard import OLE_MAGIC
 from indx_assets.pipeline.readers.pdf import PREVIEW_DPI, PREVIEW_MAX_PAGES, PdfParse
@@ -45,8 +46,9 @@ from indx_assets.pipeline.schema import (
     LONG_TEXT,
     PAGES,
     RowDigest,
-    chunk_batches,
+    chunk_batch,
     chunk_rows,
+    chunks_from_table,
     combine_digests,
     digest,
     document_metadata,
@@ -59,9 +61,10 @@ from indx_assets.pipeline.schema import (
     vector_dimension,
     fidelity_schema,
 )
+from indx_assets.pipeline.whitespace import blank
 from indx_assets.wiring.resources.lancedb import LanceDBResource
 from indx_assets.wiring.resources.source_index import readable_name
-from indx_assets.wiring.resources.storage import StorageResource
+from indx_assets.wiring.resources.storage import Spool, StorageResource
 
 #: The media types read and cut in steps (`read_pages`, `cut_chunks`): spreadsheets, whose long sheets are many pages.
 SHEET_TYPES = frozenset({XLSX, CSV, TSV})
@@ -264,29 +267,88 @@ PICTURE_MAX_PAGES = PREVIEW_MAX_PAGES
 PICTURE_DPI = PREVIEW_DPI
 
 
-def first_page_picture(content: bytes, encoded: Encoded, document: Document, parsed: object = None) -> dg.MetadataValue | None:
-    """The first page with its chunk boxes drawn and numbered, as Markdown the UI renders;
-    None for large documents and for pages whose chunks have no boxes (nothing to see). A PDF's
-    page is the reader's preview in `parsed` (its `PdfParse`) when at hand, else rendered here."""
+def first_page_picture(content: bytes, read: DocumentRead, boxes: Sequence[tuple[BBox, str]],
+                       parsed: object = None) -> dg.MetadataValue | None:
+    """The first page with its chunks' `boxes` drawn and numbered, as Markdown the UI renders;
+    None for pages whose chunks have no boxes (nothing to see). A PDF's page is the reader's
+    preview in `parsed` (its `PdfParse`) when at hand, else rendered here."""
     from indx_assets.pipeline.chunk_picture import render_chunk_picture
 
-    first = [c for c in document.chunks if c.page == 1]
-    if len(encoded.read.pages) > PICTURE_MAX_PAGES or not any(c.bbox for c in first):
+    if not boxes:
         return None
-    meta = encoded.read.metadata
-    width, height = meta.get("slide_width"), meta.get("slide_height")
+    width, height = read.metadata.get("slide_width"), read.metadata.get("slide_height")
     aspect = width / height if isinstance(width, int) and isinstance(height, int) and height else 1 / 2**0.5
     preview = parsed.preview if isinstance(parsed, PdfParse) else None
-    png = render_chunk_picture(content, encoded.media_type, 1, first, dpi=PICTURE_DPI, aspect=aspect, page_image=preview)
+    png = render_chunk_picture(content, read.media_type, 1, boxes, dpi=PICTURE_DPI, aspect=aspect, page_image=preview)
     if png is None:
         return None
     return dg.MetadataValue.md(f"![chunks of page 1](data:image/png;base64,{base64.b64encode(png).decode()})")
 
 
+#: How many of a page's chunks `_PageRows` holds before it spools them.
+HELD_CHUNKS = 256
+#: The fewest rows `_Cut` spools at once: a row group of the stored chunk map, into which short
+#: pages' rows gather (not a row group a page); more cost memory (1,024: 7 MiB more for 8 MiB of prose).
+SPOOL_ROWS = 256
+
+
+class _PageRows:
+    """One page's chunks as they are placed: up to `HELD_CHUNKS` held, the rest spooled (so a
+    long page's chunks are never all in memory), read back to be measured and counted, then
+    handed on as rows. `clear` takes them back (`chain_runner.stream_page`'s `retract`)."""
+
+    def __init__(self, storage: StorageResource, document_id: str) -> None:
+        self._storage, self._document_id = storage, document_id
+        self._held: list[DocumentChunk] = []
+        self._spool: Spool | None = None
+        self.furniture: set[str] = set()  # the lines the chunks name as left out (`page_furniture`)
+
+    def __bool__(self) -> bool:
+        return bool(self._held) or self._spool is not None
+
+    def add(self, chunk: DocumentChunk) -> None:
+        self._held.append(chunk)
+        self.furniture |= page_furniture((chunk,))
+        if len(self._held) == HELD_CHUNKS:
+            if self._spool is None:
+                self._spool = Spool(CHUNKS, self._storage.scratch_dir())
+            self._spool.write(chunk_batch(self._held, self._document_id))
+            self._held.clear()
+
+    def chunks(self) -> Iterator[DocumentChunk]:
+        """The page's chunks in order (those spooled read back without their images)."""
+        if self._spool is not None:
+            for batch in self._spool.batches(HELD_CHUNKS):
+                yield from chunks_from_table(pa.Table.from_batches([batch]))
+        yield from self._held
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """The page's rows of the chunk map."""
+        if self._spool is not None:
+            yield from self._spool.batches()
+        if self._held:
+            yield chunk_batch(self._held, self._document_id)
+
+    def clear(self) -> None:
+        self.close()
+        self._held.clear()
+        self.furniture.clear()
+
+    def close(self) -> None:
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
+
+
 @dataclass
 class _Cut:
-    """What cutting a document found besides its chunk map, step by step, for its metadata."""
+    """A document's chunk map as it is made, a page at a time: each page's chunks placed
+    (`ChunkPlacer`), measured against the page and counted, then spooled; and what the cut
+    found besides, for its metadata."""
 
+    source_id: str
+    storage: StorageResource
+    spool: Spool
     chunks: int = 0
     by_chunker: Counter[str] = field(default_factory=Counter)
     by_type: Counter[str] = field(default_factory=Counter)
@@ -294,59 +356,112 @@ class _Cut:
     failed: list[str] = field(default_factory=list)
     unstructured: dict[str, str] = field(default_factory=dict)
     fidelity: list[PageFidelity] = field(default_factory=list)
-    picture: dg.MetadataValue | None = None
+    boxes: list[tuple[BBox, str]] = field(default_factory=list)  # page 1's, for its picture
+    pending: list[pa.RecordBatch] = field(default_factory=list)  # rows not yet spooled (`SPOOL_ROWS`)
 
-    def add(self, source_id: str, encoded: Encoded, document: Document) -> Iterator[pa.RecordBatch]:
-        """Count one step (a document, or some pages of it) and give its chunk map rows."""
-        self.chunks += len(document.chunks)
-        self.by_chunker.update(c.chunker for c in document.chunks)
-        self.by_type.update(c.chunk_type for c in document.chunks)
-        self.unclaimed += encoded.chunk_map.unclaimed_pages
-        self.failed += [name for name in encoded.chunk_map.failed_chunkers if name not in self.failed]
-        self.unstructured.update({str(p["page"]): p[UNSTRUCTURED_KEY] for p in document.metadata["pages"]
-                                  if p.get(UNSTRUCTURED_KEY)})
-        self.fidelity += measure(source_id, encoded.read.pages, document.chunks).pages
-        return chunk_batches(document)
+    def page(self, page: PageOutput, placer: ChunkPlacer, chunks: Callable[[Callable[[], None]], Iterable[MappedChunk]]) -> None:
+        """Cut one page: `chunks(retract)` gives its mapped chunks, and calls `retract` to take
+        back those it gave so far (`chain_runner.stream_page`)."""
+        rows = _PageRows(self.storage, document_id(self.source_id))
 
-    def metadata(self, source_id: str, chain: Chain) -> dict[str, Any]:
+        def retract() -> None:
+            placer.take_back()
+            rows.clear()
+
+        try:
+            for mapped in chunks(retract):
+                rows.add(placer.place(mapped))
+            if not rows:
+                self.unclaimed.append(page.page)
+            if rows or not blank(page.text):
+                self.fidelity.append(measure_page(page.page, page.text, self._counted(page.page, rows.chunks()),
+                                                  rows.furniture))
+            for batch in rows.batches():
+                self.pending.append(batch)
+                if sum(b.num_rows for b in self.pending) >= SPOOL_ROWS:
+                    self.flush()
+        finally:
+            rows.close()
+
+    def flush(self) -> None:
+        """Spool the rows not yet spooled, as one row group of the stored chunk map."""
+        if self.pending:
+            self.spool.write(pa.concat_batches(self.pending))
+            self.pending.clear()
+
+    def _counted(self, page: int, chunks: Iterable[DocumentChunk]) -> Iterator[DocumentChunk]:
+        """`chunks`, page `page`'s, each counted as it passes."""
+        reasons: list[str] = []
+        for number, chunk in enumerate(chunks, start=1):
+            self.chunks += 1
+            self.by_chunker[chunk.chunker] += 1
+            self.by_type[chunk.chunk_type] += 1
+            reason = chunk.metadata.get(UNSTRUCTURED_KEY)
+            if reason and reason not in reasons:
+                reasons.append(reason)
+            if page == 1 and chunk.bbox is not None:
+                self.boxes.append((chunk.bbox, str(number)))
+            yield chunk
+        if reasons:  # a chunker that kept text its parser gave up on as plain text: why, page by page
+            self.unstructured[str(page)] = "; ".join(reasons)
+
+    def metadata(self, chain: Chain, picture: dg.MetadataValue | None) -> dict[str, Any]:
         metadata: dict[str, Any] = {
             "chunks": self.chunks,
             "chunks_by_chunker": dict(self.by_chunker),
             "chunks_by_type": dict(self.by_type),
             "pages_without_chunks": self.unclaimed,
             "chain": chain.fingerprint,
-            "fidelity": self.summary(source_id),
+            "fidelity": self.summary(),
         }
         if not chain.links:
             metadata["warning"] = "no chunker is installed (entry-point group indx.chunkers is empty): nothing was chunked"
-        if self.unstructured:  # text a parser gave up on, kept as plain text: why, page by page
+        if self.unstructured:
             metadata["unstructured_pages"] = self.unstructured
         if self.failed:
             metadata["failed_chunkers"] = self.failed
-        if self.picture is not None:
-            metadata["chunk_picture"] = self.picture
+        if picture is not None:
+            metadata["chunk_picture"] = picture
         return metadata
 
-    def summary(self, source_id: str) -> dict[str, Any]:
-        return fidelity_summary(DocumentFidelity(source_id, tuple(self.fidelity)))
+    def summary(self) -> dict[str, Any]:
+        return fidelity_summary(DocumentFidelity(self.source_id, tuple(self.fidelity)))
+
+    def store(self) -> RowDigest:
+        """Store the spooled chunk map with its fidelity record in the schema's metadata (known
+        once the last chunk is measured, so the rows are spooled first, never held); returns its
+        data version, of its rows alone (the chunk map's schema records no document)."""
+        self.flush()
+        version = RowDigest()
+        store_in_steps(self.storage, CHUNK_MAP, self.source_id, fidelity_schema(CHUNKS, self.summary()),
+                       self.spool.batches(), version, self.spool.dictionary)
+        return version
 
 
 def cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: object = None) -> StageOutput:
     """Cut the stored source's stored pages with `chain` and store the chunk map (with the
-    reader's parsed form of the source, `parsed`, when it was read just now). A document the
-    chain cuts page by page (`cuts_page_by_page`: a spreadsheet's) is cut, measured and stored
-    a page at a time (`_cut_in_steps`), never all its chunks at once."""
+    reader's parsed form of the source, `parsed`, when it was read just now). Each page's
+    chunks are measured and spooled as the page is done (`_Cut`), never the whole chunk map
+    held; a document the chain cuts page by page (`cuts_page_by_page`: a text, a sheet) is cut
+    a page at a time, its chunks streamed from the chunker (`_cut_in_steps`)."""
     media_type = storage.read(SOURCE_DOCUMENTS, source_id).column("media_type")[0].as_py()
-    if cuts_page_by_page(chain, media_type) and storage.rows(PAGE_OUTPUTS, source_id) > 1:
+    if cuts_page_by_page(chain, media_type):
         return _cut_in_steps(source_id, storage, chain, *_source(source_id, storage, chain), parsed)
     content, encoded = encode_stored(source_id, storage, chain, parsed)
-    document = to_document(encoded)
-    cut = _Cut()
-    cut.picture = first_page_picture(content, encoded, document, parsed)
-    del content  # nothing after the picture reads the source's bytes: not held while measuring and storing
-    batches = cut.add(source_id, encoded, document)
-    version = _store_chunks(storage, source_id, batches, lambda: cut.summary(source_id))
-    return StageOutput(version.hexdigest(), cut.metadata(source_id, chain))
+    read, failed = encoded.read, list(encoded.chunk_map.failed_chunkers)
+    by_page: dict[int, list[MappedChunk]] = {}
+    for mapped in encoded.chunk_map.chunks:
+        by_page.setdefault(mapped.page, []).append(mapped)
+    del encoded  # each page's chunks are let go once spooled
+    placer = ChunkPlacer(source_id, read)
+    with storage.spool(CHUNKS) as spool:
+        cut = _Cut(source_id, storage, spool, failed=failed)
+        for page in read.pages:
+            cut.page(page, placer, lambda retract, number=page.page: by_page.pop(number, ()))
+        picture = first_page_picture(content, read, cut.boxes, parsed) if len(read.pages) <= PICTURE_MAX_PAGES else None
+        del content
+        version = cut.store()
+    return StageOutput(version.hexdigest(), cut.metadata(chain, picture))
 
 
 def _page_models(content: bytes, media_type: str, parsed: object) -> Iterator[Sheet] | None:
@@ -365,41 +480,41 @@ def _page_models(content: bytes, media_type: str, parsed: object) -> Iterator[Sh
 def _cut_in_steps(source_id: str, storage: StorageResource, chain: Chain, content: bytes, media_type: str,
                   parsed: object) -> StageOutput:
     """`cut_chunks` of a document the chain cuts page by page: its stored pages read in steps,
-    each page cut by the chain alone (with its own part of the reader's parsed form), turned
-    into chunks where the whole document's `Document` puts them (`to_document`'s `offset` and
-    `seen`), measured, and spooled; the chunk map is the one cutting it whole gives. (One
-    difference: a chunker that raises on a page declines that page, not the whole document.)"""
+    each page cut by the chain alone (with its own part of the reader's parsed form), its
+    chunks streamed (`chain_runner.stream_page`) and placed where the whole document's
+    `Document` puts them (`ChunkPlacer`'s `offset` and `seen`); the chunk map is the one
+    cutting it whole gives. (One difference: a chunker that raises on a page declines that
+    page, not the whole document.)"""
     schema = storage.schema(PAGE_OUTPUTS, source_id)
     models = _page_models(content, media_type, parsed)
     model: Sheet | None = None
-    cut, seen, offset = _Cut(), set(), 0
+    seen: set[str] = set()
+    offset = 0
+    picture = None
     total = storage.rows(PAGE_OUTPUTS, source_id)
-
-    def steps() -> Iterator[pa.RecordBatch]:
-        nonlocal model, offset
-        with closing(storage.read_batches(PAGE_OUTPUTS, source_id, step=PAGES_PER_BATCH)) as batches:
-            for batch in batches:
-                read = read_from_pages(pa.Table.from_batches([batch]).replace_schema_metadata(schema.metadata),
-                                       lambda name: storage.read_text(PAGE_OUTPUTS, source_id, name))
-                for page in read.pages:
-                    while models is not None and (model is None or model.page < page.page):
-                        model = next(models, None)
-                        if model is None:
-                            break
-                    own = Workbook((model,)) if model is not None and model.page == page.page else (
-                        Workbook(()) if models is not None else parsed)
-                    step = replace(read, pages=(page,))
-                    encoded = Encoded(source_id, step, run_chain(chain, content, media_type, (page,), own), chain)
-                    document = to_document(encoded, offset, seen)
-                    offset += len(page.text) + 1
-                    if page.page == 1 and total <= PICTURE_MAX_PAGES:
-                        cut.picture = first_page_picture(content, encoded, document, own)
-                    yield from cut.add(source_id, encoded, document)
-
-    version = _store_chunks(storage, source_id, steps(), lambda: cut.summary(source_id))
+    with storage.spool(CHUNKS) as spool, closing(storage.read_batches(PAGE_OUTPUTS, source_id, step=PAGES_PER_BATCH)) as batches:
+        cut = _Cut(source_id, storage, spool)
+        for batch in batches:
+            read = read_from_pages(pa.Table.from_batches([batch]).replace_schema_metadata(schema.metadata),
+                                   lambda name: storage.read_text(PAGE_OUTPUTS, source_id, name))
+            for page in read.pages:
+                while models is not None and (model is None or model.page < page.page):
+                    model = next(models, None)
+                    if model is None:
+                        break
+                own = Workbook((model,)) if model is not None and model.page == page.page else (
+                    Workbook(()) if models is not None else parsed)
+                step = replace(read, pages=(page,))
+                cut.page(page, ChunkPlacer(source_id, step, offset, seen),
+                         lambda retract, page=page, own=own: stream_page(chain, content, media_type, page, own,
+                                                                         retract=retract, failed=cut.failed))
+                offset += len(page.text) + 1
+                if page.page == 1 and total <= PICTURE_MAX_PAGES:
+                    picture = first_page_picture(content, step, cut.boxes, own)
+        version = cut.store()
     if isinstance(parsed, SheetSpool):
         parsed.close()
-    return StageOutput(version.hexdigest(), cut.metadata(source_id, chain))
+    return StageOutput(version.hexdigest(), cut.metadata(chain, picture))
 
 
 def store_in_steps(storage: StorageResource, asset: str, source_id: str, schema: pa.Schema,
@@ -413,20 +528,6 @@ def store_in_steps(storage: StorageResource, asset: str, source_id: str, schema:
             yield batch
 
     storage.write_batches(asset, source_id, schema, hashed(), dictionary, beside)
-
-
-def _store_chunks(storage: StorageResource, source_id: str, batches: Iterable[pa.RecordBatch],
-                  fidelity: Callable[[], dict[str, Any]]) -> RowDigest:
-    """Store a chunk map's rows with its fidelity record in the schema's metadata (known once
-    the last chunk is measured, so the rows are spooled first, never held); returns its data
-    version, of its rows alone (the chunk map's schema records no document)."""
-    version = RowDigest()
-    with storage.spool(CHUNKS) as spool:
-        for batch in batches:
-            spool.write(batch)
-        store_in_steps(storage, CHUNK_MAP, source_id, fidelity_schema(CHUNKS, fidelity()), spool.batches(), version,
-                       spool.dictionary)
-    return version
 
 
 def _rows(table: pa.Table, step: int = 4096) -> Iterator[dict[str, Any]]:
