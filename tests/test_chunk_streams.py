@@ -15,27 +15,16 @@ from pathlib import Path
 
 import pytest
 from indx_interfaces import ChunkPiece, PageOutput
-from upath import UPath
+from stored_sources import stored_text
 
 from indx_assets.pipeline.chain import Chain, ChainLink, load_chain
 from indx_assets.pipeline.chunker_port import PageDeclined
 from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
-from indx_assets.pipeline.readers import ReaderConfig
 from indx_assets.wiring.assets import stages
 from indx_assets.wiring.resources.storage import StorageResource
 
 PARAGRAPH = ("The pilot boarded at dawn, read the tide tables twice and took the ship past the harbour wall. "
              "The crew waited below deck until the anchor held.")
-
-
-def _stored(tmp_path: Path, name: str, text: str) -> tuple[str, StorageResource]:
-    path = tmp_path / name
-    path.write_text(text)
-    source = f"corpus/{name}"
-    storage = StorageResource(root=str(tmp_path / "assets"), run_cache_mb=0)
-    stages.store_source(source, UPath(path), storage)
-    stages.read_pages(source, storage, ReaderConfig())
-    return source, storage
 
 
 def _stored_chunks(storage: StorageResource, source: str) -> list[tuple[str, str, str, dict]]:
@@ -83,7 +72,7 @@ def test_a_chunker_that_stops_part_way_has_its_chunks_taken_back(tmp_path: Path,
                                                                  defect: bool, held: int) -> None:
     monkeypatch.setattr(stages, "HELD_CHUNKS", held)
     text = "\n\n".join(f"{PARAGRAPH} Watch {n}." for n in range(120))
-    source, storage = _stored(tmp_path, "log.txt", text)
+    source, storage = stored_text(tmp_path, "log.txt", text)
     chain = load_chain()
     stopping = _Stopping("text/plain", after=12, defect=defect)
     cut = stages.cut_chunks(source, storage, Chain((ChainLink("stopping", stopping, "inline", "", ""), *chain.links)))
@@ -117,7 +106,7 @@ def test_a_page_streamed_through_a_spool_is_stored_as_cutting_it_whole_gives(
                                         for n, p in enumerate(paragraphs)) + "</body></html>"
     else:
         text = "\n\n".join(paragraphs)
-    source, storage = _stored(tmp_path, name, text)
+    source, storage = stored_text(tmp_path, name, text)
     chain = load_chain()
     cut = stages.cut_chunks(source, storage, chain)
 

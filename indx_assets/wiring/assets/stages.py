@@ -456,10 +456,12 @@ def cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: o
     placer = ChunkPlacer(source_id, read)
     with storage.spool(CHUNKS) as spool:
         cut = _Cut(source_id, storage, spool, failed=failed)
+        picture = None
         for page in read.pages:
             cut.page(page, placer, lambda retract, number=page.page: by_page.pop(number, ()))
-        picture = first_page_picture(content, read, cut.boxes, parsed) if len(read.pages) <= PICTURE_MAX_PAGES else None
-        del content
+            if page.page == 1 and len(read.pages) <= PICTURE_MAX_PAGES:
+                picture = first_page_picture(content, read, cut.boxes, parsed)
+            content = b""  # the chain has run: nothing after page 1's picture reads the source's bytes
         version = cut.store()
     return StageOutput(version.hexdigest(), cut.metadata(chain, picture))
 
