@@ -1,6 +1,6 @@
 """Peak memory of storing and reading one large source: `source_documents` then `page_outputs`.
 
-    python bench/bench_source_memory.py [--mb 256] [--rounds 3] [--reader] [--against /work/main/.venv/bin/python]
+    python bench/bench_source_memory.py [--mb 256] [--rounds 3] [--reader] [--chunk] [--against /work/main/.venv/bin/python]
 
 Each case runs in its own process (peak RSS is per process: VmHWM) against a fresh data
 directory: a baseline with a one-line file, then a binary file of `--mb` MiB (NUL bytes, so the
@@ -21,7 +21,8 @@ page laid out in a table, all its text in one cell (`html-layout`), a forum's pa
 table in that cell (`html-forum`), one large `pre` (`html-pre`),
 and a page in Windows-1252. Prints each case's peak above the baseline as
 a multiple of the file's size, the median of `--rounds`; the bound for a file under
-INDX_MAX_FILE_MB is 2x. `--reader` measures the reader alone (see `READER_PROBE`). `--against`
+INDX_MAX_FILE_MB is 2x. `--chunk` cuts the read pages too (`chunk_map`: the peak is then the
+larger of the read's and the cut's), `--reader` measures the reader alone (see `READER_PROBE`). `--against`
 names another interpreter (another tree's venv, main's) whose cases run in the same rounds, each
 beside this tree's, so both are measured on the same load.
 """
@@ -45,10 +46,13 @@ settings = Settings.from_env()
 instance = open_instance(settings)
 sync = sync_partitions(instance, settings)
 build_definitions(settings)
-results = materialize_partitions(instance, settings, sync.current, selection=["source_documents", "page_outputs"])
+results = materialize_partitions(instance, settings, sync.current, selection=sys.argv[1].split(","))
 peak = int(re.search(r"VmHWM:\\s*(\\d+) kB", open("/proc/self/status").read()).group(1)) << 10
 print(json.dumps({"peak": peak, "success": all(r.success for r in results)}))
 """
+
+#: The stages every case runs (`--chunk` adds `chunk_map`).
+STAGES = ("source_documents", "page_outputs")
 
 #: `--reader`: the file's reader alone (`read_document_file`, as `page_outputs` reads
 #: `content.bin`), its peak above the process just before the read (VmHWM reset there), so no
@@ -164,7 +168,7 @@ def _write(path: Path, size: int, binary: bool, name: str) -> None:
 
 
 def _peak(folder: Path, python: str, name: str, size: int, binary: bool, suffix: str = ".txt",
-          reader: bool = False) -> int:
+          reader: bool = False, chunk: bool = False) -> int:
     corpus, home = folder / f"corpus-{name}", folder / f"home-{name}"
     if not corpus.exists():  # written once, read by every round
         corpus.mkdir()
@@ -174,7 +178,7 @@ def _peak(folder: Path, python: str, name: str, size: int, binary: bool, suffix:
     # run in `folder`: `-c` puts the working directory first on the path, and a tree's checkout
     # there would be imported in place of the interpreter's own install
     command = [python, "-c", READER_PROBE, str(corpus / f"{name}{suffix}"), _MEDIA_TYPES[suffix]] if reader \
-        else [python, "-c", PROBE]
+        else [python, "-c", PROBE, ",".join(STAGES + (("chunk_map",) if chunk else ()))]
     done = subprocess.run(command, env=env, cwd=folder, capture_output=True, text=True, check=True)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["success"], done.stderr[-2000:]
@@ -189,6 +193,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--against", help="another interpreter whose cases run beside this one's")
     parser.add_argument("--reader", action="store_true", help="the reader alone, its peak above the process before it")
+    parser.add_argument("--chunk", action="store_true", help="the chunk stage too (`chunk_map`), after the read")
     args = parser.parse_args()
     size = args.mb << 20
     pythons = {"this tree": sys.executable, **({args.against: args.against} if args.against else {})}
@@ -202,8 +207,8 @@ def main() -> None:
             ratios: dict[str, list[float]] = {tree: [] for tree in pythons}
             for _ in range(args.rounds):
                 for tree, python in pythons.items():
-                    baseline = 0 if args.reader else _peak(folder, python, "baseline", 32, binary=False)
-                    peak = _peak(folder, python, name, size, binary, suffix, reader=args.reader)
+                    baseline = 0 if args.reader else _peak(folder, python, "baseline", 32, binary=False, chunk=args.chunk)
+                    peak = _peak(folder, python, name, size, binary, suffix, reader=args.reader, chunk=args.chunk)
                     ratios[tree].append((peak - baseline) / size)
             print(f"{name} file of {args.mb} MiB, peak above {above}, median of {args.rounds}: " + ", ".join(
                 f"{tree} {statistics.median(r):.2f}x ({' '.join(f'{x:.2f}' for x in r)})" for tree, r in ratios.items()),
