@@ -14,10 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from indx_interfaces import ChunkPiece, PageOutput
+from indx_interfaces import ChunkPiece, PageChunks, PageOutput
 from stored_sources import stored_text
 
 from indx_assets.pipeline.chain import Chain, ChainLink, load_chain
+from indx_assets.pipeline.chain_runner import run_chain
 from indx_assets.pipeline.chunker_port import PageDeclined
 from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
 from indx_assets.wiring.assets import stages
@@ -118,3 +119,22 @@ def test_a_page_streamed_through_a_spool_is_stored_as_cutting_it_whole_gives(
         linked = [(ids.index(c[3]["chunk_id"]), at) for at, c in enumerate(stored) if "chunk_id" in c[3]]
         assert linked and all(chunk < sentence for chunk, sentence in linked)
     assert cut.metadata["fidelity"]["passes"]
+
+
+class _Twice:
+    """A third-party chunker that answers page 1 twice: first with no piece, then with one."""
+
+    page_local = True
+
+    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
+        return (PageChunks(1, ()), PageChunks(1, (ChunkPiece(text="The pilot", start=0, end=9, bbox_reason="no_geometry"),)))
+
+
+def test_a_second_answer_for_a_page_counts_when_the_first_keeps_nothing(tmp_path: Path) -> None:
+    """As `run_chain` has always taken it, whether the page is cut whole or streamed."""
+    source, storage = stored_text(tmp_path, "log.txt", PARAGRAPH)
+    chain = Chain((ChainLink("twice", _Twice(), "inline", "", ""), *load_chain().links))
+    mapped = run_chain(chain, b"", "text/plain", (PageOutput(1, PARAGRAPH),)).chunks
+    assert [(m.chunker, m.piece.text) for m in mapped] == [("twice", "The pilot")]
+    stages.cut_chunks(source, storage, chain)
+    assert [(c[1], c[2]) for c in _stored_chunks(storage, source)] == [("twice", "The pilot")]

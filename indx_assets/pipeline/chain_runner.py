@@ -117,10 +117,14 @@ def run_chain(
             log.exception("chunker %s raised; treating it as declining this document", link.name)
             failed.append(link.name)
             continue
-        for page, claim in answer.items():
-            pieces = tuple(_admissible(claim, by_page[page], link.name)) if page not in claimed else ()
+        for claim in answer:
+            if claim.page in claimed:
+                if claimed[claim.page][0] == link.name:
+                    log.warning("chunker %s answered twice for page %d; only its first answer kept", link.name, claim.page)
+                continue
+            pieces = tuple(_admissible(claim.pieces, by_page[claim.page], link.name))
             if pieces:
-                claimed[page] = (link.name, pieces)
+                claimed[claim.page] = (link.name, pieces)
     chunks = tuple(
         MappedChunk(page, index, name, piece)
         for page in sorted(claimed)
@@ -132,24 +136,19 @@ def run_chain(
 
 
 def _claims(chunker: Chunker, content: bytes, media_type: str, outputs: tuple[PageOutput, ...], parsed: object,
-            name: str) -> dict[int, tuple[ChunkPiece, ...]]:
-    """One chunker's answer, its pieces by page: an answer for a page that does not exist is
-    dropped, a second one for a page ignored (each logged). Raises what the chunker raises, and
-    `TypeError` for an answer that is not `PageChunks`."""
+            name: str) -> list[PageChunks]:
+    """One chunker's answer, but for its claims on pages that do not exist (dropped and
+    logged). Raises what the chunker raises, and `TypeError` for an answer that is not
+    `PageChunks`."""
     answer = tuple(_ask(chunker, content, media_type, outputs, parsed) or ())
     for claim in answer:
         if not isinstance(claim, PageChunks):
             raise TypeError(f"chunk() returned {type(claim).__name__}, not PageChunks")
     pages = {o.page for o in outputs}
-    claims: dict[int, tuple[ChunkPiece, ...]] = {}
     for claim in answer:
         if claim.page not in pages:
             log.warning("chunker %s answered for page %d, which does not exist; dropped", name, claim.page)
-        elif claim.page in claims:
-            log.warning("chunker %s answered twice for page %d; only its first answer kept", name, claim.page)
-        else:
-            claims[claim.page] = claim.pieces
-    return claims
+    return [claim for claim in answer if claim.page in pages]
 
 
 def stream_page(chain: Chain, content: bytes, media_type: str, output: PageOutput, parsed: object = None, *,
@@ -184,11 +183,11 @@ def _page_pieces(chunker: Chunker, name: str, content: bytes, media_type: str, o
                  parsed: object) -> Iterator[ChunkPiece]:
     """One chunker's admissible pieces of one page: streamed when it offers `stream_page`."""
     stream = getattr(chunker, "stream_page", None)
-    if stream is None:
-        pieces: Iterable[ChunkPiece] = _claims(chunker, content, media_type, (output,), parsed, name).get(output.page, ())
-    else:
-        pieces = _checked(stream(content, media_type, output, parsed))
-    return _admissible(pieces, output, name)
+    if stream is not None:
+        return _admissible(_checked(stream(content, media_type, output, parsed)), output, name)
+    # the first claim on the page that keeps any piece (as `run_chain` takes it)
+    answer = _claims(chunker, content, media_type, (output,), parsed, name)
+    return iter(next((pieces for claim in answer if (pieces := tuple(_admissible(claim.pieces, output, name)))), ()))
 
 
 def _checked(pieces: Iterable[Any]) -> Iterator[ChunkPiece]:

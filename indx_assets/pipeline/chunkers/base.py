@@ -614,9 +614,9 @@ def _with_furniture(pieces: Iterable[ChunkPiece], furniture: list[Element]) -> I
     are still accounted for.
 
     `furniture` grows while `pieces` are made, in the order of the page: an element before an
-    anchor is read before that anchor's chunk is formed. So a piece is given once the next
-    anchor is formed: no furniture named later can be its. Furniture of no known place goes
-    on the piece it comes after."""
+    anchor is read before that anchor's chunk is formed, and anchors start in page order. So a
+    piece is given once the next anchor is formed: no furniture named later can be its.
+    Furniture of no known place goes on the piece it comes after."""
     held: list[ChunkPiece] = []  # the newest anchor (or the first piece) and the pieces after it
     named = 0  # how many furniture elements are named
 
