@@ -5,7 +5,6 @@ records; the CLI, the assets and the tests all go through it.
 """
 
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -153,11 +152,11 @@ class ChunkPlacer:
         self._holder, self._placed = None, []
 
 
-def to_document(encoded: Encoded, offset: int = 0, seen: set[str] | None = None) -> Document:
-    """The `Document` for an encoded source: content, chunks with derived ids (`ChunkPlacer`,
-    whose `offset` and `seen` these are), read status."""
+def to_document(encoded: Encoded) -> Document:
+    """The `Document` for an encoded source: content, chunks with derived ids (`ChunkPlacer`),
+    read status."""
     read = encoded.read
-    placer = ChunkPlacer(encoded.source_id, read, offset, seen)
+    placer = ChunkPlacer(encoded.source_id, read)
     chunks = tuple(placer.place(mapped) for mapped in encoded.chunk_map.chunks)
     # a chunker that kept text its parser gave up on as plain text says why on its pieces;
     # the page's record repeats it, so the reason is seen without reading the chunks
