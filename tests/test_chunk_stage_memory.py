@@ -13,7 +13,7 @@ from indx_interfaces import PageChunks, PageOutput
 from stored_sources import stored_text
 
 from indx_assets.pipeline.chain import Chain, ChainLink, load_chain
-from indx_assets.pipeline.chain_runner import reads_content
+from indx_assets.pipeline.chain_runner import maps_content, reads_content
 from indx_assets.wiring.assets import stages
 
 
@@ -53,15 +53,46 @@ def _page(name: str, size: int) -> str:
     return "".join(paragraph + "\n\n" for _ in range(count))
 
 
-@pytest.mark.parametrize(("name", "bound"), [("prose.txt", 2.2), ("notes.md", 2.2), ("page.html", 3.3)])
+class _Kinds:
+    """A third-party chunker of HTML that says nothing of how it reads the bytes: it gets bytes."""
+
+    media_types = frozenset({"text/html"})
+
+    def __init__(self) -> None:
+        self.seen: list[type] = []
+
+    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
+        self.seen.append(type(content))
+        return ()
+
+
+def test_an_html_file_is_walked_from_a_map_of_its_stored_file_only_by_chunkers_that_take_one(tmp_path: Path) -> None:
+    """The `html` chunker takes its bytes as a read-only map of the stored file and lets its pages
+    go as it walks them (`chain_runner.maps_content`); a chunker that declares nothing gets the
+    bytes, and then so does every other."""
+    chain = load_chain()
+    assert maps_content(chain, "text/html") and not maps_content(chain, "application/pdf")
+    source, storage = stored_text(tmp_path, "page.html", _page("page.html", 64 << 10))
+    kinds = _Kinds()
+    third = Chain((ChainLink("kinds", kinds, "inline", "", ""), *chain.links))
+    assert not maps_content(third, "text/html")
+    stages.cut_chunks(source, storage, third)
+    assert kinds.seen == [bytes]
+    by_bytes = storage.read(stages.CHUNK_MAP, source).to_pylist()
+    cut = stages.cut_chunks(source, storage, chain)
+    assert storage.read(stages.CHUNK_MAP, source).to_pylist() == by_bytes and cut.metadata["fidelity"]["passes"]
+    assert {c["chunker"] for c in by_bytes} == {"html"}
+
+
+@pytest.mark.parametrize(("name", "bound"), [("prose.txt", 2.2), ("notes.md", 2.2), ("page.html", 2.2)])
 def test_a_large_page_is_cut_holding_its_text_not_its_chunks(tmp_path: Path, name: str, bound: float) -> None:
     """4 MiB of prose, cut and stored: the page's chunks are streamed from the chunker to the
     spool (`chain_runner.stream_page`), never all held, so the cut holds the page text and little
     beside it: 2.0x at most, when the page's file is read, its bytes then decoded (1.5x prose and
     1.8x Markdown while cut; 4.0x and more when a page's pieces and chunks were held whole). An
-    HTML page also holds its bytes, which its chunker walks, and a piece's parse (3.0x; 4.9x
-    before its walk compared its text with the page's rather than kept it, and kept its blocks
-    as arrays)."""
+    HTML page's chunker walks a map of the stored file, whose pages are no traced memory (2.96x
+    when it walked the bytes read whole; 4.9x before its walk compared its text with the page's
+    rather than kept it, and kept its blocks as arrays)."""
     text = _page(name, 4 << 20)
     source, storage = stored_text(tmp_path, name, text)
     chain = load_chain()

@@ -217,6 +217,15 @@ def reads_content(chain: Chain, media_type: str) -> bool:
     return media_type in CONTAINER_TYPES or any(getattr(c, "reads_content", True) for c in _taking(chain, media_type))
 
 
+def maps_content(chain: Chain, media_type: str) -> bool:
+    """Whether every chunker of `chain` that may read the bytes of a document of `media_type`
+    (`reads_content`) takes them as a read-only map of a file (declares `reads_mapped = True`:
+    the `html` chunker, which lets the map's pages go as it walks them), so the caller may hand
+    over a map instead of the bytes. A chunker that declares nothing gets bytes."""
+    readers = [c for c in _taking(chain, media_type) if getattr(c, "reads_content", True)]
+    return media_type not in CONTAINER_TYPES and bool(readers) and all(getattr(c, "reads_mapped", False) for c in readers)
+
+
 def _taking(chain: Chain, media_type: str) -> Iterator[Chunker]:
     """The chunkers of `chain` that may take a document of `media_type` (whose `media_types`,
     if they declare any, hold it)."""

@@ -12,6 +12,7 @@ chunks, so it neither leads into the next chunk nor stands alone as one. The pag
 """
 
 import io
+import mmap
 from collections.abc import Iterator
 
 from indx_interfaces import PageOutput
@@ -69,14 +70,21 @@ def iter_html_elements(html: str | bytes, page_text: str) -> Iterator[Element]:
 class HtmlChunker(StructuredTextChunker):
     media_types = frozenset({"text/html"})
     page_local = True  # a document of one page: nothing to look across (`chain_runner.cuts_page_by_page`)
+    reads_mapped = True  # its bytes may come as a map of the stored file (`chain_runner.maps_content`)
 
     def page_elements(self, content: bytes, page: PageOutput) -> Iterator[Element] | None:
         from indx_assets.pipeline.readers.html import utf8_source
         from indx_assets.pipeline.readers.text import NotText, decode_text, is_utf8_file
 
-        # the bytes the reader parsed (the file's own, when in UTF-8), not its text held beside them
+        # the bytes the reader parsed (the file's own, when in UTF-8: a map of them is walked as
+        # it is, its pages let go as they are), not its text held beside them
+        mapped = isinstance(content, mmap.mmap)
         try:
-            source = content if is_utf8_file(io.BytesIO(content)) else utf8_source(content, decode_text(content))
+            if is_utf8_file(content if mapped else io.BytesIO(content)):  # type: ignore[arg-type]
+                source = content
+            else:
+                content = content[:] if mapped else content  # another encoding: decoded whole
+                source = utf8_source(content, decode_text(content))
         except NotText:
             return None
         return iter_html_elements(source, page.text)

@@ -540,15 +540,28 @@ def iter_html_blocks(html: str | bytes, piece_bytes: int = PIECE_BYTES) -> Itera
         yield HtmlBlock(kind, page[start:end], level, markup, ends_page)
 
 
-def page_blocks(html: bytes, page_text: str, piece_bytes: int = PIECE_BYTES) -> Iterator[HtmlBlock] | None:
-    """`iter_html_blocks` of the UTF-8 `html` whose page text the caller holds (`page_text`,
-    as the reader read it): the walk's text is compared with it rather than kept beside it, and
-    each block's text is a slice of it. None when the walk's text is not `page_text`."""
-    same, blocks = _walk(html, piece_bytes, keep_blocks=True, finish=lambda sink: same_utf8_text(sink, page_text))
+def page_blocks(html: Source, page_text: str, piece_bytes: int = PIECE_BYTES) -> Iterator[HtmlBlock] | None:
+    """`iter_html_blocks` of the UTF-8 `html` (bytes, or a map of a file of them, whose pages are
+    let go as they are walked) whose page text the caller holds (`page_text`, as the reader read
+    it): the walk's text is compared with it rather than kept beside it, and each block's text
+    is a slice of it. None when the walk's text is not `page_text`."""
+    released = _releaser(html) if isinstance(html, mmap.mmap) else None
+    same, blocks = _walk(html, piece_bytes, keep_blocks=True, released=released,
+                         finish=lambda sink: same_utf8_text(sink, page_text))
     if not same:
         return None
     return (HtmlBlock(kind, page_text[start:end], level, markup, ends_page)
             for kind, level, start, end, markup, ends_page in blocks)
+
+
+def _releaser(source: mmap.mmap) -> Callable[[int], None]:
+    """`html_pieces`' `released` for a map: its pages before an offset let go (the map's
+    memory, not the file)."""
+    def released(offset: int) -> None:
+        if whole_pages := offset - offset % mmap.PAGESIZE:
+            source.madvise(mmap.MADV_DONTNEED, 0, whole_pages)
+
+    return released
 
 
 def _walk(source: Source, piece_bytes: int, keep_blocks: bool, released: Callable[[int], None] | None = None,
@@ -605,11 +618,7 @@ def read_html_file(file: BinaryIO, config: ReaderConfig) -> DocumentRead:
             if encoding == "utf-8" and not _NOT_SPACE_BYTE.search(source):  # `not content.strip()`, no copy
                 return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="empty", reader="html"),))
 
-            def released(offset: int) -> None:
-                if whole_pages := offset - offset % mmap.PAGESIZE:  # the map's memory, not the file
-                    source.madvise(mmap.MADV_DONTNEED, 0, whole_pages)
-
-            text, _ = _walk(source, PIECE_BYTES, keep_blocks=False, released=released)
+            text, _ = _walk(source, PIECE_BYTES, keep_blocks=False, released=_releaser(source))
         return _page(text, encoding)
     except (NotText, HtmlTooDeep) as exc:
         return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))

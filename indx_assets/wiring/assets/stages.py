@@ -9,7 +9,7 @@ import io
 import json
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import closing
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 from indx_assets.pipeline.chain import Chain
-from indx_assets.pipeline.chain_runner import ChunkMap, MappedChunk, cuts_page_by_page, reads_content, run_chain, stream_page
+from indx_assets.pipeline.chain_runner import (ChunkMap, MappedChunk, cuts_page_by_page, maps_content, reads_content,
+                                               run_chain, stream_page)
 from indx_assets.pipeline.chunker_port import BBox, PageOutput
 from indx_assets.pipeline.document import DocumentChunk
 from indx_assets.pipeline.embedder import piece_vectors
@@ -127,15 +128,22 @@ def store_refusal(source_id: str, name: str, size: int, status: str, reason: str
     return StageOutput(version, {"media_type": media_type, "bytes": size, "refused": status, "reason": reason})
 
 
-def _source(source_id: str, storage: StorageResource, chain: Chain | None = None) -> tuple[bytes, str]:
+def _source(source_id: str, storage: StorageResource, chain: Chain | None = None,
+            maps: ExitStack | None = None) -> tuple[bytes, str]:
     """The source's bytes and media type. The bytes are in the row's `content`, or, when that is
     null (written since the bytes moved beside the row), in the blob beside it, read only for
     a `chain` that reads them (`reads_content`: a large text file's bytes are not held beside
-    its page text while it is cut); a refused source has none."""
+    its page text while it is cut); a refused source has none. With `maps` (the map lives until
+    it closes), a chain that takes the bytes as a map of the file (`maps_content`) gets a map of
+    the blob when it is a local file: its pages are let go as the chunker walks them."""
     row = storage.read(SOURCE_DOCUMENTS, source_id).to_pylist()[0]
     content, media_type = row["content"], row["media_type"]
     if content is None:
         wanted = not row.get("refused") and (chain is None or reads_content(chain, media_type))
+        if wanted and maps is not None and chain is not None and maps_content(chain, media_type):
+            mapped = maps.enter_context(storage.map_blob(SOURCE_DOCUMENTS, source_id))
+            if mapped is not None:
+                return mapped, media_type  # type: ignore[return-value] # bytes-like, read-only
         content = storage.read_blob(SOURCE_DOCUMENTS, source_id) if wanted else b""
     return content, media_type
 
@@ -446,7 +454,8 @@ def cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: o
     a page at a time, its chunks streamed from the chunker (`_cut_in_steps`)."""
     media_type = storage.read(SOURCE_DOCUMENTS, source_id).column("media_type")[0].as_py()
     if cuts_page_by_page(chain, media_type):
-        return _cut_in_steps(source_id, storage, chain, *_source(source_id, storage, chain), parsed)
+        with ExitStack() as maps:
+            return _cut_in_steps(source_id, storage, chain, *_source(source_id, storage, chain, maps), parsed)
     content, encoded = encode_stored(source_id, storage, chain, parsed)
     read, failed = encoded.read, list(encoded.chunk_map.failed_chunkers)
     by_page: dict[int, list[MappedChunk]] = {}

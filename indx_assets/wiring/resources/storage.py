@@ -9,6 +9,8 @@ builds a whole value in memory two to three times over while writing it, so a 25
 """
 
 import hashlib
+import mmap
+import os
 import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -315,6 +317,23 @@ class StorageResource(dg.ConfigurableResource):
     def open_blob(self, asset: str, source_id: str) -> BinaryIO:
         """The blob of (asset, source), opened for reading (as a binary file)."""
         return self.path(asset, source_id).with_name(BLOB_NAME).open("rb")  # type: ignore[no-any-return]
+
+    @contextmanager
+    def map_blob(self, asset: str, source_id: str) -> Iterator[mmap.mmap | None]:
+        """A read-only map of the blob of (asset, source) while the block runs, when it is a
+        non-empty local file (else None): its pages can be let go once read, the file's bytes
+        are never all in memory at once."""
+        with self.open_blob(asset, source_id) as f:
+            try:
+                fileno = f.fileno()
+            except (AttributeError, OSError):  # not a local file
+                yield None
+                return
+            if os.fstat(fileno).st_size == 0:
+                yield None
+                return
+            with mmap.mmap(fileno, 0, access=mmap.ACCESS_READ) as mapped:
+                yield mapped
 
     def read(self, asset: str, source_id: str) -> pa.Table:
         if self._written is not None and (asset, source_id) in self._written:
