@@ -17,7 +17,8 @@ not part of the port) as `chunk(..., parsed=...)`, so they cut what the reader p
 than parsing the bytes again. Every other chunker, and every chunker when there is no parsed
 form (pages rebuilt from storage), is called through the port alone. A chunker that declares
 `reads_content = False` cuts from the page outputs alone: when no chunker that may take a
-document reads its bytes (`reads_content`), the caller may hand over none.
+document reads its bytes (`reads_content`), the caller may hand over none; when each that reads
+them declares `reads_mapped = True` (`maps_content`), a read-only map of a file of them will do.
 
 A document whose chain cuts it page by page (`cuts_page_by_page`) may be cut a page at a time
 as a stream (`stream_page`): a chunker that offers `stream_page` (the built-in structured ones,
