@@ -18,13 +18,16 @@ from indx_assets.wiring.assets import stages
 
 
 class _Recorder:
-    """A third-party chunker that says nothing of what it reads: it is handed the bytes."""
+    """A third-party chunker (of `media_types`, or of all) that says nothing of what it reads or
+    how: it is handed the bytes, which it records."""
 
-    def __init__(self) -> None:
-        self.seen: list[int] = []
+    def __init__(self, media_types: frozenset[str] | None = None) -> None:
+        if media_types is not None:
+            self.media_types = media_types
+        self.seen: list[tuple[type, int]] = []
 
     def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
-        self.seen.append(len(content))
+        self.seen.append((type(content), len(content)))
         return ()
 
 
@@ -37,7 +40,7 @@ def test_the_bytes_of_a_text_file_go_only_to_a_chain_that_may_read_them(tmp_path
     source, storage = stored_text(tmp_path, "tide.txt", "The harbour wall held the tide back.\n" * 200)
     recorder = _Recorder()
     stages.cut_chunks(source, storage, Chain((ChainLink("recorder", recorder, "inline", "", ""), *chain.links)))
-    assert recorder.seen == [len("The harbour wall held the tide back.\n") * 200]
+    assert recorder.seen == [(bytes, len("The harbour wall held the tide back.\n") * 200)]
     cut = stages.cut_chunks(source, storage, chain)
     assert cut.metadata["chunks"] > 1 and cut.metadata["fidelity"]["passes"]
 
@@ -53,31 +56,19 @@ def _page(name: str, size: int) -> str:
     return "".join(paragraph + "\n\n" for _ in range(count))
 
 
-class _Kinds:
-    """A third-party chunker of HTML that says nothing of how it reads the bytes: it gets bytes."""
-
-    media_types = frozenset({"text/html"})
-
-    def __init__(self) -> None:
-        self.seen: list[type] = []
-
-    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
-        self.seen.append(type(content))
-        return ()
-
-
 def test_an_html_file_is_walked_from_a_map_of_its_stored_file_only_by_chunkers_that_take_one(tmp_path: Path) -> None:
     """The `html` chunker takes its bytes as a read-only map of the stored file and lets its pages
     go as it walks them (`chain_runner.maps_content`); a chunker that declares nothing gets the
     bytes, and then so does every other."""
     chain = load_chain()
     assert maps_content(chain, "text/html") and not maps_content(chain, "application/pdf")
-    source, storage = stored_text(tmp_path, "page.html", _page("page.html", 64 << 10))
-    kinds = _Kinds()
-    third = Chain((ChainLink("kinds", kinds, "inline", "", ""), *chain.links))
+    html = _page("page.html", 64 << 10)
+    source, storage = stored_text(tmp_path, "page.html", html)
+    recorder = _Recorder(frozenset({"text/html"}))
+    third = Chain((ChainLink("recorder", recorder, "inline", "", ""), *chain.links))
     assert not maps_content(third, "text/html")
     stages.cut_chunks(source, storage, third)
-    assert kinds.seen == [bytes]
+    assert recorder.seen == [(bytes, len(html))]
     by_bytes = storage.read(stages.CHUNK_MAP, source).to_pylist()
     cut = stages.cut_chunks(source, storage, chain)
     assert storage.read(stages.CHUNK_MAP, source).to_pylist() == by_bytes and cut.metadata["fidelity"]["passes"]
