@@ -171,6 +171,38 @@ def test_two_pieces_cutting_the_same_span_still_get_distinct_ids() -> None:
     assert len({c.id for c in document.chunks}) == 2
 
 
+class _Repeats:
+    """Cuts each page's spans out of order, some twice, and one as a sentence too."""
+
+    SPANS = ((0, 4, None), (2, 6, None), (0, 4, None), (1, 3, None), (0, 4, "sentence"), (2, 6, None), (1, 3, None))
+
+    def chunk(self, content: bytes, media_type: str, outputs: tuple[PageOutput, ...]) -> tuple[PageChunks, ...]:
+        return tuple(PageChunks(o.page, tuple(
+            ChunkPiece(text=o.text[s:e], bbox_reason="no_geometry", start=s, end=e, chunk_type=t) for s, e, t in self.SPANS))
+            for o in outputs)
+
+
+REPEATS = Chain((ChainLink("repeats", _Repeats(), "inline", "", ""),))
+
+
+def test_a_span_cut_again_on_its_page_is_placed_by_position_on_that_page_alone() -> None:
+    """Spans are told apart within a page (`read_and_chunk.PageSpans`), in whatever order they
+    come: the same span on another page is that page's own."""
+    text = to_document(encode_bytes(b"abcdefgh\fijklmnop", source_id="t.txt", chain=REPEATS))
+    assert [c.locator for c in text.chunks] == [
+        "char:0-4", "char:2-6", "page:1/chunk:2", "char:1-3", "sentence:char:0-4", "page:1/chunk:5", "page:1/chunk:6",
+        "char:9-13", "char:11-15", "page:2/chunk:2", "char:10-12", "sentence:char:9-13", "page:2/chunk:5",
+        "page:2/chunk:6"]
+    pages = (PageOutput(page=1, text="first page", reader="r"), PageOutput(page=2, text="second page", reader="r"))
+    read = DocumentRead.from_pages("application/x-paged", pages)
+    paged = to_document(Encoded("deck", read, run_chain(REPEATS, b"", read.media_type, pages), REPEATS))
+    assert [c.locator for c in paged.chunks if c.page == 2] == [
+        "page:2:char:0-4", "page:2:char:2-6", "page:2/chunk:2", "page:2:char:1-3", "sentence:page:2:char:0-4",
+        "page:2/chunk:5", "page:2/chunk:6"]
+    for document in (text, paged):
+        assert len({c.id for c in document.chunks}) == len(document.chunks) == 14
+
+
 def test_reader_metadata_never_overwrites_the_encoders_account() -> None:
     pages = (PageOutput(page=1, text="x", reader="r"),)
     read = DocumentRead.from_pages("application/x-paged", pages, status="forged", content="forged", author="ann")

@@ -493,13 +493,12 @@ def _cut_in_steps(source_id: str, storage: StorageResource, chain: Chain, conten
     """`cut_chunks` of a document the chain cuts page by page: its stored pages read in steps,
     each page cut by the chain alone (with its own part of the reader's parsed form), its
     chunks streamed (`chain_runner.stream_page`) and placed where the whole document's
-    `Document` puts them (`ChunkPlacer`'s `offset` and `seen`); the chunk map is the one
+    `Document` puts them (`ChunkPlacer`'s `offset`); the chunk map is the one
     cutting it whole gives. (One difference: a chunker that raises on a page declines that
     page, not the whole document.)"""
     schema = storage.schema(PAGE_OUTPUTS, source_id)
     models = _page_models(content, media_type, parsed)
     model: Sheet | None = None
-    seen: set[str] = set()
     offset = 0
     picture = None
     total = storage.rows(PAGE_OUTPUTS, source_id)
@@ -516,7 +515,7 @@ def _cut_in_steps(source_id: str, storage: StorageResource, chain: Chain, conten
                 own = Workbook((model,)) if model is not None and model.page == page.page else (
                     Workbook(()) if models is not None else parsed)
                 step = replace(read, pages=(page,))
-                cut.page(page, ChunkPlacer(source_id, step, offset, seen),
+                cut.page(page, ChunkPlacer(source_id, step, offset),
                          lambda retract, page=page, own=own: stream_page(chain, content, media_type, page, own,
                                                                          retract=retract, failed=cut.failed))
                 offset += len(page.text) + 1
