@@ -73,14 +73,14 @@ class HtmlChunker(StructuredTextChunker):
     reads_mapped = True  # its bytes may come as a map of the stored file (`chain_runner.maps_content`)
 
     def page_elements(self, content: bytes, page: PageOutput) -> Iterator[Element] | None:
-        from indx_assets.pipeline.readers.html import utf8_source
+        from indx_assets.pipeline.readers.html import let_go_reader, utf8_source
         from indx_assets.pipeline.readers.text import NotText, decode_text, is_utf8_file
 
         # the bytes the reader parsed (the file's own, when in UTF-8: a map of them is walked as
         # it is, its pages let go as they are), not its text held beside them
         mapped = isinstance(content, mmap.mmap)
         try:
-            if is_utf8_file(content if mapped else io.BytesIO(content)):  # type: ignore[arg-type]
+            if is_utf8_file(let_go_reader(content) if mapped else io.BytesIO(content)):  # type: ignore[arg-type]
                 source = content
             else:
                 content = content[:] if mapped else content  # another encoding: decoded whole

@@ -32,9 +32,10 @@ from dataclasses import dataclass, replace
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from indx_assets.pipeline.chunker_port import PageOutput
+from indx_assets.pipeline.freed_memory import return_freed_memory
 from indx_assets.pipeline.readers import DocumentRead, ReaderConfig
 from indx_assets.pipeline.readers.html_attrs import BREAK_AFTER, BREAK_BEFORE, hidden
-from indx_assets.pipeline.readers.html_cuts import PIECE_BYTES, Piece, Source, html_pieces
+from indx_assets.pipeline.readers.html_cuts import PIECE_BYTES, Piece, Source, html_pieces, map_releaser, windows
 from indx_assets.pipeline.readers.text import (DecodedText, NotText, decode_text, is_utf8_file, same_utf8_text,
                                                transcode_file, utf8_text)
 from indx_assets.pipeline.whitespace import collapse_whitespace
@@ -59,6 +60,9 @@ _SPACE = re.compile(r"\s+")
 _NOT_SPACE_BYTE = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # `bytes.isspace`
 #: The window the depth check reads the source in.
 _WINDOW = 1 << 20
+#: A walk of a source larger than this hands the memory its trees took back to the system
+#: (8 MiB of paragraphs then peaks 6-8 MiB lower; a walk of a small page is not worth the trim).
+TRIMMED_AFTER = 4 * PIECE_BYTES
 
 #: Block elements nested deeper than this are refused. Each block start tag makes the parser
 #: search the stack of open elements (for a `p` to close) down to the nearest table cell or
@@ -87,9 +91,9 @@ def block_depth(html: str | Source) -> int:
     depths = [0]  # one count per open scope
     deepest = 0
     source = html.encode("utf-8", errors="ignore") if isinstance(html, str) else html
-    for at in range(0, len(source), _WINDOW):
-        # a tag that starts in this window is matched whole in the window and a little past it
-        window = source[at : at + _WINDOW + _LONGEST_DEPTH_TAG].lower()
+    # a tag that starts in a window is matched whole in the window and a little past it
+    for window in _windows(source, _LONGEST_DEPTH_TAG):
+        window = window.lower()
         for match in _DEPTH_TAG.finditer(window, 0, _WINDOW + _LONGEST_DEPTH_TAG):
             if match.start() >= _WINDOW:
                 break
@@ -107,13 +111,56 @@ def block_depth(html: str | Source) -> int:
     return deepest
 
 
+def _windows(source: Source, past: int = 0) -> Iterator[bytes]:
+    """`source` `_WINDOW` bytes at a time, each with `past` bytes after it, a map's pages let go
+    behind each window: a scan of a large file's map holds a window of it, not the file."""
+    return windows(source, _WINDOW, past, map_releaser(source) if isinstance(source, mmap.mmap) else None)
+
+
+def let_go_reader(source: mmap.mmap) -> BinaryIO:
+    """`source` read as a file front to back, its pages let go behind each read (`is_utf8_file`
+    of a large file's map then holds a step of it, not the file)."""
+    return _LettingGo(source)  # type: ignore[return-value]
+
+
+class _LettingGo(io.RawIOBase):
+    """`let_go_reader`'s file."""
+
+    def __init__(self, source: mmap.mmap) -> None:
+        super().__init__()
+        self._source, self._release = source, map_releaser(source)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = self._source.read(-1 if size is None else size)
+        self._release(self._source.tell())
+        return data
+
+    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self._source.seek(offset, whence)
+        return self._source.tell()
+
+    def tell(self) -> int:
+        return self._source.tell()
+
+
 def check_depth(html: str | Source) -> None:
     """`HtmlTooDeep` for nesting that would make parsing take quadratic time."""
     # with no more tags than the limit, nothing can nest past it: skip the scan
     if isinstance(html, str):
         tags = html.count("<")
     else:  # a window at a time: a map has no `count`
-        tags = sum(html[at : at + _WINDOW].count(b"<") for at in range(0, len(html), _WINDOW))
+        tags = sum(window.count(b"<") for window in _windows(html))
     if tags > MAX_BLOCK_DEPTH and (depth := block_depth(html)) > MAX_BLOCK_DEPTH:
         raise HtmlTooDeep(f"the HTML nests block elements {depth:,} deep (at most {MAX_BLOCK_DEPTH:,} are read): "
                           "parsing it would take time growing with the square of that depth")
@@ -545,23 +592,13 @@ def page_blocks(html: Source, page_text: str, piece_bytes: int = PIECE_BYTES) ->
     let go as they are walked) whose page text the caller holds (`page_text`, as the reader read
     it): the walk's text is compared with it rather than kept beside it, and each block's text
     is a slice of it. None when the walk's text is not `page_text`."""
-    released = _releaser(html) if isinstance(html, mmap.mmap) else None
+    released = map_releaser(html) if isinstance(html, mmap.mmap) else None
     same, blocks = _walk(html, piece_bytes, keep_blocks=True, released=released,
                          finish=lambda sink: same_utf8_text(sink, page_text))
     if not same:
         return None
     return (HtmlBlock(kind, page_text[start:end], level, markup, ends_page)
             for kind, level, start, end, markup, ends_page in blocks)
-
-
-def _releaser(source: mmap.mmap) -> Callable[[int], None]:
-    """`html_pieces`' `released` for a map: its pages before an offset let go (the map's
-    memory, not the file)."""
-    def released(offset: int) -> None:
-        if whole_pages := offset - offset % mmap.PAGESIZE:
-            source.madvise(mmap.MADV_DONTNEED, 0, whole_pages)
-
-    return released
 
 
 def _walk(source: Source, piece_bytes: int, keep_blocks: bool, released: Callable[[int], None] | None = None,
@@ -571,12 +608,17 @@ def _walk(source: Source, piece_bytes: int, keep_blocks: bool, released: Callabl
     `keep_blocks` (see `_Walker`; else none). A piece whose tree is not what its cut promised
     (`PiecesDisagree`, a fault of the cuts) costs the page its bound, never its text: the page
     is read again, parsed whole."""
-    check_depth(source)  # its reading of the whole is let go by `html_pieces`
+    check_depth(source)
     try:
         return _walk_pieces(html_pieces(source, piece_bytes, released), keep_blocks, finish)
     except PiecesDisagree as exc:
         log.warning("HTML read again parsed whole: %s", exc)
         return _walk_pieces(html_pieces(source, len(source)), keep_blocks, finish)
+    finally:
+        if len(source) > TRIMMED_AFTER:
+            # the parser's trees, freed a piece at a time, stay in the C heap: handed back, so
+            # that what is made next (the page's text, its chunks) does not land beside them
+            return_freed_memory()
 
 
 def _walk_pieces(pieces: Iterator[Piece], keep_blocks: bool, finish: Callable[[BinaryIO], T]) -> tuple[T, _Spans]:
@@ -618,7 +660,7 @@ def read_html_file(file: BinaryIO, config: ReaderConfig) -> DocumentRead:
             if encoding == "utf-8" and not _NOT_SPACE_BYTE.search(source):  # `not content.strip()`, no copy
                 return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="empty", reader="html"),))
 
-            text, _ = _walk(source, PIECE_BYTES, keep_blocks=False, released=_releaser(source))
+            text, _ = _walk(source, PIECE_BYTES, keep_blocks=False, released=map_releaser(source))
         return _page(text, encoding)
     except (NotText, HtmlTooDeep) as exc:
         return DocumentRead.from_pages(media_type, (PageOutput(page=1, status="failed", reader="html", reason=str(exc)),))

@@ -1606,6 +1606,25 @@ class Piece(NamedTuple):
     cell: bool = False
 
 
+def map_releaser(source: mmap.mmap) -> Callable[[int], None]:
+    """A map's `released`: its pages before an offset let go (its memory, not the file)."""
+    def released(offset: int) -> None:
+        if whole_pages := offset - offset % mmap.PAGESIZE:
+            source.madvise(mmap.MADV_DONTNEED, 0, whole_pages)
+
+    return released
+
+
+def windows(source: Source, size: int, past: int = 0, released: Callable[[int], None] | None = None) -> Iterator[bytes]:
+    """`source` `size` bytes at a time, each with `past` bytes after it (a pattern that starts in
+    a window is whole in it); `released` is told after each window that the bytes before its end
+    may go."""
+    for at in range(0, len(source), size):
+        yield source[at : at + size + past]
+        if released is not None:
+            released(at + size)
+
+
 def html_pieces(source: Source, every: int = PIECE_BYTES,
                 released: Callable[[int], None] | None = None) -> Iterator[Piece]:
     """`source` (an HTML document's UTF-8 bytes, or a map of them) as pieces to parse one by
@@ -1624,11 +1643,9 @@ def html_pieces(source: Source, every: int = PIECE_BYTES,
             released(end)
         return Piece(markup, cut.table, cut.pre, cut.cell)
 
-    if len(source) <= every or _FRAMESET.search(source):
+    if len(source) <= every or any(_FRAMESET.search(w) for w in windows(source, every, len(b"<frameset") - 1, released)):
         yield piece(0, len(source), b"", Cut(len(source)))
         return
-    if released is not None:
-        released(len(source))  # the search (and the caller's depth check) read it all; the pieces read it again
     start, reopen = 0, b""
     for cut in scan.cuts(every):
         yield piece(start, cut.at, reopen, cut)
