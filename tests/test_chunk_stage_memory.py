@@ -109,6 +109,29 @@ def test_a_large_page_is_cut_holding_its_text_not_its_chunks(tmp_path: Path, nam
     assert peak < 2.2 * len(text), f"{peak / len(text):.2f}x the page"
 
 
+def test_a_long_html_table_is_cut_a_piece_of_its_markup_at_a_time(tmp_path: Path) -> None:
+    """4 MiB of one HTML table: its rows are read from its markup a piece at a time
+    (`readers.html.table_trees`) and packed into chunks as they come, so the cut holds the page
+    text, the table's text and markup, and one piece's tree (4.4x traced; 26x when the markup
+    was parsed whole and its rows all held; 2.7x resident at 32 MiB, where a piece's tree is
+    small beside the page: `bench/bench_source_memory.py --formats html-table --chunk`)."""
+    row = "<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n"
+    html = ("<html><body><table><thead><tr><th>Place</th><th>What</th><th>Year</th></tr></thead><tbody>\n"
+            + row * ((4 << 20) // len(row)) + "</tbody></table></body></html>")
+    source, storage = stored_text(tmp_path, "table.html", html)
+    chain = load_chain()
+    stages.cut_chunks(source, storage, chain)
+    tracemalloc.start()
+    try:
+        cut = stages.cut_chunks(source, storage, chain)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert cut.metadata["chunks_by_type"] == {"table": cut.metadata["chunks"]} and cut.metadata["chunks"] > 1_000
+    assert cut.metadata["fidelity"]["passes"]
+    assert peak < 5.5 * len(html), f"{peak / len(html):.2f}x the page"
+
+
 #: Cuts one stored HTML page in a process of its own and prints the rise of its resident memory
 #: during the cut (the map's pages and the C heap are resident memory no trace sees).
 _RESIDENT_CUT = """

@@ -226,6 +226,54 @@ def test_an_oversized_row_is_text_split_and_still_gets_the_header() -> None:
     assert all(len(c.text) <= 25 for c in chunks)
 
 
+_ROW_SHAPES = {
+    "a header row group": ("<table border=1><thead><tr><th>Name<th>Weight</thead><tbody>",
+                           "<tr><td>R\u00f6 {i}</td><td>{i} kg <b>net</b><br>dry</td></tr>\n", "</tbody></table>"),
+    "header cells, implicit closes, spans": ("<table><tr><th>A<th>B<tr><th>C<th>D",
+                                             "<tr class=odd><td rowspan=2>{i}<td colspan=2>held the <i>tide</i>\n", ""),
+    "tables nested in cells": ("<table>", "<tr><td>outer {i}</td><td><table><tr><td>inner {i}</table></td></tr>\n",
+                               "</table>"),
+    "hidden rows and cells": ("<table>", "<tr hidden><td>gone {i}</tr><tr><td>h {i}<td style=display:none>x<td>y</tr>\n",
+                              "</table>"),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_ROW_SHAPES))
+def test_a_long_table_s_rows_are_read_a_piece_at_a_time_as_the_whole_parse_has_them(shape: str) -> None:
+    """A table's markup longer than a piece is parsed a piece at a time, cut between rows
+    (`readers.html.table_trees`), so a table of many megabytes is never one tree of some 25x its
+    size; its rows are those of the whole parse."""
+    from indx_assets.pipeline.chunking.tables import _tree_rows, html_rows
+    from indx_assets.pipeline.readers.html import parse_html, table_trees
+
+    head, row, tail = _ROW_SHAPES[shape]
+    markup = head + "".join(row.format(i=i) for i in range(3000)) + tail
+    assert len(list(table_trees(markup, 4096))) > len(markup) // 8192  # the comparison does compare pieces
+    whole = _tree_rows(parse_html(markup))
+    assert len(whole) >= 3000 and any(r.is_header for r in whole) == ("header" in shape)
+    assert list(html_rows(markup) or ()) == whole  # in pieces of the default size
+    import indx_assets.pipeline.readers.html as html_reader
+
+    default = html_reader.PIECE_BYTES
+    try:  # in small pieces: many more cuts
+        html_reader.PIECE_BYTES = 4096
+        assert list(html_rows(markup) or ()) == whole
+    finally:
+        html_reader.PIECE_BYTES = default
+
+
+def test_a_table_laid_out_in_one_cell_is_one_tree() -> None:
+    """A cut falls between a table's rows only, never in a cell: a row cut in two has no tree of
+    its own (a page laid out in a table holds all its text in one cell)."""
+    from indx_assets.pipeline.chunking.tables import html_rows
+    from indx_assets.pipeline.readers.html import table_trees
+
+    markup = "<table><tr><td class=nav>Home</td><td>" + "<p>The harbour wall held the tide.</p>\n" * 2000 + "</td></tr></table>"
+    assert len(list(table_trees(markup, 4096))) == 1
+    (row,) = html_rows(markup) or ()
+    assert row.text.startswith("Home The harbour wall") and row.text.count("harbour") == 2000
+
+
 def test_tables_never_share_a_chunk_unless_isolation_is_off() -> None:
     els = [Text("intro"), Table("a | b"), Text("outro")]
     assert texts(chunk_by_title(els)) == ["intro", "a | b", "outro"]

@@ -45,7 +45,7 @@ import regex
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.chunking.inline_data import elide_inline_data
 from indx_assets.pipeline.identity import char_locator
-from indx_assets.pipeline.whitespace import blank, collapse_whitespace, iter_words
+from indx_assets.pipeline.whitespace import blank, collapse_whitespace, iter_lines, iter_words
 
 #: The least share of a page's words its chunks (or its named furniture) must hold.
 MIN_KEPT = 0.99
@@ -78,22 +78,9 @@ Token = tuple[str, int, int]
 _HARD, _SOFT = 1, 2
 
 
-_LINE_END = regex.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
-
-
-def _lines(text: str) -> Iterator[str]:
-    """`text.splitlines()`, a line at a time."""
-    start = 0
-    for m in _LINE_END.finditer(text):
-        yield text[start : m.start()]
-        start = m.end()
-    if start < len(text):
-        yield text[start:]
-
-
 def iter_tokens(text: str) -> Iterator[Token]:
     """The words of `text` in order (see the module docstring), before line-end joining."""
-    for number, line in enumerate(_lines(text)):
+    for number, line in enumerate(iter_lines(text)):
         for raw in iter_words(line):
             soft = _SOFT_HYPHENS[0] in raw or _SOFT_HYPHENS[1] in raw
             bare = raw.translate(_NO_SOFT_HYPHENS) if soft else raw
@@ -190,7 +177,7 @@ class _Page:
 
     def read(self, text: str, furniture: frozenset[str] = frozenset()) -> Iterator[_Placed]:
         """Count the words of `text` into the page, giving each with its line as it is counted."""
-        apart = {n for n, line in enumerate(_lines(text)) if collapse_whitespace(line) in furniture} if furniture else set()
+        apart = {n for n, line in enumerate(iter_lines(text)) if collapse_whitespace(line) in furniture} if furniture else set()
         stream = iter_tokens(text)
         ahead: deque[Token] = deque()
         counts, joins = self.counts, self.joins

@@ -8,6 +8,8 @@ _WORD = re.compile(r"\S+")
 _NOT_SPACE = re.compile(r"\S")
 #: Whitespace `collapse_whitespace` changes inside a text: any but a single space.
 _UNCOLLAPSED = re.compile(r"[^\S ]|  ")
+#: What ends a line for `str.splitlines`.
+_LINE_END = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 #: A text longer than this is collapsed a window at a time (see `collapse_whitespace`): `re.sub`
 #: holds a string per word of a window until it joins them, some 17x the window for short words.
 WINDOW = 1 << 16
@@ -17,6 +19,17 @@ def blank(text: str) -> bool:
     """Whether `text` is empty or all whitespace: `not text.strip()`, without the copy of a
     page that `strip` makes when the page ends with a line break."""
     return not text or text.isspace()
+
+
+def iter_lines(text: str) -> Iterator[str]:
+    """`text.splitlines()`, a line at a time (a string per line, all held at once, costs
+    several times a text of short lines)."""
+    start = 0
+    for m in _LINE_END.finditer(text):
+        yield text[start : m.start()]
+        start = m.end()
+    if start < len(text):
+        yield text[start:]
 
 
 def collapse_whitespace(text: str) -> str:

@@ -10,16 +10,19 @@ those take at most half the window.
 """
 
 import html as html_lib
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from indx_assets.pipeline.chunking.elements import ElementMetadata, Table, TableChunk
 from indx_assets.pipeline.chunking.options import ChunkingOptions
+from indx_assets.pipeline.chunking.measure import Measure
 from indx_assets.pipeline.chunking.text_splitter import TextSplitter
+from indx_assets.pipeline.whitespace import iter_lines
 
 if TYPE_CHECKING:
-    from selectolax.lexbor import LexborNode
+    from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,19 +32,37 @@ class Row:
     is_header: bool
 
 
-def html_rows(text_as_html: str) -> list[Row] | None:
-    """The rows of an HTML table, or `None` when the HTML holds no row. A row is one of the
-    table's own (a table nested in a cell is text of that cell) and its text is its cells' as
-    the HTML reader puts them in the page text (`readers.html.cell_text`: a line break or a
-    block between two words keeps them apart, hidden cells and rows are left out)."""
-    from indx_assets.pipeline.readers.html import HtmlTooDeep, cell_text, parse_html, row_cells, table_rows
+def html_rows(text_as_html: str) -> Iterator[Row] | None:
+    """The rows of an HTML table as they are read, or `None` when the HTML holds no row. A row
+    is one of the table's own (a table nested in a cell is text of that cell) and its text is its
+    cells' as the HTML reader puts them in the page text (`readers.html.cell_text`: a line break
+    or a block between two words keeps them apart, hidden cells and rows are left out). A long
+    table is parsed a piece at a time (`readers.html.table_trees`)."""
+    from indx_assets.pipeline.readers.html import HtmlTooDeep
 
+    rows = _html_rows(text_as_html)
     try:
-        tree = parse_html(text_as_html)
+        first = next(rows, None)
     except HtmlTooDeep:
         return None
+    return None if first is None else itertools.chain((first,), rows)
+
+
+def _html_rows(text_as_html: str) -> Iterator[Row]:
+    from indx_assets.pipeline.readers.html import table_trees
+
+    for tree in table_trees(text_as_html):
+        rows = _tree_rows(tree)
+        del tree  # (its nodes die with `_tree_rows`' frame): one tree at a time
+        yield from rows
+
+
+def _tree_rows(tree: "LexborHTMLParser") -> list[Row]:
+    """The rows of the table in `tree`, or of its parts (a table the HTML reader cut between
+    pieces is its parts' markup, and a piece of a long table is a part of it)."""
+    from indx_assets.pipeline.readers.html import cell_text, row_cells, table_rows
+
     rows: list[Row] = []
-    # the table, or its parts (a table the HTML reader cut between pieces is its parts' markup)
     for table in tree.css("table"):
         if _in_table(table):
             continue
@@ -52,7 +73,7 @@ def html_rows(text_as_html: str) -> list[Row] | None:
                 continue
             is_header = tr.parent is not None and tr.parent.tag == "thead" or all(c.tag == "th" for c in cells)
             rows.append(Row(" ".join(texts), tr.html or "", is_header))
-    return rows or None
+    return rows
 
 
 def _in_table(node: "LexborNode") -> bool:
@@ -64,21 +85,23 @@ def _in_table(node: "LexborNode") -> bool:
     return False
 
 
-def _text_rows(text: str) -> list[Row]:
-    return [
-        Row(line.strip(), f"<tr><td>{html_lib.escape(line.strip())}</td></tr>", False)
-        for line in text.splitlines()
-        if line.strip()
-    ]
+def _text_rows(text: str) -> Iterator[Row]:
+    for line in iter_lines(text):
+        if line.strip():
+            yield Row(line.strip(), f"<tr><td>{html_lib.escape(line.strip())}</td></tr>", False)
 
 
-def _split_row(part: str) -> tuple[list[Row], str]:
+def _split_row(part: str) -> list[Row]:
     """A piece of a row too large for a chunk, as a row of its own."""
-    return [Row(part, f"<tr><td>{html_lib.escape(part)}</td></tr>", False)], part
+    return [Row(part, f"<tr><td>{html_lib.escape(part)}</td></tr>", False)]
+
+
+#: Rows measured at once (a measure that is `additive` sizes each row alone).
+_MEASURED_AT_ONCE = 1024
 
 
 def table_chunks(table: Table, opts: ChunkingOptions, table_id: str) -> Iterator[Table | TableChunk]:
-    """The chunks of one isolated table (none when it holds no text)."""
+    """The chunks of one isolated table (none when it holds no text), each as its rows are read."""
     text = table.text.strip()
     if not text:
         return
@@ -87,53 +110,22 @@ def table_chunks(table: Table, opts: ChunkingOptions, table_id: str) -> Iterator
         yield Table(text, metadata=_metadata(table, opts, table.metadata.text_as_html))
         return
     from_html = html_rows(table.metadata.text_as_html) if table.metadata.text_as_html else None
-    rows = from_html or _text_rows(text)
+    rows: Iterator[Row] = from_html or _text_rows(text)
     row_sep = " " if from_html else "\n"
     headers: list[Row] = []
     if opts.repeat_table_headers:
+        read: list[Row] = []  # the leading header rows, and the row after them
         for row in rows:
+            read.append(row)
             if not row.is_header:
                 break
-            headers.append(row)
+        rows = itertools.chain(read, rows)
+        headers = [r for r in read if r.is_header]
         if headers and max(measure.size(r.text) for r in headers) > (opts.hard_max + 1) // 2:
             headers = []  # a header that big would crowd out the rows it labels
     header_text = row_sep.join(r.text for r in headers)
     header_size = measure.size(header_text) + measure.join_cost(row_sep) if headers else 0
-    join = measure.join_cost(row_sep)
-
-    pieces: list[tuple[list[Row], str | None]] = []  # (rows, text of a split row or None)
-    group: list[Row] = []
-    group_size = 0
-    row_sizes = measure.sizes([r.text for r in rows]) if measure.additive else None
-
-    def window() -> int:
-        return opts.hard_max - header_size if pieces and headers else opts.hard_max
-
-    for i, row in enumerate(rows):
-        if group:
-            if row_sizes is not None:
-                fits = group_size + join + row_sizes[i] <= window()
-            else:
-                fits = measure.size(row_sep.join(r.text for r in [*group, row])) <= window()
-            if fits:
-                group.append(row)
-                group_size += join + (row_sizes[i] if row_sizes is not None else 0)
-                continue
-            pieces.append((group, None))
-            group, group_size = [], 0
-        size = row_sizes[i] if row_sizes is not None else measure.size(row.text)
-        if size <= window():
-            group, group_size = [row], size
-            continue
-        # one row alone is over the window: split its text; each piece is its own chunk (the
-        # window is the same for all but a first piece of the table: one split, then the rest's)
-        first, rest, _ = TextSplitter(measure, max(1, window())).split(row.text)
-        pieces.append(_split_row(first))
-        pieces.extend(_split_row(part) for part, _ in TextSplitter(measure, max(1, window())).split_all(rest))
-    if group:
-        pieces.append((group, None))
-
-    for index, (group_rows, _) in enumerate(pieces):
+    for index, group_rows in enumerate(_row_groups(rows, measure, row_sep, opts.hard_max, header_size)):
         body = row_sep.join(r.text for r in group_rows)
         repeat = bool(headers) and index > 0
         chunk_text = f"{header_text}{row_sep}{body}" if repeat else body
@@ -145,6 +137,47 @@ def table_chunks(table: Table, opts: ChunkingOptions, table_id: str) -> Iterator
         metadata.num_carried_over_header_rows = len(headers) if repeat else 0
         metadata.header_prefix_len = len(header_text) + len(row_sep) if repeat else 0
         yield TableChunk(chunk_text, metadata=metadata)
+
+
+def _row_groups(rows: Iterator[Row], measure: Measure, row_sep: str, hard_max: int, header_size: int) -> Iterator[list[Row]]:
+    """The rows packed into chunks of as many whole rows as fit: in `hard_max`, less the
+    repeated header's `header_size` after the first chunk. A row over that alone is split into
+    pieces of its text, each a chunk."""
+    join = measure.join_cost(row_sep)
+    given = False  # whether a chunk was given: the ones after it repeat the header
+
+    def window() -> int:
+        return hard_max - header_size if given else hard_max
+
+    group: list[Row] = []
+    group_size = 0
+    for batch in iter(lambda: list(itertools.islice(rows, _MEASURED_AT_ONCE)), []):
+        row_sizes = measure.sizes([r.text for r in batch]) if measure.additive else None
+        for i, row in enumerate(batch):
+            if group:
+                if row_sizes is not None:
+                    fits = group_size + join + row_sizes[i] <= window()
+                else:
+                    fits = measure.size(row_sep.join(r.text for r in [*group, row])) <= window()
+                if fits:
+                    group.append(row)
+                    group_size += join + (row_sizes[i] if row_sizes is not None else 0)
+                    continue
+                yield group
+                given, group, group_size = True, [], 0
+            size = row_sizes[i] if row_sizes is not None else measure.size(row.text)
+            if size <= window():
+                group, group_size = [row], size
+                continue
+            # one row alone is over the window: split its text; each piece is its own chunk (the
+            # window is the same for all but a first piece of the table: one split, then the rest's)
+            first, rest, _ = TextSplitter(measure, max(1, window())).split(row.text)
+            yield _split_row(first)
+            given = True
+            for part, _ in TextSplitter(measure, max(1, window())).iter_split(rest):
+                yield _split_row(part)
+    if group:
+        yield group
 
 
 def _metadata(table: Table, opts: ChunkingOptions, text_as_html: str | None) -> ElementMetadata:

@@ -178,6 +178,27 @@ def parse_html(html: str | bytes, checked: bool = False) -> LexborHTMLParser:
     return tree
 
 
+def table_trees(markup: str, piece_bytes: int = PIECE_BYTES) -> Iterator[LexborHTMLParser]:
+    """The parsed trees of a table's `markup` (a table block's, `HtmlBlock.html`), a piece at a
+    time when it is longer than a piece (`html_pieces`: cut between rows, never in a cell, whose
+    row would have no tree of its own; each piece after the first opening the table again), each
+    tree let go once the next is asked for. `HtmlTooDeep` as `parse_html`."""
+    if len(markup) <= piece_bytes:
+        yield parse_html(markup)
+        return
+    with tempfile.TemporaryFile() as file:
+        for at in range(0, len(markup), _WINDOW):  # the bytes the parser reads, a window at a time
+            file.write(markup[at : at + _WINDOW].encode("utf-8", errors="ignore"))
+        if file.tell() == 0:
+            yield parse_html("")
+            return
+        file.flush()
+        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as source:
+            check_depth(source)
+            for piece in html_pieces(source, piece_bytes, map_releaser(source), cells=False):
+                yield parse_html(piece.markup, checked=True)
+
+
 def utf8_source(content: bytes, decoded: DecodedText) -> bytes:
     """The document as the UTF-8 bytes the parser reads (`LexborHTMLParser` encodes a text to
     them): `content` itself when it is that already (UTF-8 without a byte-order mark), so a
