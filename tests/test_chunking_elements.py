@@ -252,14 +252,8 @@ def test_a_long_table_s_rows_are_read_a_piece_at_a_time_as_the_whole_parse_has_t
     whole = _tree_rows(parse_html(markup))
     assert len(whole) >= 3000 and any(r.is_header for r in whole) == ("header" in shape)
     assert list(html_rows(markup) or ()) == whole  # in pieces of the default size
-    import indx_assets.pipeline.readers.html as html_reader
-
-    default = html_reader.PIECE_BYTES
-    try:  # in small pieces: many more cuts
-        html_reader.PIECE_BYTES = 4096
-        assert list(html_rows(markup) or ()) == whole
-    finally:
-        html_reader.PIECE_BYTES = default
+    for every in (4096, 16384):  # in small pieces: many more cuts
+        assert [row for tree in table_trees(markup, every) for row in _tree_rows(tree)] == whole
 
 
 def test_a_table_laid_out_in_one_cell_is_one_tree() -> None:
