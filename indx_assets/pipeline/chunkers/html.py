@@ -13,7 +13,9 @@ chunks, so it neither leads into the next chunk nor stands alone as one. The pag
 
 import io
 import mmap
+import tempfile
 from collections.abc import Iterator
+from typing import BinaryIO
 
 from indx_interfaces import PageOutput
 
@@ -73,21 +75,37 @@ class HtmlChunker(StructuredTextChunker):
     reads_mapped = True  # its bytes may come as a map of the stored file (`chain_runner.maps_content`)
 
     def page_elements(self, content: bytes, page: PageOutput) -> Iterator[Element] | None:
-        from indx_assets.pipeline.readers.html import let_go_reader, utf8_source
-        from indx_assets.pipeline.readers.text import NotText, decode_text, is_utf8_file
+        from indx_assets.pipeline.readers.html import let_go_reader
+        from indx_assets.pipeline.readers.text import NotText, is_utf8_file, transcode_file
 
         # the bytes the reader parsed (the file's own, when in UTF-8: a map of them is walked as
         # it is, its pages let go as they are), not its text held beside them
-        mapped = isinstance(content, mmap.mmap)
+        file = let_go_reader(content) if isinstance(content, mmap.mmap) else io.BytesIO(content)
         try:
-            if is_utf8_file(let_go_reader(content) if mapped else io.BytesIO(content)):  # type: ignore[arg-type]
-                source = content
-            else:
-                content = content[:] if mapped else content  # another encoding: decoded whole
-                source = utf8_source(content, decode_text(content))
+            if is_utf8_file(file):
+                return iter_html_elements(content, page.text)
+            # another encoding: decoded into a file in UTF-8 a step at a time, as the reader
+            # decodes it, and that file's map walked
+            utf8 = tempfile.TemporaryFile()
+            try:
+                transcode_file(file, utf8)
+            except BaseException:
+                utf8.close()
+                raise
         except NotText:
             return None
-        return iter_html_elements(source, page.text)
+        return _walked(utf8, page.text)
+
+
+def _walked(utf8: BinaryIO, page_text: str) -> Iterator[Element]:
+    """`iter_html_elements` of the UTF-8 bytes written to the file `utf8`, which it closes."""
+    with utf8:
+        if utf8.tell() == 0:  # no visible text
+            yield from iter_html_elements(b"", page_text)
+            return
+        utf8.flush()
+        with mmap.mmap(utf8.fileno(), 0, access=mmap.ACCESS_READ) as source:
+            yield from iter_html_elements(source, page_text)
 
 
 class HtmlProvider(StructuredProvider):
