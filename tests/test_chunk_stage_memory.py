@@ -78,6 +78,19 @@ def test_an_html_file_is_walked_from_a_map_of_its_stored_file_only_by_chunkers_t
     assert {c["chunker"] for c in by_bytes} == {"html"}
 
 
+def _traced_cut(tmp_path: Path, name: str, text: str, chain: Chain) -> tuple[stages.StageOutput, int]:
+    """`text` stored as `name` and cut by `chain` twice, the second time traced (the tokenizer's
+    and the measure's word caches filled by the first): its output and its traced peak."""
+    source, storage = stored_text(tmp_path, name, text)
+    stages.cut_chunks(source, storage, chain)
+    tracemalloc.start()
+    try:
+        cut = stages.cut_chunks(source, storage, chain)
+        return cut, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 #: Small chunks, each also cut into its sentences, overlapping: a chunk every 30 characters.
 SENTENCES = {"text": {"max_characters": 300, "overlap": 120, "overlap_all": True, "sentences": True}}
 
@@ -96,15 +109,7 @@ def test_a_large_page_is_cut_holding_its_text_not_its_chunks(tmp_path: Path, nam
     characters, the page's spans are kept 8 bytes each to keep its chunks' ids apart
     (`read_and_chunk.PageSpans`; 6.4x when every locator of the document was kept)."""
     text = _page(name, mib << 20)
-    source, storage = stored_text(tmp_path, name, text)
-    chain = load_chain(ChainConfig(options=options))
-    stages.cut_chunks(source, storage, chain)  # the tokenizer's and the measure's word caches filled
-    tracemalloc.start()
-    try:
-        cut = stages.cut_chunks(source, storage, chain)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    cut, peak = _traced_cut(tmp_path, name, text, load_chain(ChainConfig(options=options)))
     assert cut.metadata["chunks"] > 5_000 and cut.metadata["fidelity"]["passes"]
     assert peak < 2.2 * len(text), f"{peak / len(text):.2f}x the page"
 
@@ -118,15 +123,7 @@ def test_a_long_html_table_is_cut_a_piece_of_its_markup_at_a_time(tmp_path: Path
     row = "<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n"
     html = ("<html><body><table><thead><tr><th>Place</th><th>What</th><th>Year</th></tr></thead><tbody>\n"
             + row * ((4 << 20) // len(row)) + "</tbody></table></body></html>")
-    source, storage = stored_text(tmp_path, "table.html", html)
-    chain = load_chain()
-    stages.cut_chunks(source, storage, chain)
-    tracemalloc.start()
-    try:
-        cut = stages.cut_chunks(source, storage, chain)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    cut, peak = _traced_cut(tmp_path, "table.html", html, load_chain())
     assert cut.metadata["chunks_by_type"] == {"table": cut.metadata["chunks"]} and cut.metadata["chunks"] > 1_000
     assert cut.metadata["fidelity"]["passes"]
     assert peak < 5.5 * len(html), f"{peak / len(html):.2f}x the page"
