@@ -1,4 +1,5 @@
-"""Whitespace collapsed: the one rule the HTML reader and the chunkers share for a text's words."""
+"""Whitespace: the one rule the HTML reader, the chunkers and the measure share for a text's
+words (collapsed) and its lines."""
 
 import re
 from collections.abc import Iterator

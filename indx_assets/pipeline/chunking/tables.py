@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from indx_assets.pipeline.chunking.elements import ElementMetadata, Table, TableChunk
-from indx_assets.pipeline.chunking.options import ChunkingOptions
 from indx_assets.pipeline.chunking.measure import Measure
+from indx_assets.pipeline.chunking.options import ChunkingOptions
 from indx_assets.pipeline.chunking.text_splitter import TextSplitter
 from indx_assets.pipeline.whitespace import iter_lines
 
