@@ -1,6 +1,8 @@
 """The `markdown`, `html` and `text` chunkers: real entry points, real corpus files, spans."""
 
 import base64
+import codecs
+import mmap
 import random
 import re
 from pathlib import Path
@@ -270,6 +272,31 @@ def test_a_repeated_passage_is_cut_the_same_way_whatever_comes_before_it() -> No
     # packing across paragraphs instead shifts the cuts by whatever text came before the passage
     first, second = cuts(paragraph_starts_chunk=None)
     assert first != second
+
+
+@pytest.mark.parametrize("content", [
+    "<h1>Caf\u00e9</h1><p>Cr\u00e8me br\u00fbl\u00e9e \u00e0 la fran\u00e7aise.</p>".encode("cp1252"),
+    codecs.BOM_UTF16_LE + "<h1>Caf\u00e9</h1><p>Cr\u00e8me \u00e0 la fran\u00e7aise.</p>".encode("utf-16-le"),
+    codecs.BOM_UTF8 + "<h1>Titre</h1><p>\x01\x01\x01\x01\x01caf\u00e9</p>".encode(),  # a mark says it is text
+], ids=["cp1252", "utf-16", "bom-controls"])
+def test_html_in_another_encoding_is_cut_alike_from_its_bytes_and_from_a_map_asked_twice(
+        tmp_path: Path, content: bytes) -> None:
+    """The chunker decodes a page not in UTF-8 as the reader does (into a file in UTF-8, whose
+    map it walks), from the bytes or from a map of the stored file, and leaves the map where it
+    was for a chunker after it."""
+    from indx_assets.pipeline.readers import ReaderConfig
+    from indx_assets.pipeline.readers.html import read_html
+
+    (page,) = read_html(content, ReaderConfig()).pages
+    assert page.status == "ok"
+    chunker = HtmlChunker(ChunkerSettings.from_options())
+    from_bytes = [(type(e).__name__, e.text) for e in chunker.page_elements(content, page) or ()]
+    assert [kind for kind, _ in from_bytes] == ["Title", "NarrativeText"]
+    (tmp_path / "page.html").write_bytes(content)
+    with open(tmp_path / "page.html", "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        for _ in range(2):
+            assert [(type(e).__name__, e.text) for e in chunker.page_elements(mapped, page) or ()] == from_bytes
+            assert mapped.tell() == 0
 
 
 def test_the_page_numbers_of_html_printed_in_pages_are_left_out_of_its_chunks() -> None:

@@ -1299,6 +1299,7 @@ def test_an_html_file_on_disk_reads_as_its_bytes_read(tmp_path: Path, encoding: 
     (b"<p>caf\xe9 cr\xe8me</p>" * 30_000, "ok"),  # not UTF-8: decoded, not mapped
     (b"<script>x</script><style>y</style>" * 30_000, "empty"),
     (codecs.BOM_UTF8 + b"<p>marked</p>" * 30_000, "ok"),
+    (codecs.BOM_UTF8 + b"<p>marked \x01\x02\x03</p>" * 30_000, "ok"),  # a byte-order mark says it is text
 ])
 def test_an_html_file_on_disk_is_refused_or_empty_as_its_bytes_are(tmp_path: Path, content: bytes, status: str) -> None:
     path = tmp_path / "page.html"

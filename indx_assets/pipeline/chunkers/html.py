@@ -89,6 +89,7 @@ class HtmlChunker(StructuredTextChunker):
             utf8 = tempfile.TemporaryFile()
             try:
                 transcode_file(file, utf8)
+                file.seek(0)  # the map where it was, for a chunker after this one
             except BaseException:
                 utf8.close()
                 raise

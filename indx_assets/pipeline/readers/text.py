@@ -244,6 +244,7 @@ def transcode_file(file: BinaryIO, sink: BinaryIO) -> str:
     start = file.tell()
     head = file.read(_HEAD)
     codec = _bom_encoding(head)
+    marked = codec is not None  # a byte-order mark says it is text: no controls checked, as there
     file.seek(start)
     if codec is None:
         found = _detect_codec(file)
@@ -267,7 +268,8 @@ def transcode_file(file: BinaryIO, sink: BinaryIO) -> str:
                 break
     except UnicodeDecodeError as exc:
         raise NotText(f"has a {codec} byte-order mark but does not decode: {exc.reason}") from exc
-    _check_controls(sample, codec)
+    if not marked:
+        _check_controls(sample, codec)
     return codec.replace("-sig", "")
 
 
