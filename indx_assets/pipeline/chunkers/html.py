@@ -89,10 +89,11 @@ class HtmlChunker(StructuredTextChunker):
             utf8 = tempfile.TemporaryFile()
             try:
                 transcode_file(file, utf8)
-                file.seek(0)  # the map where it was, for a chunker after this one
             except BaseException:
                 utf8.close()
                 raise
+            finally:
+                file.seek(0)  # the map where it was, for a chunker after this one
         except NotText:
             return None
         return _walked(utf8, page.text)
