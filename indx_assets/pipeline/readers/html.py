@@ -182,11 +182,18 @@ def table_trees(markup: str, piece_bytes: int = PIECE_BYTES) -> Iterator[LexborH
     """The parsed trees of a table's `markup` (a table block's, `HtmlBlock.html`), a piece at a
     time when it is longer than a piece (`html_pieces`: cut between rows, never in a cell, whose
     row would have no tree of its own; each piece after the first opening the table again), each
-    tree let go once the next is asked for. `HtmlTooDeep` as `parse_html`."""
+    tree let go once the next is asked for. The pieces are cut from a map of the markup's bytes
+    in a temporary file (from the bytes held, where there is no temporary directory to write
+    to). `HtmlTooDeep` as `parse_html`."""
     if len(markup) <= piece_bytes:
         yield parse_html(markup)
         return
-    with tempfile.TemporaryFile() as file:
+    try:
+        file = tempfile.TemporaryFile()
+    except OSError:  # the system's temporary directory is full or gone
+        yield from _piece_trees(markup.encode("utf-8", errors="ignore"), piece_bytes)
+        return
+    with file:
         for at in range(0, len(markup), _WINDOW):  # the bytes the parser reads, a window at a time
             file.write(markup[at : at + _WINDOW].encode("utf-8", errors="ignore"))
         if file.tell() == 0:
@@ -194,9 +201,15 @@ def table_trees(markup: str, piece_bytes: int = PIECE_BYTES) -> Iterator[LexborH
             return
         file.flush()
         with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as source:
-            check_depth(source)
-            for piece in html_pieces(source, piece_bytes, map_releaser(source), cells=False):
-                yield parse_html(piece.markup, checked=True)
+            yield from _piece_trees(source, piece_bytes)
+
+
+def _piece_trees(source: Source, piece_bytes: int) -> Iterator[LexborHTMLParser]:
+    """`table_trees` of a table's UTF-8 bytes, or of a map of them (its pages let go as cut)."""
+    check_depth(source)
+    released = map_releaser(source) if isinstance(source, mmap.mmap) else None
+    for piece in html_pieces(source, piece_bytes, released, cells=False):
+        yield parse_html(piece.markup, checked=True)
 
 
 def utf8_source(content: bytes, decoded: DecodedText) -> bytes:
