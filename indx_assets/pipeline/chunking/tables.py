@@ -32,15 +32,16 @@ class Row:
     is_header: bool
 
 
-def html_rows(text_as_html: str) -> Iterator[Row] | None:
+def html_rows(text_as_html: str, piece_bytes: int | None = None) -> Iterator[Row] | None:
     """The rows of an HTML table as they are read, or `None` when the HTML holds no row. A row
     is one of the table's own (a table nested in a cell is text of that cell) and its text is its
     cells' as the HTML reader puts them in the page text (`readers.html.cell_text`: a line break
     or a block between two words keeps them apart, hidden cells and rows are left out). A long
-    table is parsed a piece at a time (`readers.html.table_trees`)."""
+    table is parsed a piece at a time (`readers.html.table_trees`, pieces of `piece_bytes`; by
+    default the reader's), and a row cut in a cell joined again (`_CutRow`)."""
     from indx_assets.pipeline.readers.html import HtmlTooDeep
 
-    rows = _html_rows(text_as_html)
+    rows = _html_rows(text_as_html, piece_bytes)
     try:
         first = next(rows, None)
     except HtmlTooDeep:
@@ -48,18 +49,82 @@ def html_rows(text_as_html: str) -> Iterator[Row] | None:
     return None if first is None else itertools.chain((first,), rows)
 
 
-def _html_rows(text_as_html: str) -> Iterator[Row]:
-    from indx_assets.pipeline.readers.html import table_trees
+def _html_rows(text_as_html: str, piece_bytes: int | None) -> Iterator[Row]:
+    from indx_assets.pipeline.readers.html import PIECE_BYTES, table_trees
 
-    for tree in table_trees(text_as_html):
-        rows = _tree_rows(tree)
-        del tree  # (its nodes die with `_tree_rows`' frame): one tree at a time
-        yield from rows
+    cut: _CutRow | None = None  # a row cut in its last cell, its parts so far
+    for piece in table_trees(text_as_html, piece_bytes or PIECE_BYTES):
+        rows, open_cell = _tree_rows(piece.tree, textless=True), piece.open_cell
+        del piece  # (its tree's nodes die with `_tree_rows`' frame): one tree at a time
+        if cut is not None:
+            if not rows:
+                raise _disagree("a row cut in its cell is not continued by the next piece")
+            if open_cell and len(rows) == 1:  # a row cut again in this piece
+                cut.continued_by(rows[0], open_cell)
+                continue
+            rows[0], cut = cut.ended_by(rows[0]), None
+        if open_cell:
+            if not rows:
+                raise _disagree("a piece ends in a cell of no row")
+            cut = _CutRow(rows.pop(), open_cell)
+        yield from (row for row in rows if row.text)
+    if cut is not None:
+        raise _disagree("the last piece of a table ends in a cell")
 
 
-def _tree_rows(tree: "LexborHTMLParser") -> list[Row]:
-    """The rows of the table in `tree`, or of its parts (a table the HTML reader cut between
-    pieces is its parts' markup, and a piece of a long table is a part of it)."""
+def _disagree(reason: str) -> Exception:
+    from indx_assets.pipeline.readers.html import PiecesDisagree
+
+    return PiecesDisagree(reason)
+
+
+class _CutRow:
+    """A row a table's pieces cut in a cell (`readers.html.TablePiece.open_cell`), its parts
+    gathered until the piece that ends it: its text is its parts' joined by a space (a cell is cut
+    after whitespace or before a block, so the whole row's cell text has one there), its markup
+    theirs with the tags that closed and opened it again at each cut left out."""
+
+    def __init__(self, row: Row, open_cell: bytes) -> None:
+        self.texts: list[str] = []
+        self.html: list[str] = []
+        self.is_header = row.is_header
+        self.start = ""  # what the row's part in the next piece starts with: the tags that open it again
+        self._add(row, "", open_cell)
+
+    def _add(self, row: Row, start: str, open_cell: bytes) -> None:
+        from indx_assets.pipeline.readers.html import reopened_row_tags
+
+        html = row.html
+        if start:
+            if not html.startswith(start):
+                raise _disagree("a row continued in the next piece does not start with its reopening tags")
+            html = html[len(start):]
+        if open_cell:
+            self.start, end = reopened_row_tags(open_cell)
+            if not html.endswith(end):
+                raise _disagree("a row cut in its cell does not end with its cell's close")
+            html = html[: -len(end)]
+        if row.text:
+            self.texts.append(row.text)
+        self.html.append(html)
+        self.is_header = self.is_header and row.is_header
+
+    def continued_by(self, row: Row, open_cell: bytes) -> None:
+        """`row` is the next part, and the row goes on past its piece too."""
+        self._add(row, self.start, open_cell)
+
+    def ended_by(self, row: Row) -> Row:
+        """The whole row, `row` its last part."""
+        self._add(row, self.start, b"")
+        text, self.texts = " ".join(self.texts), []
+        html, self.html = "".join(self.html), []
+        return Row(text, html, self.is_header)
+
+
+def _tree_rows(tree: "LexborHTMLParser", textless: bool = False) -> list[Row]:
+    """The rows of the table in `tree` that have text (all of them when `textless`), or of its
+    parts (a table the HTML reader cut between pieces is its parts' markup, and a piece of a long
+    table is a part of it)."""
     from indx_assets.pipeline.readers.html import cell_text, row_cells, table_rows
 
     rows: list[Row] = []
@@ -69,7 +134,7 @@ def _tree_rows(tree: "LexborHTMLParser") -> list[Row]:
         for tr in table_rows(table):
             cells = row_cells(tr)
             texts = [t for t in map(cell_text, cells) if t]
-            if not texts:
+            if not texts and not textless:
                 continue
             is_header = tr.parent is not None and tr.parent.tag == "thead" or all(c.tag == "th" for c in cells)
             rows.append(Row(" ".join(texts), tr.html or "", is_header))

@@ -26,7 +26,7 @@ import tempfile
 from array import array
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import BinaryIO, TypeVar
+from typing import BinaryIO, NamedTuple, TypeVar
 from dataclasses import dataclass, replace
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -178,15 +178,24 @@ def parse_html(html: str | bytes, checked: bool = False) -> LexborHTMLParser:
     return tree
 
 
-def table_trees(markup: str, piece_bytes: int = PIECE_BYTES) -> Iterator[LexborHTMLParser]:
-    """The parsed trees of a table's `markup` (a table block's, `HtmlBlock.html`), a piece at a
-    time when it is longer than a piece (`html_pieces`: cut between rows, never in a cell, whose
-    row would have no tree of its own; each piece after the first opening the table again), each
-    tree let go once the next is asked for. The pieces are cut from a map of the markup's bytes
-    in a temporary file (from the bytes held, where there is no temporary directory to write
-    to). `HtmlTooDeep` as `parse_html`."""
+class TablePiece(NamedTuple):
+    """A piece of a table's markup, parsed (`table_trees`): its tree, and, where the piece ends
+    in the last cell of its last row, which the next piece's first row continues, the markup that
+    opens the table again down to that cell (`html_cuts.Piece.table`; see `reopened_row_tags`)."""
+
+    tree: LexborHTMLParser
+    open_cell: bytes = b""
+
+
+def table_trees(markup: str, piece_bytes: int = PIECE_BYTES) -> Iterator[TablePiece]:
+    """The parsed pieces of a table's `markup` (a table block's, `HtmlBlock.html`), a piece at a
+    time when it is longer than a piece (`html_pieces`: cut between rows, or in a cell as the
+    page is, so a page laid out in one cell is cut too; each piece after the first opening the
+    table again), each tree let go once the next is asked for. The pieces are cut from a map of
+    the markup's bytes in a temporary file (from the bytes held, where there is no temporary
+    directory to write to). `HtmlTooDeep` as `parse_html`."""
     if len(markup) <= piece_bytes:
-        yield parse_html(markup)
+        yield TablePiece(parse_html(markup))
         return
     try:
         file = tempfile.TemporaryFile()
@@ -197,19 +206,19 @@ def table_trees(markup: str, piece_bytes: int = PIECE_BYTES) -> Iterator[LexborH
         for at in range(0, len(markup), _WINDOW):  # the bytes the parser reads, a window at a time
             file.write(markup[at : at + _WINDOW].encode("utf-8", errors="ignore"))
         if file.tell() == 0:
-            yield parse_html("")
+            yield TablePiece(parse_html(""))
             return
         file.flush()
         with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as source:
             yield from _piece_trees(source, piece_bytes)
 
 
-def _piece_trees(source: Source, piece_bytes: int) -> Iterator[LexborHTMLParser]:
+def _piece_trees(source: Source, piece_bytes: int) -> Iterator[TablePiece]:
     """`table_trees` of a table's UTF-8 bytes, or of a map of them (its pages let go as cut)."""
     check_depth(source)
     released = map_releaser(source) if isinstance(source, mmap.mmap) else None
-    for piece in html_pieces(source, piece_bytes, released, cells=False):
-        yield parse_html(piece.markup, checked=True)
+    for piece in html_pieces(source, piece_bytes, released):
+        yield TablePiece(parse_html(piece.markup, checked=True), piece.table if piece.cell else b"")
 
 
 def utf8_source(content: bytes, decoded: DecodedText) -> bytes:
@@ -316,14 +325,19 @@ def _open_element(root: LexborNode, tag: str) -> LexborNode:
     return node
 
 
-def _reopened_tags(table: bytes) -> tuple[str, str]:
-    """What a table's markup starts and ends with in a piece that opens it again with `table`
-    (see `html_cuts.Cut`): the parser's serialization of that markup, parsed alone, and the end
-    tags of the elements it leaves open (the table's, its row group's, a row's and its cell's and
-    those open in it; not the empty `button` or `object` that set the list of active formatting
-    elements or the form pointer: see `html_cuts._Scan._off_stack`)."""
+def _reopened_tags(table: bytes, element: str = "table") -> tuple[str, str]:
+    """What the markup of a table (or of its row `tr` it is cut in, `element`) starts with in a
+    piece that opens it again with `table` (see `html_cuts.Cut`), and ends with in the piece
+    before: the parser's serialization of that markup, parsed alone, and the end tags of the
+    elements it leaves open (the table's, its row group's, a row's and its cell's and those open
+    in it; not the empty `button` or `object` that set the list of active formatting elements or
+    the form pointer: see `html_cuts._Scan._off_stack`)."""
     tree = parse_html(table, checked=True)
     reopened = tree.body.child if tree.body is not None else None
+    if reopened is None or reopened.tag != "table":
+        raise PiecesDisagree(f"a table's reopening tags parse to {(reopened.html if reopened else '')!r}")
+    while reopened is not None and reopened.tag != element:
+        reopened = reopened.last_child
     html = (reopened.html or "") if reopened is not None else ""
     open_tags: list[str] = []
     node = reopened
@@ -331,9 +345,16 @@ def _reopened_tags(table: bytes) -> tuple[str, str]:
         open_tags.append(node.tag or "")
         node = node.last_child
     end = "".join(f"</{tag}>" for tag in reversed(open_tags))
-    if reopened is None or reopened.tag != "table" or len(open_tags) < 2 or not html.endswith(end):
-        raise PiecesDisagree(f"a table's reopening tags parse to {html!r}")
+    if reopened is None or len(open_tags) < 2 or not html.endswith(end):
+        raise PiecesDisagree(f"a {element}'s reopening tags parse to {html!r}")
     return html[: -len(end)], end
+
+
+def reopened_row_tags(table: bytes) -> tuple[str, str]:
+    """What a row cut in its last cell (`TablePiece.open_cell`, the tags that open it again)
+    starts with in the next piece's markup and ends with in this piece's: the row's markup is the
+    one's without its end and the other's without its start, as the whole parse has it."""
+    return _reopened_tags(table, "tr")
 
 
 #: The kinds of block (`HtmlBlock.kind`).

@@ -472,10 +472,9 @@ class _Scan:
     """The tokenizer's view of a document, token by token, the stack of open elements and the
     list of active formatting elements."""
 
-    def __init__(self, source: Source, released: Callable[[int], None] | None = None, cells: bool = True) -> None:
+    def __init__(self, source: Source, released: Callable[[int], None] | None = None) -> None:
         self.source = source
         self.released = released
-        self.cells = cells  # whether a cut may fall in a table's cell (`_cell_cut`)
         self.stack: list[bytes] = []
         self.foreign = 0  # how many of the open elements are SVG/MathML
         #: the parser's form element pointer is set (to an open form, or one a close has popped),
@@ -551,7 +550,7 @@ class _Scan:
                     last = word.start() + 1
                     yield Cut(last, reopen)
                     start = last + every - 1
-            elif text_end - last >= every and self.cells and self.stack and self.stack[-1] in _AROUND_CELL_TEXT and \
+            elif text_end - last >= every and self.stack and self.stack[-1] in _AROUND_CELL_TEXT and \
                     (cell := self._cell_cut(at)) is not None:
                 # the same in a table's cell, held as the cuts before its blocks are
                 start = max(at, last + every - 1)
@@ -617,7 +616,7 @@ class _Scan:
                     yield from self._held_cuts()  # a `table` start tag has closed the table: before its own cut
                     if lt - last < every:
                         pass
-                    elif self.cells and (cell := self._cell_cut(lt, name, token["attrs"])) is not None:
+                    elif (cell := self._cell_cut(lt, name, token["attrs"])) is not None:
                         last = lt
                         self._hold(cell, self._table_context() - 3)  # below its row group, row and cell
                         self.cut_low = len(self.stack)
@@ -1627,15 +1626,15 @@ def windows(source: Source, size: int, past: int = 0, released: Callable[[int], 
 
 
 def html_pieces(source: Source, every: int = PIECE_BYTES,
-                released: Callable[[int], None] | None = None, cells: bool = True) -> Iterator[Piece]:
+                released: Callable[[int], None] | None = None) -> Iterator[Piece]:
     """`source` (an HTML document's UTF-8 bytes, or a map of them) as pieces to parse one by
     one, each after the first behind the document's DOCTYPE and what it reopens (see
-    `_Scan._reopen`, `_Scan._row_cut`, and `_Scan._cell_cut` unless not `cells`); the whole
+    `_Scan._reopen`, `_Scan._row_cut`, `_Scan._cell_cut`); the whole
     document when it is no longer than `every`.
     `released(offset)` is told when the bytes before `offset` may leave memory (a map of them
     reads them again if they are read again): each piece's bytes are let go once copied, before
     it is parsed, and the scan's reading ahead through a table as it goes."""
-    scan = _Scan(source, released, cells)
+    scan = _Scan(source, released)
 
     def piece(start: int, end: int, reopen: bytes, cut: Cut) -> Piece:
         # copied (bytes whole are not), then let go from the map before it is parsed; no name
