@@ -276,6 +276,21 @@ def test_a_long_table_s_rows_are_read_a_piece_at_a_time_as_the_whole_parse_has_t
         assert list(html_rows(markup, every) or ()) == whole
 
 
+def test_a_row_cut_in_its_cell_keeps_no_markup_where_its_text_is_over_every_chunk() -> None:
+    """A page laid out in one cell is one row of megabytes, split by its text alone: its markup,
+    as large as the page's, is let go as its parts are read, not joined; a row that would fit a
+    chunk keeps it."""
+    from indx_assets.pipeline.chunking.tables import html_rows
+
+    head, row, tail = _ROW_SHAPES["a page laid out in one cell"]
+    markup = head + "".join(row.format(i=i) for i in range(3000)) + tail
+    (whole,) = html_rows(markup, 4096) or ()
+    (over,) = html_rows(markup, 4096, over=lambda text: len(text) > 20_000) or ()
+    assert over.text == whole.text and len(whole.html) > len(markup) // 2 and over.html == ""
+    (kept,) = html_rows(markup, 4096, over=lambda text: len(text) > len(whole.text)) or ()
+    assert kept == whole
+
+
 def test_tables_never_share_a_chunk_unless_isolation_is_off() -> None:
     els = [Text("intro"), Table("a | b"), Text("outro")]
     assert texts(chunk_by_title(els)) == ["intro", "a | b", "outro"]

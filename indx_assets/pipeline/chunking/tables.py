@@ -11,7 +11,7 @@ those take at most half the window.
 
 import html as html_lib
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,16 +32,18 @@ class Row:
     is_header: bool
 
 
-def html_rows(text_as_html: str, piece_bytes: int | None = None) -> Iterator[Row] | None:
+def html_rows(text_as_html: str, piece_bytes: int | None = None,
+              over: Callable[[str], bool] | None = None) -> Iterator[Row] | None:
     """The rows of an HTML table as they are read, or `None` when the HTML holds no row. A row
     is one of the table's own (a table nested in a cell is text of that cell) and its text is its
     cells' as the HTML reader puts them in the page text (`readers.html.cell_text`: a line break
     or a block between two words keeps them apart, hidden cells and rows are left out). A long
     table is parsed a piece at a time (`readers.html.table_trees`, pieces of `piece_bytes`; by
-    default the reader's), and a row cut in a cell joined again (`_CutRow`)."""
+    default the reader's), and a row cut in a cell joined again (`_CutRow`): with no markup
+    where `over` says its text is over every chunk (it is then split by its text alone)."""
     from indx_assets.pipeline.readers.html import HtmlTooDeep
 
-    rows = _html_rows(text_as_html, piece_bytes)
+    rows = _html_rows(text_as_html, piece_bytes, over or (lambda text: False))
     try:
         first = next(rows, None)
     except HtmlTooDeep:
@@ -49,7 +51,7 @@ def html_rows(text_as_html: str, piece_bytes: int | None = None) -> Iterator[Row
     return None if first is None else itertools.chain((first,), rows)
 
 
-def _html_rows(text_as_html: str, piece_bytes: int | None) -> Iterator[Row]:
+def _html_rows(text_as_html: str, piece_bytes: int | None, over: Callable[[str], bool]) -> Iterator[Row]:
     from indx_assets.pipeline.readers.html import PIECE_BYTES, table_trees
 
     cut: _CutRow | None = None  # a row cut in its last cell, its parts so far
@@ -66,7 +68,7 @@ def _html_rows(text_as_html: str, piece_bytes: int | None) -> Iterator[Row]:
         if open_cell:
             if not rows:
                 raise _disagree("a piece ends in a cell of no row")
-            cut = _CutRow(rows.pop(), open_cell)
+            cut = _CutRow(rows.pop(), open_cell, over)
         yield from (row for row in rows if row.text)
     if cut is not None:
         raise _disagree("the last piece of a table ends in a cell")
@@ -82,11 +84,14 @@ class _CutRow:
     """A row a table's pieces cut in a cell (`readers.html.TablePiece.open_cell`), its parts
     gathered until the piece that ends it: its text is its parts' joined by a space (a cell is cut
     after whitespace or before a block, so the whole row's cell text has one there), its markup
-    theirs with the tags that closed and opened it again at each cut left out."""
+    theirs with the tags that closed and opened it again at each cut left out. Its markup is
+    let go as soon as a part's text is `over` every chunk (a page laid out in one cell is such a
+    row, of megabytes, never a chunk whole), and not joined when the whole row's is."""
 
-    def __init__(self, row: Row, open_cell: bytes) -> None:
+    def __init__(self, row: Row, open_cell: bytes, over: Callable[[str], bool]) -> None:
+        self.over = over
         self.texts: list[str] = []
-        self.html: list[str] = []
+        self.html: list[str] | None = []
         self.is_header = row.is_header
         self.start = ""  # what the row's part in the next piece starts with: the tags that open it again
         self._add(row, "", open_cell)
@@ -106,7 +111,10 @@ class _CutRow:
             html = html[: -len(end)]
         if row.text:
             self.texts.append(row.text)
-        self.html.append(html)
+            if self.html is not None and self.over(row.text):
+                self.html = None
+        if self.html is not None:
+            self.html.append(html)
         self.is_header = self.is_header and row.is_header
 
     def continued_by(self, row: Row, open_cell: bytes) -> None:
@@ -117,7 +125,7 @@ class _CutRow:
         """The whole row, `row` its last part."""
         self._add(row, self.start, b"")
         text, self.texts = " ".join(self.texts), []
-        html, self.html = "".join(self.html), []
+        html = "".join(self.html) if self.html is not None and not self.over(text) else ""
         return Row(text, html, self.is_header)
 
 
@@ -174,7 +182,8 @@ def table_chunks(table: Table, opts: ChunkingOptions, table_id: str) -> Iterator
     if measure.size(text) <= opts.hard_max:
         yield Table(text, metadata=_metadata(table, opts, table.metadata.text_as_html))
         return
-    from_html = html_rows(table.metadata.text_as_html) if table.metadata.text_as_html else None
+    from_html = html_rows(table.metadata.text_as_html, over=lambda text: measure.size(text) > opts.hard_max) \
+        if table.metadata.text_as_html else None
     rows: Iterator[Row] = from_html or _text_rows(text)
     row_sep = " " if from_html else "\n"
     headers: list[Row] = []
@@ -235,12 +244,13 @@ def _row_groups(rows: Iterator[Row], measure: Measure, row_sep: str, hard_max: i
                 group, group_size = [row], size
                 continue
             # one row alone is over the window: split its text; each piece is its own chunk (the
-            # window is the same for all but a first piece of the table: one split, then the rest's)
-            first, rest, _ = TextSplitter(measure, max(1, window())).split(row.text)
-            yield _split_row(first)
-            given = True
-            for part, _ in TextSplitter(measure, max(1, window())).iter_split(rest):
+            # window is the same for all but a first piece of the table, narrowed after it as the
+            # pieces are cut: a row of megabytes is not copied for the rest of it)
+            splitter = TextSplitter(measure, max(1, window()))
+            for part, _ in splitter.iter_split(row.text):
                 yield _split_row(part)
+                given = True
+                splitter.maxlen = max(1, window())
     if group:
         yield group
 
