@@ -129,6 +129,28 @@ def test_a_long_html_table_is_cut_a_piece_of_its_markup_at_a_time(tmp_path: Path
     assert peak < 5.5 * len(html), f"{peak / len(html):.2f}x the page"
 
 
+def test_a_paragraph_of_a_million_lines_is_read_a_line_at_a_time() -> None:
+    """A word list (or a log) is one paragraph of short lines: the text chunker reads its lines
+    and their runs a line at a time (`paragraphs.iter_line_runs`), so its one element, the whole
+    paragraph, is what it holds (1.0x the text; 16x when the paragraph was split into its lines, their
+    offsets listed and the lines joined again)."""
+    import random
+
+    from indx_assets.pipeline.chunkers.text import text_elements
+
+    rnd = random.Random(5)
+    text = "".join("".join(rnd.choices("abcdefghijklmnopqrstuvwxyz", k=rnd.randrange(4, 12))) + "\n"
+                   for _ in range(400_000))
+    tracemalloc.start()
+    try:
+        spans = [(e.metadata.start, e.metadata.end) for e in text_elements(text)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert spans == [(0, len(text) - 1)]
+    assert peak < 1.5 * len(text), f"{peak / len(text):.2f}x the text"
+
+
 #: Cuts one stored HTML page in a process of its own and prints the rise of its resident memory
 #: during the cut (the map's pages and the C heap are resident memory no trace sees).
 _RESIDENT_CUT = """

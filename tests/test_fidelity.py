@@ -1,6 +1,7 @@
 """The word-fidelity measure (`indx_assets.pipeline.fidelity`): what counts as a word, and what a page's
 chunks are charged with (foreign, notation, lost, duplicated)."""
 
+from collections.abc import Iterator
 from typing import Any
 
 from indx_assets.pipeline.chunker_port import PageOutput
@@ -135,3 +136,27 @@ def test_a_long_page_is_measured_without_holding_its_words():
     result, _, peak = cost(lambda: measure_page(1, text, chunks))
     assert (result.words, result.foreign, result.lost, result.duplicated) == (len(text.split()), 0, 0, 0)
     assert peak < len(text) // 4, f"measuring a page of {len(text):,} characters peaked at {peak:,} bytes"
+
+
+def test_a_page_of_distinct_words_is_measured_without_counting_them():
+    """A log or a word list is a million distinct words: its chunks, when they hold exactly its
+    words, are compared with it by sums of the words' hashes (`fidelity._same_words`), in memory
+    that does not grow with it (counting them cost some 12x the page); a chunk one word short
+    is measured word by word, and the word found lost."""
+    import random
+
+    rnd = random.Random(5)
+    text = "".join("".join(rnd.choices("abcdefghijklmnopqrstuvwxyz", k=rnd.randrange(4, 12))) + "\n"
+                   for _ in range(100_000))
+    lines = text.splitlines(keepends=True)
+
+    def chunks(short: int = 0) -> Iterator[DocumentChunk]:  # made as they are read, as spooled chunks are
+        for i in range(0, len(lines), 200):
+            yield chunk("".join(lines[i : i + 200 - (short if i == 0 else 0)]), f"page:1/chunk:{i}")
+
+    result, _, peak = cost(lambda: measure_page(1, text, chunks))
+    assert (result.words, result.foreign, result.lost, result.duplicated) == (100_000, 0, 0, 0)
+    assert peak < len(text) // 4, f"measuring a page of {len(text):,} characters peaked at {peak:,} bytes"
+    lost = measure_page(1, text, lambda: chunks(short=1))
+    assert (lost.words, lost.foreign, lost.lost, lost.duplicated) == (100_000, 0, 1, 0)
+    assert [e.word for e in lost.examples] == [lines[199].strip()]

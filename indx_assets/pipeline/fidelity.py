@@ -36,7 +36,7 @@ A page passes when none of its chunk words is foreign (notation aside) and at le
 import functools
 import itertools
 from collections import Counter, deque
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -379,17 +379,26 @@ def page_furniture(chunks: Iterable[ChunkText]) -> set[str]:
     return {line for chunk in chunks for key in FURNITURE_KEYS for line in chunk.metadata.get(key) or ()}
 
 
-def measure_page(number: int, text: str, chunks: Iterable[ChunkText], furniture: Collection[str] | None = None) -> PageFidelity:
-    """The measure of page `number` (its reader's `text`) against its chunks, in chunk order,
-    read once when their `furniture` is given (`page_furniture`), else twice."""
+def measure_page(number: int, text: str, chunks: Iterable[ChunkText] | Callable[[], Iterable[ChunkText]],
+                 furniture: Collection[str] | None = None) -> PageFidelity:
+    """The measure of page `number` (its reader's `text`) against its chunks, in chunk order:
+    `chunks` gives them afresh each time it is called (a page's chunks spooled are read back), or
+    they are held. They are read once when they hold the page's words exactly (`_same_words`),
+    again when not, and once more before when their `furniture` is not given (`page_furniture`)."""
+    if not callable(chunks):
+        held = list(chunks)
+        chunks = lambda: held  # noqa: E731
     if furniture is None:
-        chunks = list(chunks)
-        furniture = page_furniture(chunks)
-    page = _Page.of(elide_inline_data(text), frozenset(" ".join(line.split()) for line in furniture))
+        furniture = page_furniture(chunks())
+    elided = elide_inline_data(text)
+    total = _same_words(elided, _measured(chunks()))
+    if total is not None:
+        return PageFidelity(number, total)
+    page = _Page.of(elided, frozenset(" ".join(line.split()) for line in furniture))
     spelled = page.word
     found: Counter[str] = Counter()
     findings = _Findings()
-    stream = _chunk_words(c for c in chunks if c.chunk_type not in EXCLUDED_TYPES and c.content)
+    stream = _chunk_words(_measured(chunks()))
     current = next(stream, None)
     while current is not None:
         word, line, ends, chunk = current
@@ -430,6 +439,36 @@ def measure_page(number: int, text: str, chunks: Iterable[ChunkText], furniture:
     c = findings.counts
     examples = tuple(e for kind in KINDS for e in findings.examples[kind])
     return PageFidelity(number, page.total, c["foreign"], c["notation"], c["lost"], c["duplicated"], examples)
+
+
+def _measured(chunks: Iterable[ChunkText]) -> Iterator[ChunkText]:
+    """The chunks whose words are measured: those with text, of a type that does not repeat others."""
+    return (c for c in chunks if c.chunk_type not in EXCLUDED_TYPES and c.content)
+
+
+def _same_words(text: str, measured: Iterable[ChunkText]) -> int | None:
+    """How many words the page `text` holds, when the `measured` chunks hold exactly its words, each
+    as often, and no word on either side ends in a hyphen; else None (all chunks are read either
+    way). Such a page's measure finds nothing, whatever its words: no word is joined across a
+    line end or to a mark, none is foreign, lost or duplicated.
+
+    The two multisets of words are compared by the sums of their words' hashes and of those
+    hashes squared (Python's string hash, SipHash under the process's random key): equal words
+    give equal sums, and different words equal sums with a chance of about 2**-64. So a page of
+    a million distinct words (a log, a word list) is compared in constant memory, where counting
+    its words costs some 12x the page."""
+    count = total = squares = 0
+    hyphenated = False
+    for word, _, ends in iter_tokens(text):
+        hyphenated = hyphenated or bool(ends)
+        h = hash(word)
+        count, total, squares = count + 1, total + h, squares + h * h
+    words = count
+    for word, _, ends, _ in _chunk_words(measured):
+        hyphenated = hyphenated or bool(ends)
+        h = hash(word)
+        count, total, squares = count - 1, total - h, squares - h * h
+    return words if not hyphenated and count == total == squares == 0 else None
 
 
 def _chunk_words(counted: Iterable[ChunkText]) -> Iterator[tuple[str, int, int, ChunkText]]:

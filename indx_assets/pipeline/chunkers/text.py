@@ -13,10 +13,13 @@ from indx_interfaces import PageOutput
 
 from indx_assets.pipeline.chunkers.base import StructuredProvider, StructuredTextChunker
 from indx_assets.pipeline.chunking.elements import Element, ListItem, NarrativeText, Title
-from indx_assets.pipeline.chunking.paragraphs import line_runs
+from indx_assets.pipeline.chunking.paragraphs import iter_line_runs
 
 _PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\r?\n[ \t\r]*\n|\s*\Z)", re.S)
-_BULLET = re.compile(r"^\s*(?:[-*+•‣◦]|\(?\d{1,3}[.)]|[a-zA-Z][.)])\s+\S")
+#: A stretch of text stripped of the whitespace at its ends (as `str.strip`: `\s` is `str.isspace`).
+_NOT_SPACE = re.compile(r"\S(?:.*\S)?", re.S)
+#: A line that starts with a bullet (matched from the line's start: `match(text, start, end)`).
+_BULLET = re.compile(r"\s*(?:[-*+•‣◦]|\(?\d{1,3}[.)]|[a-zA-Z][.)])\s+\S")
 _TITLE_MAX_CHARS = 80
 _TITLE_MAX_WORDS = 10
 
@@ -28,33 +31,36 @@ def _is_title(paragraph: str) -> bool:
 
 
 def text_elements(text: str) -> Iterator[Element]:
-    """Paragraph elements of a plain text, each with its `start`/`end` offsets in `text`, in order."""
+    """Paragraph elements of a plain text, each with its `start`/`end` offsets in `text`, in order.
+    A paragraph is read a line at a time, never held as its lines (a log or a word list is one
+    paragraph of a million lines)."""
     for m in _PARAGRAPH.finditer(text):
-        paragraph = m.group()
-        lines = paragraph.split("\n")
-        if len(lines) > 1 and all(_BULLET.match(line) for line in lines):
-            offset = m.start()
-            for line in lines:
-                stripped = line.strip()
-                start = offset + line.index(stripped[0])
-                item = ListItem(stripped)
-                item.metadata.start, item.metadata.end = start, start + len(stripped)
+        start, end = m.span()
+        if text.find("\n", start, end) >= 0 and all(_BULLET.match(text, a, b) for a, b in _line_spans(text, start, end)):
+            for a, b in _line_spans(text, start, end):
+                first, last = _NOT_SPACE.search(text, a, b).span()  # type: ignore[union-attr]
+                item = ListItem(text[first:last])
+                item.metadata.start, item.metadata.end = first, last
                 yield item
-                offset += len(line) + 1
             continue
-        starts = [m.start()]
-        for line in lines[:-1]:
-            starts.append(starts[-1] + len(line) + 1)
-        for a, b in line_runs(lines):
-            run = "\n".join(lines[a:b]).strip()
-            if not run:
+        for (a, _), (_, b) in iter_line_runs(((span, text[span[0]:span[1]]) for span in _line_spans(text, start, end))):
+            found = _NOT_SPACE.search(text, a, b)
+            if found is None:
                 continue
-            start = starts[a] + len("\n".join(lines[a:b])) - len("\n".join(lines[a:b]).lstrip())
+            run = found.group()
             element: Element = Title(run) if _is_title(run) else NarrativeText(run)
             if isinstance(element, Title):
                 element.metadata.category_depth = 1
-            element.metadata.start, element.metadata.end = start, start + len(run)
+            element.metadata.start, element.metadata.end = found.span()
             yield element
+
+
+def _line_spans(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """The spans of the lines of `text[start:end]` (split at each line feed)."""
+    while (feed := text.find("\n", start, end)) >= 0:
+        yield start, feed
+        start = feed + 1
+    yield start, end
 
 
 class TextChunker(StructuredTextChunker):

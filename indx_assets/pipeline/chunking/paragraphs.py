@@ -14,9 +14,13 @@ paragraph, however long (text dumped from PDFs wraps at 90 to 130 characters).
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TypeVar
 
 from indx_assets.pipeline.chunking.sentences import CLOSERS, ends_sentence
+
+#: A line's key (`iter_line_runs`).
+K = TypeVar("K")
 
 #: Longer than any hard-wrapped line (editors wrap at 72-80, some at 100).
 WRAP_WIDTH = 100
@@ -24,15 +28,24 @@ WRAP_WIDTH = 100
 
 def line_runs(lines: Sequence[str]) -> list[tuple[int, int]]:
     """Half-open index ranges `[i, j)` of `lines` that stay one element, in order."""
-    runs: list[tuple[int, int]] = []
-    start = 0
-    for i in range(1, len(lines)):
-        if (len(lines[i - 1].strip()) > WRAP_WIDTH or len(lines[i].strip()) > WRAP_WIDTH) and not _runs_on(lines[i - 1], lines[i]):
-            runs.append((start, i))
-            start = i
-    if lines:
-        runs.append((start, len(lines)))
-    return runs
+    return [(first, last + 1) for first, last in iter_line_runs(enumerate(lines))]
+
+
+def iter_line_runs(lines: Iterable[tuple[K, str]]) -> Iterator[tuple[K, K]]:
+    """The runs of `lines` (each with a key: its index, its span) that stay one element, in
+    order, as the keys of their first and last line: each given once the line after it is
+    read, so a paragraph of a million lines is never held as its lines."""
+    first: K | None = None
+    previous: tuple[K, str] | None = None
+    for key, line in lines:
+        if previous is None:
+            first = key
+        elif (len(previous[1].strip()) > WRAP_WIDTH or len(line.strip()) > WRAP_WIDTH) and not _runs_on(previous[1], line):
+            yield first, previous[0]  # type: ignore[misc]
+            first = key
+        previous = key, line
+    if previous is not None:
+        yield first, previous[0]  # type: ignore[misc]
 
 
 #: A clause end at the end of a line (a list or a quote follows it, not more of the sentence).

@@ -6,6 +6,7 @@ returns the data version (a hash of what it wrote) and the metadata a person wan
 
 import base64
 import io
+import itertools
 import json
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -382,8 +383,12 @@ class _Cut:
             if not rows:
                 self.unclaimed.append(page.page)
             if rows or not blank(page.text):
-                self.fidelity.append(measure_page(page.page, page.text, self._counted(page.page, rows.chunks()),
-                                                  rows.furniture))
+                reads = itertools.count()
+
+                def chunks() -> Iterator[DocumentChunk]:  # counted as they are first read
+                    return self._counted(page.page, rows.chunks()) if next(reads) == 0 else rows.chunks()
+
+                self.fidelity.append(measure_page(page.page, page.text, chunks, rows.furniture))
             for batch in rows.batches():
                 self.pending.append(batch)
                 if sum(b.num_rows for b in self.pending) >= SPOOL_ROWS:
