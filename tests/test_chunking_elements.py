@@ -1,5 +1,8 @@
 """`chunk_elements` / `chunk_by_title` on hand-built element lists, with exact expected strings."""
 
+import itertools
+from collections.abc import Iterator
+
 import pytest
 
 from indx_assets.pipeline.chunking import (
@@ -265,7 +268,7 @@ def test_a_long_table_s_rows_are_read_a_piece_at_a_time_as_the_whole_parse_has_t
 
     head, row, tail = _ROW_SHAPES[shape]
     markup = head + "".join(row.format(i=i) for i in range(3000)) + tail
-    pieces = [piece.open_cell for piece in table_trees(markup, 4096)]
+    pieces = [piece.reopens_cell for piece in table_trees(markup, 4096)]
     assert len(pieces) > len(markup) // 8192  # the comparison does compare pieces
     assert any(pieces) or shape not in _IN_ONE_CELL  # and in a cell where one holds the text
     whole = _tree_rows(parse_html(markup))
@@ -274,6 +277,35 @@ def test_a_long_table_s_rows_are_read_a_piece_at_a_time_as_the_whole_parse_has_t
     assert list(html_rows(markup) or ()) == whole  # in pieces of the default size
     for every in (1024, 4096, 16384):  # in small pieces: many more cuts
         assert list(html_rows(markup, every) or ()) == whole
+
+
+@pytest.mark.parametrize("after", [0, 3])
+def test_pieces_of_a_table_its_cuts_did_not_keep_cost_the_bound_not_a_row(
+        after: int, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A piece said to end in a cell of no row: no real table gives one (the scan is meant never
+    to), so the cuts are replaced by a faulty list here, first or after three real pieces. The
+    rows not yet given are read from the table's markup parsed whole, none twice, none lost."""
+    import logging
+
+    from indx_assets.pipeline.chunking.tables import _tree_rows, html_rows
+    from indx_assets.pipeline.readers import html as html_reader
+    from indx_assets.pipeline.readers.html_cuts import Piece
+
+    head, row, tail = _ROW_SHAPES["a header row group"]
+    markup = head + "".join(row.format(i=i) for i in range(3000)) + tail
+    real_pieces = html_reader.html_pieces
+
+    def faulty(source: bytes, every: int, released: object = None) -> Iterator[Piece]:
+        pieces = real_pieces(source, every)
+        if every < len(source):
+            yield from itertools.islice(pieces, after)
+            yield Piece(b"<p>no row here</p>", b"<table><tbody><tr><td>", cell=True)
+        yield from pieces
+
+    monkeypatch.setattr(html_reader, "html_pieces", faulty)
+    with caplog.at_level(logging.WARNING):
+        assert list(html_rows(markup, 4096) or ()) == _tree_rows(html_reader.parse_html(markup))
+    assert "parsed whole" in caplog.text
 
 
 def test_a_row_cut_in_its_cell_keeps_no_markup_where_its_text_is_over_every_chunk() -> None:

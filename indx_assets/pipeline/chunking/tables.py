@@ -11,6 +11,7 @@ those take at most half the window.
 
 import html as html_lib
 import itertools
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -23,6 +24,8 @@ from indx_assets.pipeline.whitespace import iter_lines
 
 if TYPE_CHECKING:
     from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +44,9 @@ def html_rows(text_as_html: str, piece_bytes: int | None = None,
     table is parsed a piece at a time (`readers.html.table_trees`, pieces of `piece_bytes`; by
     default the reader's), and a row cut in a cell joined again (`_CutRow`): with no markup
     where `over` says its text is over every chunk (it is then split by its text alone)."""
-    from indx_assets.pipeline.readers.html import HtmlTooDeep
+    from indx_assets.pipeline.readers.html import PIECE_BYTES, HtmlTooDeep
 
-    rows = _html_rows(text_as_html, piece_bytes, over or (lambda text: False))
+    rows = _html_rows(text_as_html, PIECE_BYTES if piece_bytes is None else piece_bytes, over or (lambda text: False))
     try:
         first = next(rows, None)
     except HtmlTooDeep:
@@ -51,24 +54,40 @@ def html_rows(text_as_html: str, piece_bytes: int | None = None,
     return None if first is None else itertools.chain((first,), rows)
 
 
-def _html_rows(text_as_html: str, piece_bytes: int | None, over: Callable[[str], bool]) -> Iterator[Row]:
-    from indx_assets.pipeline.readers.html import PIECE_BYTES, table_trees
+def _html_rows(text_as_html: str, piece_bytes: int, over: Callable[[str], bool]) -> Iterator[Row]:
+    """`html_rows`' rows. Pieces whose trees are not what their cuts promised (`PiecesDisagree`,
+    a fault of the cuts) cost the table its bound, never a row: the rest of its rows are read
+    from its markup parsed whole, as the reader reads such a page."""
+    from indx_assets.pipeline.readers.html import PiecesDisagree
+
+    given = 0
+    try:
+        for row in _piece_rows(text_as_html, piece_bytes, over):
+            yield row
+            given += 1
+    except PiecesDisagree as exc:
+        log.warning("a table's rows read again from its markup parsed whole: %s", exc)
+        yield from itertools.islice(_piece_rows(text_as_html, len(text_as_html), over), given, None)
+
+
+def _piece_rows(text_as_html: str, piece_bytes: int, over: Callable[[str], bool]) -> Iterator[Row]:
+    from indx_assets.pipeline.readers.html import table_trees
 
     cut: _CutRow | None = None  # a row cut in its last cell, its parts so far
-    for piece in table_trees(text_as_html, piece_bytes or PIECE_BYTES):
-        rows, open_cell = _tree_rows(piece.tree, textless=True), piece.open_cell
+    for piece in table_trees(text_as_html, piece_bytes):
+        rows, reopens_cell = _tree_rows(piece.tree, every_row=True), piece.reopens_cell
         del piece  # (its tree's nodes die with `_tree_rows`' frame): one tree at a time
         if cut is not None:
             if not rows:
                 raise _disagree("a row cut in its cell is not continued by the next piece")
-            if open_cell and len(rows) == 1:  # a row cut again in this piece
-                cut.continued_by(rows[0], open_cell)
+            if reopens_cell and len(rows) == 1:  # a row cut again in this piece
+                cut.continued_by(rows[0], reopens_cell)
                 continue
             rows[0], cut = cut.ended_by(rows[0]), None
-        if open_cell:
+        if reopens_cell:
             if not rows:
                 raise _disagree("a piece ends in a cell of no row")
-            cut = _CutRow(rows.pop(), open_cell, over)
+            cut = _CutRow(rows.pop(), reopens_cell, over)
         yield from (row for row in rows if row.text)
     if cut is not None:
         raise _disagree("the last piece of a table ends in a cell")
@@ -81,56 +100,59 @@ def _disagree(reason: str) -> Exception:
 
 
 class _CutRow:
-    """A row a table's pieces cut in a cell (`readers.html.TablePiece.open_cell`), its parts
+    """A row a table's pieces cut in a cell (`readers.html.TablePiece.reopens_cell`), its parts
     gathered until the piece that ends it: its text is its parts' joined by a space (a cell is cut
     after whitespace or before a block, so the whole row's cell text has one there), its markup
-    theirs with the tags that closed and opened it again at each cut left out. Its markup is
-    let go as soon as a part's text is `over` every chunk (a page laid out in one cell is such a
-    row, of megabytes, never a chunk whole), and not joined when the whole row's is."""
+    theirs with the tags that closed and opened it again at each cut left out.
 
-    def __init__(self, row: Row, open_cell: bytes, over: Callable[[str], bool]) -> None:
+    Its markup is let go as soon as a part's text is `over` every chunk (a page laid out in one
+    cell is such a row, of megabytes, never a chunk whole), and not joined when the whole row's
+    is: `over` is taken to hold for a text that holds a text it holds for (a measure of size)."""
+
+    def __init__(self, row: Row, reopens_cell: bytes, over: Callable[[str], bool]) -> None:
         self.over = over
         self.texts: list[str] = []
-        self.html: list[str] | None = []
-        self.is_header = row.is_header
+        self.html: list[str] = []
+        self.keeps_markup = True
+        self.is_header = True
         self.start = ""  # what the row's part in the next piece starts with: the tags that open it again
-        self._add(row, "", open_cell)
+        self._add(row, reopens_cell)
 
-    def _add(self, row: Row, start: str, open_cell: bytes) -> None:
+    def _add(self, row: Row, reopens_cell: bytes) -> None:
         from indx_assets.pipeline.readers.html import reopened_row_tags
 
         html = row.html
-        if start:
-            if not html.startswith(start):
+        if self.start:
+            if not html.startswith(self.start):
                 raise _disagree("a row continued in the next piece does not start with its reopening tags")
-            html = html[len(start):]
-        if open_cell:
-            self.start, end = reopened_row_tags(open_cell)
+            html = html[len(self.start):]
+        if reopens_cell:
+            self.start, end = reopened_row_tags(reopens_cell)
             if not html.endswith(end):
                 raise _disagree("a row cut in its cell does not end with its cell's close")
             html = html[: -len(end)]
         if row.text:
             self.texts.append(row.text)
-            if self.html is not None and self.over(row.text):
-                self.html = None
-        if self.html is not None:
+            if self.keeps_markup and self.over(row.text):
+                self.keeps_markup, self.html = False, []
+        if self.keeps_markup:
             self.html.append(html)
         self.is_header = self.is_header and row.is_header
 
-    def continued_by(self, row: Row, open_cell: bytes) -> None:
+    def continued_by(self, row: Row, reopens_cell: bytes) -> None:
         """`row` is the next part, and the row goes on past its piece too."""
-        self._add(row, self.start, open_cell)
+        self._add(row, reopens_cell)
 
     def ended_by(self, row: Row) -> Row:
         """The whole row, `row` its last part."""
-        self._add(row, self.start, b"")
-        text, self.texts = " ".join(self.texts), []
-        html = "".join(self.html) if self.html is not None and not self.over(text) else ""
+        self._add(row, b"")
+        text = " ".join(self.texts)
+        html = "".join(self.html) if self.keeps_markup and not self.over(text) else ""
         return Row(text, html, self.is_header)
 
 
-def _tree_rows(tree: "LexborHTMLParser", textless: bool = False) -> list[Row]:
-    """The rows of the table in `tree` that have text (all of them when `textless`), or of its
+def _tree_rows(tree: "LexborHTMLParser", every_row: bool = False) -> list[Row]:
+    """The rows of the table in `tree` that have text (`every_row`: all of them), or of its
     parts (a table the HTML reader cut between pieces is its parts' markup, and a piece of a long
     table is a part of it)."""
     from indx_assets.pipeline.readers.html import cell_text, row_cells, table_rows
@@ -142,7 +164,7 @@ def _tree_rows(tree: "LexborHTMLParser", textless: bool = False) -> list[Row]:
         for tr in table_rows(table):
             cells = row_cells(tr)
             texts = [t for t in map(cell_text, cells) if t]
-            if not texts and not textless:
+            if not texts and not every_row:
                 continue
             is_header = tr.parent is not None and tr.parent.tag == "thead" or all(c.tag == "th" for c in cells)
             rows.append(Row(" ".join(texts), tr.html or "", is_header))

@@ -55,7 +55,9 @@ class TextSplitter:
     def iter_split(self, s: str, prefix: int = 0) -> Iterator[tuple[str, int]]:
         """Every piece of `s`, each with the length of the overlap prefix it starts with, cut as
         it is asked for: the pieces `split` gives, one after another, of what each leaves (`s`
-        itself starts with `prefix` characters of overlap)."""
+        itself starts with `prefix` characters of overlap). Each cut reads `maxlen` when it is
+        made: set between pieces, it sizes the pieces after (a table's continuations are narrower
+        by the header they repeat)."""
         base, end, prefix = self._start(s, prefix)
         while base < end:
             cut = self._cut(s, base, end, past=base + prefix)

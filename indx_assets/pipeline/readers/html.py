@@ -181,10 +181,11 @@ def parse_html(html: str | bytes, checked: bool = False) -> LexborHTMLParser:
 class TablePiece(NamedTuple):
     """A piece of a table's markup, parsed (`table_trees`): its tree, and, where the piece ends
     in the last cell of its last row, which the next piece's first row continues, the markup that
-    opens the table again down to that cell (`html_cuts.Piece.table`; see `reopened_row_tags`)."""
+    opens the table again down to that cell (`reopens_cell`: `html_cuts.Piece.table`; see
+    `reopened_row_tags`), else nothing."""
 
     tree: LexborHTMLParser
-    open_cell: bytes = b""
+    reopens_cell: bytes = b""
 
 
 def table_trees(markup: str, piece_bytes: int = PIECE_BYTES) -> Iterator[TablePiece]:
@@ -351,7 +352,7 @@ def _reopened_tags(table: bytes, element: str = "table") -> tuple[str, str]:
 
 
 def reopened_row_tags(table: bytes) -> tuple[str, str]:
-    """What a row cut in its last cell (`TablePiece.open_cell`, the tags that open it again)
+    """What a row cut in its last cell (`TablePiece.reopens_cell`, the tags that open it again)
     starts with in the next piece's markup and ends with in this piece's: the row's markup is the
     one's without its end and the other's without its start, as the whole parse has it."""
     return _reopened_tags(table, "tr")
