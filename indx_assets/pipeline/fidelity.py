@@ -386,8 +386,8 @@ def measure_page(number: int, text: str, chunks: Iterable[ChunkText] | Callable[
     they are held. They are read once when they hold the page's words exactly (`_same_words`),
     again when not, and once more before when their `furniture` is not given (`page_furniture`)."""
     if not callable(chunks):
-        held = list(chunks)
-        chunks = lambda: held  # noqa: E731
+        listed = list(chunks)
+        chunks = lambda: listed  # noqa: E731
     if furniture is None:
         furniture = page_furniture(chunks())
     elided = elide_inline_data(text)
@@ -457,18 +457,24 @@ def _same_words(text: str, measured: Iterable[ChunkText]) -> int | None:
     give equal sums, and different words equal sums with a chance of about 2**-64. So a page of
     a million distinct words (a log, a word list) is compared in constant memory, where counting
     its words costs some 12x the page."""
+    chunks = iter(measured)
+    page = _word_sums((word, ends) for word, _, ends in iter_tokens(text))
+    held = page and _word_sums((word, ends) for word, _, ends, _ in _chunk_words(chunks))
+    for _ in chunks:  # the rest read all the same: the caller may count the chunks as they are read
+        pass
+    return page[0] if page is not None and held == page else None
+
+
+def _word_sums(words: Iterable[tuple[str, int]]) -> tuple[int, int, int] | None:
+    """How many `words` (each with how it ends) there are, and the sums of their hashes and of
+    those squared; None at the first that ends in a hyphen."""
     count = total = squares = 0
-    hyphenated = False
-    for word, _, ends in iter_tokens(text):
-        hyphenated = hyphenated or bool(ends)
+    for word, ends in words:
+        if ends:
+            return None
         h = hash(word)
         count, total, squares = count + 1, total + h, squares + h * h
-    words = count
-    for word, _, ends, _ in _chunk_words(measured):
-        hyphenated = hyphenated or bool(ends)
-        h = hash(word)
-        count, total, squares = count - 1, total - h, squares - h * h
-    return words if not hyphenated and count == total == squares == 0 else None
+    return count, total, squares
 
 
 def _chunk_words(counted: Iterable[ChunkText]) -> Iterator[tuple[str, int, int, ChunkText]]:

@@ -63,6 +63,7 @@ from indx_assets.pipeline.schema import (
     vector_dimension,
     fidelity_schema,
 )
+from indx_assets.pipeline.scratch import scratch_in
 from indx_assets.pipeline.whitespace import blank
 from indx_assets.wiring.resources.lancedb import LanceDBResource
 from indx_assets.wiring.resources.source_index import readable_name
@@ -152,7 +153,13 @@ def _source(source_id: str, storage: StorageResource, chain: Chain | None = None
 def read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -> tuple[StageOutput, object]:
     """Read the stored source's pages and store them; returns the stage's output and the
     reader's parsed form of the document (`DocumentRead.parsed`, None when there is none), for
-    `cut_chunks` of this document only."""
+    `cut_chunks` of this document only. A reader's temporary files go under the data directory
+    (`scratch.scratch_in`)."""
+    with scratch_in(storage.scratch_dir()):
+        return _read_pages(source_id, storage, config)
+
+
+def _read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) -> tuple[StageOutput, object]:
     row = storage.read(SOURCE_DOCUMENTS, source_id).to_pylist()[0]
     media_type = row["media_type"]
     if not row.get("refused") and row["content"] is None and media_type in SHEET_TYPES:
@@ -385,10 +392,10 @@ class _Cut:
             if rows or not blank(page.text):
                 reads = itertools.count()
 
-                def chunks() -> Iterator[DocumentChunk]:  # counted as they are first read
+                def read_chunks() -> Iterator[DocumentChunk]:  # counted as the measure first reads them, all
                     return self._counted(page.page, rows.chunks()) if next(reads) == 0 else rows.chunks()
 
-                self.fidelity.append(measure_page(page.page, page.text, chunks, rows.furniture))
+                self.fidelity.append(measure_page(page.page, page.text, read_chunks, rows.furniture))
             for batch in rows.batches():
                 self.pending.append(batch)
                 if sum(b.num_rows for b in self.pending) >= SPOOL_ROWS:
@@ -456,7 +463,13 @@ def cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: o
     reader's parsed form of the source, `parsed`, when it was read just now). Each page's
     chunks are measured and spooled as the page is done (`_Cut`), never the whole chunk map
     held; a document the chain cuts page by page (`cuts_page_by_page`: a text, a sheet) is cut
-    a page at a time, its chunks streamed from the chunker (`_cut_in_steps`)."""
+    a page at a time, its chunks streamed from the chunker (`_cut_in_steps`). A chunker's
+    temporary files go under the data directory (`scratch.scratch_in`)."""
+    with scratch_in(storage.scratch_dir()):
+        return _cut_chunks(source_id, storage, chain, parsed)
+
+
+def _cut_chunks(source_id: str, storage: StorageResource, chain: Chain, parsed: object) -> StageOutput:
     media_type = storage.read(SOURCE_DOCUMENTS, source_id).column("media_type")[0].as_py()
     if cuts_page_by_page(chain, media_type):
         with ExitStack() as maps:
