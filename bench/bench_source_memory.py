@@ -6,7 +6,8 @@ Each case runs in its own process (peak RSS is per process: VmHWM) against a fre
 directory: a baseline with a one-line file, then a binary file of `--mb` MiB (NUL bytes, so the
 text reader refuses it: the case of issue 17, where 1 GiB cost 5.5 GB) and a file of words of
 the same size as plain text, Markdown and HTML (one page whose text is stored; `--formats`
-picks them), and pages of HTML's other shapes (`_BLOCKS`): short paragraphs (an element every 80
+picks them), a server log and a word list (`text-log`, `text-words`: lines drawn afresh, so
+its words are distinct), and pages of HTML's other shapes (`_BLOCKS`): short paragraphs (an element every 80
 bytes, where the parser's tree and the walk over it dominate), paragraphs and list items closed
 only implicitly, paragraphs inside wrapping containers, one large table (and one as a page
 writes it: `html-table-page`), paragraphs in one form around the page (`html-form`) or in
@@ -30,6 +31,7 @@ beside this tree's, so both are measured on the same load.
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -157,7 +159,29 @@ _BLOCKS = {
 }
 
 
+def _log_line(rnd: random.Random) -> bytes:
+    return (f"2026-12-05T12:{rnd.randrange(60):02d}:{rnd.randrange(60):02d}.{rnd.randrange(1000):03d}Z INFO"
+            f" [worker-{rnd.randrange(8)}] GET /api/v1/items/{rnd.randrange(10**6)}?session={rnd.getrandbits(32):08x}"
+            f" {rnd.choice((200, 200, 304, 404))} {rnd.randrange(2000)}ms\n").encode()
+
+
+def _word_line(rnd: random.Random) -> bytes:
+    return "".join(rnd.choices("abcdefghijklmnopqrstuvwxyz", k=rnd.randrange(4, 12))).encode() + b"\n"
+
+
+#: Text files of lines, each line drawn afresh: a server log (a session id and numbers on every
+#: line) and a word list, a distinct word a line (a page of distinct tokens).
+_LINES = {"text-log": _log_line, "text-words": _word_line}
+
+
 def _write(path: Path, size: int, binary: bool, name: str) -> None:
+    if name in _LINES:
+        rnd, line = random.Random(7), _LINES[name]
+        with open(path, "wb") as f:
+            written = 0
+            while written < size:
+                written += f.write(b"".join(line(rnd) for _ in range(1000))[: size - written])
+        return
     head, block = _BLOCKS.get(name, (b"", b"harbour wall tide " * 58254))  # about 1 MiB
     with open(path, "wb") as f:
         if binary:
@@ -189,7 +213,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=256)
     parser.add_argument("--formats", default="binary,text,markdown,html",
-                        help="of binary, text, markdown, html, " + ", ".join(_BLOCKS))
+                        help="of binary, text, markdown, html, " + ", ".join([*_LINES, *_BLOCKS]))
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--against", help="another interpreter whose cases run beside this one's")
     parser.add_argument("--reader", action="store_true", help="the reader alone, its peak above the process before it")
@@ -198,7 +222,7 @@ def main() -> None:
     size = args.mb << 20
     pythons = {"this tree": sys.executable, **({args.against: args.against} if args.against else {})}
     cases = {"binary": (True, ".txt"), "text": (False, ".txt"), "markdown": (False, ".md"), "html": (False, ".html"),
-             **{name: (False, ".html") for name in _BLOCKS}}
+             **{name: (False, ".txt") for name in _LINES}, **{name: (False, ".html") for name in _BLOCKS}}
     above = "the process before the read" if args.reader else "a one-line file's"
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

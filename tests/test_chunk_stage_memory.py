@@ -151,6 +151,30 @@ def test_a_paragraph_of_a_million_lines_is_read_a_line_at_a_time() -> None:
     assert peak < 1.5 * len(text), f"{peak / len(text):.2f}x the text"
 
 
+@pytest.mark.parametrize("encoding", ["utf-8", "cp1252"])
+def test_a_long_html_page_s_temporary_files_are_under_the_data_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str) -> None:
+    """A system temporary directory that takes no file (full, or gone, or a small tmpfs): the
+    HTML reader's page text, the page decoded into UTF-8 and a long table's markup, by the
+    reader and by the chunker, are spooled under the storage root (`scratch.scratch_in`), so the
+    page is read and cut as from its bytes, and nothing is left there."""
+    import tempfile
+
+    from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
+    from indx_assets.pipeline.schema import chunks_table
+
+    row = "<tr><td>harbour wall</td><td>held the tide, caf\u00e9</td></tr>\n"
+    html = ("<html><body>" + "<p>The harbour wall held the tide back, cr\u00e8me.</p>\n" * 8000
+            + "<table>" + row * 8000 + "</table></body></html>")
+    whole = encode_bytes(html.encode(encoding), source_id="corpus/page.html", name="page.html")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-tmp"))
+    source, storage = stored_text(tmp_path, "page.html", html, encoding)
+    cut = stages.cut_chunks(source, storage, load_chain())
+    assert cut.metadata["chunks_by_type"]["table"] > 10 and cut.metadata["fidelity"]["passes"]
+    assert storage.read(stages.CHUNK_MAP, source).equals(chunks_table(to_document(whole)))
+    assert list(Path(storage.scratch_dir()).iterdir()) == [], "a scratch file has no name: none is left behind"
+
+
 #: Cuts one stored HTML page in a process of its own and prints the rise of its resident memory
 #: during the cut (the map's pages and the C heap are resident memory no trace sees).
 _RESIDENT_CUT = """

@@ -13,7 +13,6 @@ chunks, so it neither leads into the next chunk nor stands alone as one. The pag
 
 import io
 import mmap
-import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -22,6 +21,7 @@ from indx_interfaces import PageOutput
 from indx_assets.pipeline.chunkers.base import PageDisagrees, StructuredProvider, StructuredTextChunker
 from indx_assets.pipeline.chunking.elements import CodeSnippet, Element, Footer, ListItem, NarrativeText, Table, Title
 from indx_assets.pipeline.chunking.page_numbers import PAGE_NUMBER
+from indx_assets.pipeline.scratch import scratch_file
 
 _KINDS: dict[str, type[Element]] = {
     "title": Title,
@@ -86,7 +86,7 @@ class HtmlChunker(StructuredTextChunker):
                 return iter_html_elements(content, page.text)
             # another encoding: decoded into a file in UTF-8 a step at a time, as the reader
             # decodes it, and that file's map walked
-            utf8 = tempfile.TemporaryFile()
+            utf8 = scratch_file()
             try:
                 transcode_file(file, utf8)
             except BaseException:

@@ -8,7 +8,7 @@ document nested too deep to parse in reasonable time (`MAX_BLOCK_DEPTH`) is refu
 is `failed`, with the reason.
 
 A large page is parsed a piece at a time (`html_cuts`), each piece's tree let go once walked, and
-its text written to a temporary file read back once whole (see `_Walker`); a table cut between
+its text written to a temporary file (`scratch.scratch_file`) read back once whole (see `_Walker`); a table cut between
 pieces (between its rows, or in a cell) is one block, its rows written as they are read
 (`_Walker._table`, `_Walker._row`), and so is a `pre`
 (`_Walker._code`); a piece whose tree is not what its cut promised (`PiecesDisagree`) makes the
@@ -22,7 +22,6 @@ import logging
 import mmap
 import os
 import re
-import tempfile
 from array import array
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -38,6 +37,7 @@ from indx_assets.pipeline.readers.html_attrs import BREAK_AFTER, BREAK_BEFORE, h
 from indx_assets.pipeline.readers.html_cuts import PIECE_BYTES, Piece, Source, html_pieces, map_releaser, windows
 from indx_assets.pipeline.readers.text import (DecodedText, NotText, decode_text, is_utf8_file, same_utf8_text,
                                                transcode_file, utf8_text)
+from indx_assets.pipeline.scratch import scratch_file
 from indx_assets.pipeline.whitespace import collapse_whitespace
 
 log = logging.getLogger(__name__)
@@ -193,14 +193,14 @@ def table_trees(markup: str, piece_bytes: int = PIECE_BYTES) -> Iterator[TablePi
     time when it is longer than a piece (`html_pieces`: cut between rows, or in a cell as the
     page is, so a page laid out in one cell is cut too; each piece after the first opening the
     table again), each tree let go once the next is asked for. The pieces are cut from a map of
-    the markup's bytes in a temporary file (from the bytes held, where there is no temporary
-    directory to write to). `HtmlTooDeep` as `parse_html`."""
+    the markup's bytes in a scratch file (`scratch.scratch_file`; from the bytes held, where its
+    folder takes no file). `HtmlTooDeep` as `parse_html`."""
     if len(markup) <= piece_bytes:
         yield TablePiece(parse_html(markup))
         return
     try:
-        file = tempfile.TemporaryFile()
-    except OSError:  # the system's temporary directory is full or gone
+        file = scratch_file()
+    except OSError:  # the scratch folder is full or gone
         yield from _piece_trees(markup.encode("utf-8", errors="ignore"), piece_bytes)
         return
     with file:
@@ -680,7 +680,7 @@ def _walk(source: Source, piece_bytes: int, keep_blocks: bool, released: Callabl
 def _walk_pieces(pieces: Iterator[Piece], keep_blocks: bool, finish: Callable[[BinaryIO], T]) -> tuple[T, _Spans]:
     """`_walk` of `pieces` parsed and walked one by one; `PiecesDisagree` where a piece's tree
     is not what its cut promised."""
-    with tempfile.TemporaryFile() as sink:
+    with scratch_file() as sink:
         walker = _Walker(sink, keep_blocks)
         for markup, ends_in_table, ends_in_pre, ends_in_cell in pieces:
             tree = parse_html(markup, checked=True)
@@ -740,7 +740,7 @@ def _mapped(file: BinaryIO) -> Iterator[tuple[mmap.mmap, str] | None]:
         with mmap.mmap(fileno, 0, access=mmap.ACCESS_READ) as source:
             yield source, "utf-8"
         return
-    with tempfile.TemporaryFile() as utf8:
+    with scratch_file() as utf8:
         encoding = transcode_file(file, utf8)
         utf8.flush()
         if utf8.tell() == 0:  # nothing to map: no visible text
