@@ -447,10 +447,12 @@ def _measured(chunks: Iterable[ChunkText]) -> Iterator[ChunkText]:
 
 
 def _same_words(text: str, measured: Iterable[ChunkText]) -> int | None:
-    """How many words the page `text` holds, when the `measured` chunks hold exactly its words, each
-    as often, and no word on either side ends in a hyphen; else None (all chunks are read either
-    way). Such a page's measure finds nothing, whatever its words: no word is joined across a
-    line end or to a mark, none is foreign, lost or duplicated.
+    """How many words the page `text` holds, when the `measured` chunks hold exactly its words,
+    each as often, and no word on either side that ends in a hyphen has a word after it on a later
+    line; else None (all chunks are read either way). Such a page's measure finds nothing,
+    whatever its words: no word is joined across a line end or to a mark, none is foreign, lost
+    or duplicated. (A word that ends in a hyphen where its line goes on, or at the very end, as a
+    log cut off mid-line ends, is a word as any other.)
 
     The two multisets of words are compared by the sums of their words' hashes and of those
     hashes squared (Python's string hash, SipHash under the process's random key): equal words
@@ -458,20 +460,22 @@ def _same_words(text: str, measured: Iterable[ChunkText]) -> int | None:
     a million distinct words (a log, a word list) is compared in constant memory, where counting
     its words costs some 12x the page."""
     chunks = iter(measured)
-    page = _word_sums((word, ends) for word, _, ends in iter_tokens(text))
-    held = page and _word_sums((word, ends) for word, _, ends, _ in _chunk_words(chunks))
+    page = _word_sums(iter_tokens(text))
+    held = page and _word_sums((word, line, ends) for word, line, ends, _ in _chunk_words(chunks))
     for _ in chunks:  # the rest read all the same: the caller may count the chunks as they are read
         pass
     return page[0] if page is not None and held == page else None
 
 
-def _word_sums(words: Iterable[tuple[str, int]]) -> tuple[int, int, int] | None:
-    """How many `words` (each with how it ends) there are, and the sums of their hashes and of
-    those squared; None at the first that ends in a hyphen."""
+def _word_sums(words: Iterable[Token]) -> tuple[int, int, int] | None:
+    """How many `words` there are, and the sums of their hashes and of those squared; None at
+    the first word after one that ends in a hyphen on an earlier line."""
     count = total = squares = 0
-    for word, ends in words:
-        if ends:
+    hyphenated = -1  # the line of the word before, where it ends in a hyphen
+    for word, line, ends in words:
+        if hyphenated >= 0 and line != hyphenated:
             return None
+        hyphenated = line if ends else -1
         h = hash(word)
         count, total, squares = count + 1, total + h, squares + h * h
     return count, total, squares
