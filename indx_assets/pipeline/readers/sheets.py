@@ -27,7 +27,6 @@ import datetime as dt
 import io
 import math
 import pickle
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from html import escape
@@ -36,6 +35,7 @@ from typing import IO, Any
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.readers import DocumentRead, PageTally, ReaderConfig, ReadFailed, reader_error
 from indx_assets.pipeline.readers.ooxml_guard import PackageRefused
+from indx_assets.pipeline.scratch import scratch_file
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 CSV = "text/csv"
@@ -447,11 +447,11 @@ class SheetSpool:
     """The sheets (pages) a read in steps read (`SheetStream`), each pickled to a temporary file
     as it is read and read back one at a time, in page order: the read's parsed form, handed to
     the `sheets` chunker page by page, so a long sheet's regions are never all in memory. The
-    file is in `directory` (the system's temporary directory when None) and has no name there,
+    file is a `scratch.scratch_file`: in the data directory while a stage reads, and nameless,
     so it is gone however the process ends, kill -9 included."""
 
-    def __init__(self, directory: str | None = None) -> None:
-        self._file = tempfile.TemporaryFile(dir=directory)
+    def __init__(self) -> None:
+        self._file = scratch_file()
         self.count = 0
 
     def add(self, sheet: Sheet) -> None:
@@ -472,15 +472,14 @@ class SheetStream:
     """A spreadsheet read page by page (`stream_sheets`): `pages()` yields each page's output as
     its sheet part is read, spooling the part for the chunker (`SheetSpool`); once they are all
     read, `read()` is the document's read without its pages (status, reason, metadata), its
-    parsed form the spool (in `spool_dir`). A file found unreadable part way raises
-    `ReadFailed` from `pages()`."""
+    parsed form the spool. A file found unreadable part way raises `ReadFailed` from `pages()`."""
 
-    def __init__(self, media_type: str, sheets: Iterator[Sheet], spool_dir: str | None = None) -> None:
+    def __init__(self, media_type: str, sheets: Iterator[Sheet]) -> None:
         self.media_type = media_type
         self._sheets = sheets
         self._tally = PageTally()
         self._hidden: list[int] = []
-        self.spool = SheetSpool(spool_dir)
+        self.spool = SheetSpool()
 
     def pages(self) -> Iterator[PageOutput]:
         sheets = iter(self._sheets)
@@ -504,12 +503,12 @@ class SheetStream:
         return self._tally.read(self.media_type, **_metadata(self.media_type, self._hidden)).with_parsed(self.spool)
 
 
-def stream_sheets(content: bytes, media_type: str, spool_dir: str | None = None) -> SheetStream | DocumentRead:
-    """The spreadsheet in `content` read page by page (`SheetStream`, its sheet parts spooled in
-    `spool_dir`), or, when it cannot be opened, what it reads as (as `read_xlsx`, `read_csv`,
-    `read_tsv` would return it)."""
+def stream_sheets(content: bytes, media_type: str) -> SheetStream | DocumentRead:
+    """The spreadsheet in `content` read page by page (`SheetStream`, its sheet parts spooled),
+    or, when it cannot be opened, what it reads as (as `read_xlsx`, `read_csv`, `read_tsv` would
+    return it)."""
     try:
-        return SheetStream(media_type, iter_sheets(content, media_type), spool_dir)
+        return SheetStream(media_type, iter_sheets(content, media_type))
     except Exception as exc:
         return _refused(media_type, exc) or reader_error(media_type, exc)
 

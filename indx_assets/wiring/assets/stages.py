@@ -163,7 +163,7 @@ def _read_pages(source_id: str, storage: StorageResource, config: ReaderConfig) 
     row = storage.read(SOURCE_DOCUMENTS, source_id).to_pylist()[0]
     media_type = row["media_type"]
     if not row.get("refused") and row["content"] is None and media_type in SHEET_TYPES:
-        stream = stream_sheets(storage.read_blob(SOURCE_DOCUMENTS, source_id), media_type, storage.scratch_dir())
+        stream = stream_sheets(storage.read_blob(SOURCE_DOCUMENTS, source_id), media_type)
         if isinstance(stream, SheetStream):
             return _read_in_steps(source_id, storage, stream)
         return _stored_read(source_id, storage, stream)

@@ -198,11 +198,12 @@ class StorageResource(dg.ConfigurableResource):
         return str(path)
 
     def scratch_dir(self) -> str | None:
-        """Where a stage's temporary files go (`Spool`, `readers.sheets.SheetSpool`): `.scratch`
-        under a local root, beside what they become, so a long document's spools fill the data
-        directory's disk, sized for it, not the system's temporary directory (often a small
-        tmpfs); the system's temporary directory (None) for an object-store root. Each file
-        there has no name (`tempfile.TemporaryFile`), so none is left however a process ends."""
+        """Where a stage's temporary files go (`Spool`, and a reader's or chunker's through
+        `scratch.scratch_in`): `.scratch` under a local root, beside what they become, so a long
+        document's spools fill the data directory's disk, sized for it, not the system's
+        temporary directory (often a small tmpfs); the system's temporary directory (None) for
+        an object-store root. Each file there has no name (`tempfile.TemporaryFile`), so none is
+        left however a process ends."""
         folder = UPath(self.root) / SCRATCH
         if not is_local(folder):
             return None
