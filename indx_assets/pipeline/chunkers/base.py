@@ -239,41 +239,59 @@ def sentence_units(
         texts = [chunk_text_of(e, opts.isolate_table) for e in batch]
         for element, text, size in zip(batch, texts, opts.measure.sizes(texts)):
             prose = type(element) in _PROSE
-            if not prose or not text or not split or size <= opts.soft_max:
-                units = [[element, text, size, False]]
-            else:
-                sentences, start = [], 0
-                for end in sentence_ends(text):
-                    sentences.append(type(element)(text[start:end].strip(), metadata=element.metadata.copy()))
-                    start = end
-                if text[start:].strip():
-                    sentences.append(type(element)(text[start:].strip(), metadata=element.metadata.copy()))
-                unit_texts = [unit.text for unit in sentences]  # cut from its chunk text: collapsed already
-                units = [[unit, unit_text, unit_size, False] for unit, unit_text, unit_size
-                         in zip(sentences, unit_texts, opts.measure.sizes(unit_texts))]
-            if prose and text and threshold is not None and size >= threshold and not run_starts:
-                (held or units)[0][3] = True  # the first of the lead-in lines before it, else its first unit
-                run_starts = True
-            held.extend(units)
-            held_size += sum(unit[2] for unit in units)
-            # what was held is lead-in lines: all up to this element's last unit that is none go on
-            first_new, end = len(held) - len(units), len(held)
-            while end > first_new and _leads_in(held[end - 1][0]):
-                end -= 1
-            if end == first_new:  # this element is lead-in lines too: the run goes on
-                end = 0
-            else:
-                run_starts = False  # this element ends the run: its last lead-in units, if any, begin another
-            released = sum(unit[2] for unit in held[:end])
-            # and the lead-in lines that no chunk could hold with the ones after them
-            while end < len(held) - 1 and held_size - released > opts.hard_max:
-                released += held[end][2]
-                end += 1
-            if end:
-                yield from (Unit(*unit) for unit in held[:end])
-                held_size -= released
-                del held[:end]
+            marks_start = prose and bool(text) and threshold is not None and size >= threshold
+            # an element's units come a batch at a time (one, unless it is cut into sentences);
+            # handing each batch on as the whole element would be gives the same units
+            for units in _element_units(element, text, size, opts, split=split and prose):
+                if marks_start and not run_starts:
+                    (held or units)[0][3] = True  # the first of the lead-in lines before it, else its first unit
+                    run_starts = True
+                marks_start = False
+                held.extend(units)
+                held_size += sum(unit[2] for unit in units)
+                # what was held is lead-in lines: all up to this element's last unit that is none go on
+                first_new, end = len(held) - len(units), len(held)
+                while end > first_new and _leads_in(held[end - 1][0]):
+                    end -= 1
+                if end == first_new:  # this element is lead-in lines too: the run goes on
+                    end = 0
+                else:
+                    run_starts = False  # this element ends the run: its last lead-in units, if any, begin another
+                released = sum(unit[2] for unit in held[:end])
+                # and the lead-in lines that no chunk could hold with the ones after them
+                while end < len(held) - 1 and held_size - released > opts.hard_max:
+                    released += held[end][2]
+                    end += 1
+                if end:
+                    yield from (Unit(*unit) for unit in held[:end])
+                    held_size -= released
+                    del held[:end]
     yield from (Unit(*unit) for unit in held)
+
+
+def _element_units(element: Element, text: str, size: int, opts: "ChunkingOptions", split: bool) -> Iterator[list[list[Any]]]:
+    """`element` as units ([element, text, size, starts]), in batches: itself, or, when it is
+    to be `split` and is over the soft maximum, its sentences, made and measured
+    `_MEASURED_AT_ONCE` at a time (a paragraph of a million sentences, made at once, cost ten
+    times its text)."""
+    if not split or not text or size <= opts.soft_max:
+        yield [[element, text, size, False]]
+        return
+    # cut from its chunk text: collapsed already
+    sentences = (type(element)(sentence, metadata=element.metadata.copy()) for sentence in _sentences(text))
+    while batch := list(islice(sentences, _MEASURED_AT_ONCE)):
+        texts = [unit.text for unit in batch]
+        yield [[unit, unit_text, unit_size, False] for unit, unit_text, unit_size in zip(batch, texts, opts.measure.sizes(texts))]
+
+
+def _sentences(text: str) -> Iterator[str]:
+    """The sentences of a chunk text, stripped, in order (the last only when it is not blank)."""
+    start = 0
+    for end in sentence_ends(text):
+        yield text[start:end].strip()
+        start = end
+    if last := text[start:].strip():
+        yield last
 
 
 def join_small_chunks(pre_chunks: Iterable["PreChunk"], opts: "ChunkingOptions", under: int) -> Iterator["PreChunk"]:
