@@ -5,27 +5,28 @@
 Each case runs in its own process (peak RSS is per process: VmHWM) against a fresh data
 directory: a baseline with a one-line file, then a binary file of `--mb` MiB (NUL bytes, so the
 text reader refuses it: the case of issue 17, where 1 GiB cost 5.5 GB) and a file of words of
-the same size as plain text, Markdown and HTML (one page whose text is stored; `--formats`
-picks them), a server log and a word list (`text-log`, `text-words`: lines drawn afresh, so
-its words are distinct), and pages of HTML's other shapes (`_BLOCKS`): short paragraphs (an element every 80
-bytes, where the parser's tree and the walk over it dominate), paragraphs and list items closed
-only implicitly, paragraphs inside wrapping containers, one large table (and one as a page
-writes it: `html-table-page`), paragraphs in one form around the page (`html-form`) or in
-formatting elements around it, as old pages write them (`html-font`), or each with a `font` left
-open in it, which the parser reconstructs in the next (`html-font-unclosed`), or each in a `b`
-closed inside it (`html-misnested`, the adoption agency with a furthest block), sections of
-tables and forms as old sites write them (`html-old-tables`), rows whose cells a `font`
-wraps (`html-font-rows`), tables with a `div` among their rows (`html-fostered-blocks`), sections
-of a page with no DOCTYPE, a table in a `p` and a form a `div` closes (`html-quirks`), sections
-with a select, a template, an SVG icon, a MathML formula, ruby and an escaped script (`html-modern`), a
-page laid out in a table, all its text in one cell (`html-layout`), a forum's page of posts, each a
-table in that cell (`html-forum`), one large `pre` (`html-pre`),
-and a page in Windows-1252. Prints each case's peak above the baseline as
-a multiple of the file's size, the median of `--rounds`; the bound for a file under
-INDX_MAX_FILE_MB is 2x. `--chunk` cuts the read pages too (`chunk_map`: the peak is then the
-larger of the read's and the cut's), `--reader` measures the reader alone (see `READER_PROBE`). `--against`
-names another interpreter (another tree's venv, main's) whose cases run in the same rounds, each
-beside this tree's, so both are measured on the same load.
+the same size as plain text, Markdown and HTML (one page whose text is stored; `--formats` picks
+them), a server log and a word list (`text-log`, `text-words`: lines drawn afresh, so its words
+are distinct), prose wrapped at 72 characters in one paragraph (`text-wrapped`), and pages of
+HTML's other shapes (`_BLOCKS`): short paragraphs (an element every 80 bytes, where the parser's
+tree and the walk over it dominate), paragraphs and list items closed only implicitly,
+paragraphs inside wrapping containers, one large table (and one as a page writes it:
+`html-table-page`), paragraphs in one form around the page (`html-form`) or in formatting
+elements around it, as old pages write them (`html-font`), or each with a `font` left open in
+it, which the parser reconstructs in the next (`html-font-unclosed`), or each in a `b` closed
+inside it (`html-misnested`, the adoption agency with a furthest block), sections of tables and
+forms as old sites write them (`html-old-tables`), rows whose cells a `font` wraps
+(`html-font-rows`), tables with a `div` among their rows (`html-fostered-blocks`), sections of a
+page with no DOCTYPE, a table in a `p` and a form a `div` closes (`html-quirks`), sections with
+a select, a template, an SVG icon, a MathML formula, ruby and an escaped script (`html-modern`),
+a page laid out in a table, all its text in one cell (`html-layout`), a forum's page of posts,
+each a table in that cell (`html-forum`), one large `pre` (`html-pre`), and a page in
+Windows-1252. Prints each case's peak above the baseline as a multiple of the file's size, the
+median of `--rounds`; the bound for a file under INDX_MAX_FILE_MB is 2x. `--chunk` cuts the read
+pages too (`chunk_map`: the peak is then the larger of the read's and the cut's), `--reader`
+measures the reader alone (see `READER_PROBE`). `--against` names another interpreter (another
+tree's venv, main's) whose cases run in the same rounds, each beside this tree's, so both are
+measured on the same load.
 """
 
 import argparse
@@ -169,9 +170,18 @@ def _word_line(rnd: random.Random) -> bytes:
     return "".join(rnd.choices("abcdefghijklmnopqrstuvwxyz", k=rnd.randrange(4, 12))).encode() + b"\n"
 
 
+_PROSE = "the harbour wall held tide back and town slept behind it boats rode at anchor".split()
+
+
+def _wrapped_line(rnd: random.Random) -> bytes:
+    words = [rnd.choice(_PROSE) + ("." if rnd.random() < 0.1 else "") for _ in range(12)]
+    return " ".join(words).capitalize()[:72].rstrip().encode() + b"\n"
+
+
 #: Text files of lines, each line drawn afresh: a server log (a session id and numbers on every
-#: line) and a word list, a distinct word a line (a page of distinct tokens).
-_LINES = {"text-log": _log_line, "text-words": _word_line}
+#: line), a word list, a distinct word a line (a page of distinct tokens), and prose wrapped at
+#: 72 characters with no blank line (one paragraph of sentences, as text dumped from a PDF).
+_LINES = {"text-log": _log_line, "text-words": _word_line, "text-wrapped": _wrapped_line}
 
 
 def _write(path: Path, size: int, binary: bool, name: str) -> None:

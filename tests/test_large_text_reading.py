@@ -14,7 +14,7 @@ import pytest
 from indx_assets.pipeline.readers import ReaderConfig, read_document, read_document_file
 from indx_assets.pipeline.readers import html as html_reader
 from indx_assets.pipeline.readers.text import decode_file
-from indx_assets.pipeline.whitespace import collapse_whitespace, iter_words
+from indx_assets.pipeline.whitespace import WINDOW, collapse_whitespace, iter_words
 
 #: More than a few of the reader's 1 MiB steps, in characters of every UTF-8 width.
 WORDS = ["harbour", "crème", "brûlée", "漢字", "🙂", "tide\r\n", "wall\t", "\u00a0", "Ωmega"]
@@ -64,13 +64,17 @@ def test_binary_bytes_in_a_text_file_are_refused_from_the_file_too() -> None:
 
 
 def test_a_long_texts_whitespace_is_collapsed_as_the_whole_string_rule_collapses_it() -> None:
-    # runs of every kind of whitespace, some many MiB apart, some straddling the 1 MiB windows
+    # runs of every kind of whitespace, some many MiB apart, some straddling the windows' edges
     body = _text(2_500_000).replace("wall\t ", "wall\u2003\u3000 \n\n ")
-    window = 1 << 20
+    window = 16 * WINDOW
     straddling = "x" * (window - 3) + " \t\n\u3000 \n" + "y" * window + "\n" * window + "z"  # runs across the windows' edges
-    for text in (body, "  \n" + body + "\t\n ", " " * window + body[:window] + " " * 3 + body[-5:], straddling):
+    for text in (body, "  \n" + body + "\t\n ", " " * window + body[:window] + " " * 3 + body[-5:], straddling,
+                 _text(5 * WINDOW)):  # single spaces only: a stretch of it is its slice
         assert collapse_whitespace(text) == re.sub(r"\s+", " ", text).strip() == " ".join(text.split())
         assert list(iter_words(text)) == text.split()  # the word measure's words of a long line
+        # a stretch of it, collapsed from the text itself (the text chunker's long paragraph)
+        for start, end in ((0, len(text) - 1), (3, len(text)), (window - 5, 3 * window + 7), (17, 17 + WINDOW // 3), (9, 9)):
+            assert collapse_whitespace(text, start, end) == " ".join(text[start:end].split()), (start, end)
 
 
 def test_a_long_text_is_measured_in_tokens_as_its_words_add_up() -> None:

@@ -11,8 +11,9 @@ _NOT_SPACE = re.compile(r"\S")
 _UNCOLLAPSED = re.compile(r"[^\S ]|  ")
 #: What ends a line for `str.splitlines`.
 _LINE_END = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
-#: A text longer than this is collapsed a window at a time (see `collapse_whitespace`): `re.sub`
-#: holds a string per word of a window until it joins them, some 17x the window for short words.
+#: A text longer than this is collapsed (`collapse_whitespace`), split into its words
+#: (`iter_words`) and measured (`chunking.measure`) a window at a time: a string per word of a
+#: window is held at once, some 17x the window for short words.
 WINDOW = 1 << 16
 
 
@@ -33,30 +34,41 @@ def iter_lines(text: str) -> Iterator[str]:
         yield text[start:]
 
 
-def collapse_whitespace(text: str) -> str:
-    """`" ".join(text.split())`: whitespace runs made one space, none at the ends.
+def collapse_whitespace(text: str, start: int = 0, end: int | None = None) -> str:
+    """`" ".join(text[start:end].split())`: whitespace runs made one space, none at the ends.
 
     A long text is collapsed a window at a time, each window ending before a non-space
     character (so no run spans two): `str.split` holds a string per word and `re.sub` one per
     match until they are joined, so one text of 64 MiB of words cost 14x its size collapsed
-    whole. A text with nothing to collapse is given back as it is, not copied."""
-    if not _UNCOLLAPSED.search(text) and text[:1] != " " and text[-1:] != " ":
-        return text
-    if len(text) <= WINDOW:
-        return _SPACE.sub(" ", text).strip()
-    first = _NOT_SPACE.search(text)
+    whole. A stretch of a text is collapsed from the text itself, never sliced out whole first,
+    and a whole text with nothing to collapse is given back as it is, not copied."""
+    stop = len(text) if end is None else min(end, len(text))
+    if not _UNCOLLAPSED.search(text, start, stop) and text[start : start + 1] != " " and text[stop - 1 : stop] != " ":
+        return text if start == 0 and stop == len(text) else text[start:stop]
+    if stop - start <= WINDOW:
+        return _SPACE.sub(" ", text[start:stop]).strip()
+    first = _NOT_SPACE.search(text, start, stop)
     if first is None:
         return ""
-    end = len(text)
-    while text[end - 1].isspace():  # `\s` is `str.isspace`
-        end -= 1
-    out, at = "", first.start()
-    while at < end:
-        cut = _NOT_SPACE.search(text, min(at + WINDOW, end), end)
-        stop = cut.start() if cut else end
-        out += _SPACE.sub(" ", text[at:stop])  # grows in place: CPython extends a string only this name holds
-        at = stop
+    while text[stop - 1].isspace():  # `\s` is `str.isspace`
+        stop -= 1
+    out = ""
+    # `out` grows in place, as CPython extends a string only one name holds, but only in code
+    # it has specialized: a `for` loop's jump back has it do so, a `while` test's does not in
+    # 3.11 (each step then copied the text so far: twice the text at the last)
+    for at, until in _windows(text, first.start(), stop):
+        out += _SPACE.sub(" ", text[at:until])
     return out
+
+
+def _windows(text: str, start: int, stop: int) -> Iterator[tuple[int, int]]:
+    """`text[start:stop]` as stretches of about `WINDOW` characters, each ending before a
+    non-space character (so no whitespace run spans two)."""
+    while start < stop:
+        cut = _NOT_SPACE.search(text, min(start + WINDOW, stop), stop)
+        until = cut.start() if cut else stop
+        yield start, until
+        start = until
 
 
 def iter_words(text: str) -> Iterator[str]:

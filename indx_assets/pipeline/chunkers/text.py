@@ -14,6 +14,7 @@ from indx_interfaces import PageOutput
 from indx_assets.pipeline.chunkers.base import StructuredProvider, StructuredTextChunker
 from indx_assets.pipeline.chunking.elements import Element, ListItem, NarrativeText, Title
 from indx_assets.pipeline.chunking.paragraphs import iter_line_runs
+from indx_assets.pipeline.whitespace import WINDOW, collapse_whitespace
 
 _PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\r?\n[ \t\r]*\n|\s*\Z)", re.S)
 #: A stretch of text stripped of the whitespace at its ends (as `str.strip`: `\s` is `str.isspace`).
@@ -33,7 +34,8 @@ def _is_title(paragraph: str) -> bool:
 def text_elements(text: str) -> Iterator[Element]:
     """Paragraph elements of a plain text, each with its `start`/`end` offsets in `text`, in order.
     A paragraph is read a line at a time, never held as its lines (a log or a word list is one
-    paragraph of a million lines)."""
+    paragraph of a million lines); an element longer than `whitespace.WINDOW` holds its text
+    with whitespace collapsed."""
     for m in _PARAGRAPH.finditer(text):
         start, end = m.span()
         if text.find("\n", start, end) >= 0 and all(_BULLET.match(text, a, b) for a, b in _line_spans(text, start, end)):
@@ -47,7 +49,9 @@ def text_elements(text: str) -> Iterator[Element]:
             found = _NOT_SPACE.search(text, a, b)
             if found is None:
                 continue
-            run = found.group()
+            # a long run is cut from the page collapsed, as its chunks are cut from it (a log is
+            # one run): cut as it is and then collapsed, it was held twice beside the page
+            run = found.group() if found.end() - found.start() <= WINDOW else collapse_whitespace(text, *found.span())
             element: Element = Title(run) if _is_title(run) else NarrativeText(run)
             if isinstance(element, Title):
                 element.metadata.category_depth = 1

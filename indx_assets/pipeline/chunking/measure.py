@@ -25,6 +25,7 @@ from itertools import chain
 from typing import Any, Protocol
 
 from indx_assets.pipeline.tokenizer import TokenCounter
+from indx_assets.pipeline.whitespace import WINDOW
 
 #: Characters Python's `str.split()` treats as whitespace but BERT's normaliser deletes
 #: (controls), so they must not separate words when counting per word.
@@ -85,8 +86,6 @@ def whitespace_additive(tokenizer: Any) -> bool:
     return tokenizer.count(" ".join(probe)) == sum(tokenizer.count(p) for p in probe)
 
 
-#: A text longer than this is measured a window at a time (see `TokenMeasure._long_size`).
-WINDOW = 1 << 18
 _SPACE = re.compile(r"\s")
 #: Words whose counts a tokenizer's shared cache holds before it is emptied (memory bound).
 WORD_CACHE_LIMIT = 200_000
@@ -179,11 +178,14 @@ class TokenMeasure:
         while at < len(text):
             space = _SPACE.search(text, at + WINDOW)
             stop = space.end() if space else len(text)
-            words = text[at:stop].split()
-            self._learn(words)
-            total += sum(map(self._words.__getitem__, words))
+            total += self._words_size(text[at:stop].split())  # a window's words go before the next's are made
             at = stop
         return total
+
+    def _words_size(self, words: list[str]) -> int:
+        """The size of `words` (whitespace-additive tokenizers only), each counted first if new."""
+        self._learn(words)
+        return sum(map(self._words.__getitem__, words))
 
     def join_cost(self, separator: str) -> int:
         if self.additive and not separator.strip():
