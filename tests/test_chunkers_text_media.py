@@ -644,3 +644,23 @@ def test_a_markdown_page_of_many_sections_is_chunked_without_holding_them_all() 
     assert named and all(name == expected for name, expected in named)
     # the pieces themselves are about twice the page; every section held cost 8x, the whole parse 61x
     assert peak < 5 * len(text), f"chunking {len(text):,} characters of Markdown peaked at {peak:,} bytes"
+
+
+def test_a_long_run_is_held_collapsed_unless_that_leaves_it_short_enough_to_pass_for_a_heading() -> None:
+    # a run of more than 64 KiB holds its text collapsed (as its chunks are cut from it) and not
+    # a copy of the page's too; one mostly of whitespace keeps the page's text, which no rule
+    # reads as a title or a lead-in line (found by a review: collapsed, it became a `Title`)
+    from indx_assets.pipeline.chunkers.text import text_elements
+    from indx_assets.pipeline.chunking.elements import Title
+
+    words = "The harbour wall held\tthe tide.\n" * 4_000
+    for text in ("Hello" + " " * 70_000 + "World", "Heading" + " " * 70_000 + "\nNext", "Chapter One\n" + "\f" * 70_000 + "\nTwo"):
+        elements = list(text_elements(text))
+        assert [type(e) for e in elements] == [NarrativeText] and elements[0].text == text, repr(text[:20])
+    long_run, title = list(text_elements(words + "Next\n\n" + "A Heading\n"))
+    assert type(long_run) is NarrativeText and long_run.text == " ".join((words + "Next").split())
+    assert (long_run.metadata.start, long_run.metadata.end) == (0, len(words) + len("Next"))
+    assert type(title) is Title
+    # and the chunks are cut from what they were cut from before: the page's own text
+    document = encode_bytes((words + "\n\nTail paragraph.\n").encode(), source_id="long.txt", media_type="text/plain")
+    assert " ".join(m.piece.text for m in document.chunk_map.chunks).split() == (words + "\n\nTail paragraph.").split()

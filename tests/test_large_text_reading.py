@@ -80,7 +80,7 @@ def test_a_long_texts_whitespace_is_collapsed_as_the_whole_string_rule_collapses
 def test_a_long_text_is_measured_in_tokens_as_its_words_add_up() -> None:
     # a 2.5 MiB paragraph of many words (a log's numbers among them), measured a window at a
     # time, against the same words counted from one list
-    from indx_assets.pipeline.chunking.measure import WINDOW, TokenMeasure
+    from indx_assets.pipeline.chunking.measure import TokenMeasure
     from indx_assets.pipeline.tokenizer import minilm_tokenizer
 
     minilm = minilm_tokenizer()

@@ -35,7 +35,8 @@ def iter_lines(text: str) -> Iterator[str]:
 
 
 def collapse_whitespace(text: str, start: int = 0, end: int | None = None) -> str:
-    """`" ".join(text[start:end].split())`: whitespace runs made one space, none at the ends.
+    """`" ".join(text[start:end].split())`: whitespace runs made one space, none at the ends
+    (`start` and `end` are offsets into `text`, not negative).
 
     A long text is collapsed a window at a time, each window ending before a non-space
     character (so no run spans two): `str.split` holds a string per word and `re.sub` one per

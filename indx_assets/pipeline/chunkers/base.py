@@ -200,7 +200,8 @@ class Unit(NamedTuple):
     starts: bool
 
 
-#: Elements measured in one go: a tokenizer counts the new words of a batch at once.
+#: Elements (or one element's sentences) measured in one go: a tokenizer counts the new words
+#: of a batch at once.
 _MEASURED_AT_ONCE = 512
 
 
@@ -224,7 +225,8 @@ def sentence_units(
     right before it (titles, and short lines without a sentence end, such as a heading line
     of a plain-text or wiki dump) start the chunk with it, as many of them as fit the hard
     maximum together: a run of lead-in lines is held until what follows it is known (its lines
-    before those go on), and every other unit is handed on once its element is read.
+    before those go on), and every other unit is handed on once its element (or its batch of
+    sentences) is read.
     """
     from indx_assets.pipeline.chunking.core import chunk_text_of
 
@@ -240,8 +242,10 @@ def sentence_units(
         for element, text, size in zip(batch, texts, opts.measure.sizes(texts)):
             prose = type(element) in _PROSE
             marks_start = prose and bool(text) and threshold is not None and size >= threshold
-            # an element's units come a batch at a time (one, unless it is cut into sentences);
-            # handing each batch on as the whole element would be gives the same units
+            # an element's units come a batch at a time (one, unless it is cut into sentences).
+            # Each batch is held and let go of as the whole element would be, with the same
+            # result: only a prefix of what is held is let go of, and what one batch lets go of,
+            # the whole element would too.
             for units in _element_units(element, text, size, opts, split=split and prose):
                 if marks_start and not run_starts:
                     (held or units)[0][3] = True  # the first of the lead-in lines before it, else its first unit

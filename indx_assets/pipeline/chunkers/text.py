@@ -34,8 +34,8 @@ def _is_title(paragraph: str) -> bool:
 def text_elements(text: str) -> Iterator[Element]:
     """Paragraph elements of a plain text, each with its `start`/`end` offsets in `text`, in order.
     A paragraph is read a line at a time, never held as its lines (a log or a word list is one
-    paragraph of a million lines); an element longer than `whitespace.WINDOW` holds its text
-    with whitespace collapsed."""
+    paragraph of a million lines); a long one holds its text with whitespace collapsed
+    (`_run_text`)."""
     for m in _PARAGRAPH.finditer(text):
         start, end = m.span()
         if text.find("\n", start, end) >= 0 and all(_BULLET.match(text, a, b) for a, b in _line_spans(text, start, end)):
@@ -49,14 +49,24 @@ def text_elements(text: str) -> Iterator[Element]:
             found = _NOT_SPACE.search(text, a, b)
             if found is None:
                 continue
-            # a long run is cut from the page collapsed, as its chunks are cut from it (a log is
-            # one run): cut as it is and then collapsed, it was held twice beside the page
-            run = found.group() if found.end() - found.start() <= WINDOW else collapse_whitespace(text, *found.span())
+            run = _run_text(text, *found.span())
             element: Element = Title(run) if _is_title(run) else NarrativeText(run)
             if isinstance(element, Title):
                 element.metadata.category_depth = 1
             element.metadata.start, element.metadata.end = found.span()
             yield element
+
+
+def _run_text(text: str, start: int, end: int) -> str:
+    """The text of the run `text[start:end]`: as the page has it, or, for a run longer than
+    `whitespace.WINDOW` (a log is one run), collapsed from the page, as its chunks are cut from
+    it: cut as it is and then collapsed, it was held twice beside the page. A long run that
+    collapses short (mostly whitespace) keeps the page's text: short, it could pass for a title
+    or a lead-in line (`chunkers.base`), which the page's lines are not."""
+    if end - start <= WINDOW:
+        return text[start:end]
+    collapsed = collapse_whitespace(text, start, end)
+    return collapsed if len(collapsed) > WINDOW // 2 else text[start:end]
 
 
 def _line_spans(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:

@@ -178,12 +178,13 @@ class TokenMeasure:
         while at < len(text):
             space = _SPACE.search(text, at + WINDOW)
             stop = space.end() if space else len(text)
-            total += self._words_size(text[at:stop].split())  # a window's words go before the next's are made
+            total += self._words_size(text[at:stop].split())
             at = stop
         return total
 
     def _words_size(self, words: list[str]) -> int:
-        """The size of `words` (whitespace-additive tokenizers only), each counted first if new."""
+        """The size of `words` (whitespace-additive tokenizers only), each counted first if new;
+        a helper so that a window's words are let go of before the next window's are made."""
         self._learn(words)
         return sum(map(self._words.__getitem__, words))
 
