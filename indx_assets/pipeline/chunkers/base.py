@@ -51,7 +51,7 @@ from indx_assets.pipeline.chunking.elements import (
     Title,
 )
 from indx_assets.pipeline.chunking.measure import WORD, words_of
-from indx_assets.pipeline.chunking.sentences import sentence_ends, sentence_spans
+from indx_assets.pipeline.chunking.sentences import iter_sentence_spans, sentence_ends, sentence_spans
 from indx_assets.pipeline.fidelity import HEADER_KEY, OVERLAP_KEY, UNSTRUCTURED_KEY
 from indx_assets.pipeline.whitespace import blank
 
@@ -282,20 +282,10 @@ def _element_units(element: Element, text: str, size: int, opts: "ChunkingOption
         yield [[element, text, size, False]]
         return
     # cut from its chunk text: collapsed already
-    sentences = (type(element)(sentence, metadata=element.metadata.copy()) for sentence in _sentences(text))
+    sentences = (type(element)(text[a:b], metadata=element.metadata.copy()) for a, b in iter_sentence_spans(text))
     while batch := list(islice(sentences, _MEASURED_AT_ONCE)):
         texts = [unit.text for unit in batch]
         yield [[unit, unit_text, unit_size, False] for unit, unit_text, unit_size in zip(batch, texts, opts.measure.sizes(texts))]
-
-
-def _sentences(text: str) -> Iterator[str]:
-    """The sentences of a chunk text, stripped, in order (the last only when it is not blank)."""
-    start = 0
-    for end in sentence_ends(text):
-        yield text[start:end].strip()
-        start = end
-    if last := text[start:].strip():
-        yield last
 
 
 def join_small_chunks(pre_chunks: Iterable["PreChunk"], opts: "ChunkingOptions", under: int) -> Iterator["PreChunk"]:

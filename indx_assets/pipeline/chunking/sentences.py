@@ -149,10 +149,18 @@ def sentence_spans(text: str, span: Span | None = None, *, lines: bool = True) -
             pos = m.end()
         pieces.append((pos, end))
         return [s for piece in pieces for s in sentence_spans(text, piece, lines=False)]
-    out: list[Span] = []
-    pos = start
-    for e in sentence_ends(text, start, end):
-        out.append(trim_span(text, (pos, e)))
-        pos = e
-    out.append(trim_span(text, (pos, end)))
-    return [s for s in out if s[0] < s[1]]
+    return list(iter_sentence_spans(text, start, end))
+
+
+def iter_sentence_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[Span]:
+    """The sentences of `text[start:end]`, whitespace-trimmed, non-empty, one at a time (a line
+    break is just a space: `sentence_spans` without `lines`)."""
+    stop = len(text) if end is None else end
+    for e in sentence_ends(text, start, stop):
+        sentence = trim_span(text, (start, e))
+        if sentence[0] < sentence[1]:
+            yield sentence
+        start = e
+    last = trim_span(text, (start, stop))
+    if last[0] < last[1]:
+        yield last
