@@ -7,7 +7,8 @@ directory: a baseline with a one-line file, then a binary file of `--mb` MiB (NU
 text reader refuses it: the case of issue 17, where 1 GiB cost 5.5 GB) and a file of words of
 the same size as plain text, Markdown and HTML (one page whose text is stored; `--formats` picks
 them), a server log and a word list (`text-log`, `text-words`: lines drawn afresh, so its words
-are distinct), prose wrapped at 72 characters in one paragraph (`text-wrapped`), and pages of
+are distinct), prose wrapped at 72 characters in one paragraph (`text-wrapped`, and as Markdown
+`markdown-wrapped`), and pages of
 HTML's other shapes (`_BLOCKS`): short paragraphs (an element every 80 bytes, where the parser's
 tree and the walk over it dominate), paragraphs and list items closed only implicitly,
 paragraphs inside wrapping containers, one large table (and one as a page writes it:
@@ -180,8 +181,10 @@ def _wrapped_line(rnd: random.Random) -> bytes:
 
 #: Text files of lines, each line drawn afresh: a server log (a session id and numbers on every
 #: line), a word list, a distinct word a line (a page of distinct tokens), and prose wrapped at
-#: 72 characters with no blank line (one paragraph of sentences, as text dumped from a PDF).
-_LINES = {"text-log": _log_line, "text-words": _word_line, "text-wrapped": _wrapped_line}
+#: 72 characters with no blank line (one paragraph of sentences, as text dumped from a PDF), as
+#: plain text and as Markdown.
+_LINES = {"text-log": _log_line, "text-words": _word_line, "text-wrapped": _wrapped_line,
+          "markdown-wrapped": _wrapped_line}
 
 
 def _write(path: Path, size: int, binary: bool, name: str) -> None:
@@ -232,7 +235,7 @@ def main() -> None:
     size = args.mb << 20
     pythons = {"this tree": sys.executable, **({args.against: args.against} if args.against else {})}
     cases = {"binary": (True, ".txt"), "text": (False, ".txt"), "markdown": (False, ".md"), "html": (False, ".html"),
-             **{name: (False, ".txt") for name in _LINES}, **{name: (False, ".html") for name in _BLOCKS}}
+             **{name: (False, ".md" if name.startswith("markdown") else ".txt") for name in _LINES}, **{name: (False, ".html") for name in _BLOCKS}}
     above = "the process before the read" if args.reader else "a one-line file's"
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

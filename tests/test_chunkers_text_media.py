@@ -595,14 +595,17 @@ SPANNING = [
 ]
 
 
-def test_markdown_parsed_a_window_at_a_time_has_the_elements_of_the_whole_page(monkeypatch: pytest.MonkeyPatch) -> None:
-    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
+def _markdown_elements(text: str) -> list[tuple[object, ...]]:
     from indx_assets.pipeline.chunkers.markdown import markdown_elements
 
-    def elements(text: str) -> list[tuple[object, ...]]:
-        return [(type(e).__name__, e.text, e.metadata.start, e.metadata.end, e.metadata.unstructured)
-                for e in markdown_elements(text)]
+    return [(type(e).__name__, e.text, e.metadata.start, e.metadata.end, e.metadata.unstructured)
+            for e in markdown_elements(text)]
 
+
+def test_markdown_parsed_a_window_at_a_time_has_the_elements_of_the_whole_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
+
+    elements = _markdown_elements
     rng = random.Random(7)
     for _ in range(60):
         blocks = [rng.choice(SPANNING) + rng.choice(["", "\n\nA paragraph between."]) for _ in range(12)]
@@ -615,6 +618,69 @@ def test_markdown_parsed_a_window_at_a_time_has_the_elements_of_the_whole_page(m
         sections = list(markdown_parse.parse_sections(text, markdown_parse.LineOffsets(text)))
         if "level 24" not in text and "never closed" not in text:  # else the rest is parsed whole
             assert len(sections) > 3
+
+
+#: Lines inside a long paragraph: ones it runs on through, ones that end it (a table whose
+#: delimiter row follows, a heading, a fence, a list that may interrupt it) and ones that make
+#: it a heading (a setext underline) or leave its ends to the parser's trim.
+INSIDE_A_PARAGRAPH = [
+    "| a | b |\n| --- | --- |", "a | b", "--- | ---", "===", "---", "# A heading", "```", "> quoted", "- item", "- ",
+    "2. two", "1. one", "<div>", "<span>inline</span>", "[ref]: /url", "    lazy continuation", "\u3000", "\xa0trailing\xa0",
+    "nul\0byte", "see data:image/png;base64," + "QUJD" * 20, "x" * 120, "",
+]
+
+
+def test_a_long_markdown_paragraph_is_followed_a_window_at_a_time_to_where_the_whole_parse_ends_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A top-level paragraph that runs past a window is not parsed whole (`LongParagraph`):
+    its end is found a window at a time and its lines are read from the page. Its elements are
+    the whole parse's, wherever the windows fall: where a table, a heading, a list or a blank
+    line ends it, and where an underline makes it a heading or the parser trims its ends."""
+    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
+
+    rng = random.Random(11)
+    followed = 0
+    for _ in range(80):
+        paragraphs = []
+        for _ in range(rng.randint(1, 4)):
+            lines = [f"Line {i} of the paragraph, wrapped" for i in range(rng.choice([5, 40, 200]))]
+            for _ in range(rng.randint(0, 3)):
+                lines.insert(rng.randrange(len(lines) + 1), rng.choice(INSIDE_A_PARAGRAPH))
+            paragraphs.append("\n".join(lines))
+        text = rng.choice(["\n\n", "\n"]).join(paragraphs) + rng.choice(["", "\n"])
+        if rng.random() < 0.2:
+            text = text.replace("\n", "\r\n")
+        monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
+        whole = _markdown_elements(text)
+        for window in (64, 400, 2000):
+            monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", window)
+            assert _markdown_elements(text) == whole, (window, text[:200])
+            sections = markdown_parse.parse_sections(text, markdown_parse.LineOffsets(text))
+            followed += sum(isinstance(section, markdown_parse.LongParagraph) for section in sections)
+    assert followed > 100
+
+
+def test_a_long_markdown_paragraph_holds_a_long_run_collapsed_and_its_chunks_hold_its_words() -> None:
+    """A run of a long paragraph's lines longer than `whitespace.WINDOW` holds its text with
+    its whitespace collapsed, as the `text` chunker's runs do: the page's words, a NUL read as
+    U+FFFD and an inline image's payload left out as in a parsed paragraph."""
+    from indx_assets.pipeline.chunkers.markdown import markdown_elements
+    from indx_assets.pipeline.fidelity import measure
+    from indx_assets.pipeline.read_and_chunk import to_document
+    from indx_assets.pipeline.whitespace import WINDOW
+
+    line = "The harbour wall held the tide back,\tand the  boats rode at anchor."
+    lines = [line] * (2 * WINDOW // len(line))
+    lines[5] = "An image data:image/png;base64," + "QUJD" * 40 + " and a nul\0in the line."
+    text = "# The harbour\n\n" + "\r\n".join(lines) + "\r\n\nAfter it.\n"
+    heading, run, after = markdown_elements(text)
+    assert run.text == " ".join(" ".join(lines).replace("\0", "\ufffd").split()).replace("QUJD" * 40, "…")
+    assert (run.metadata.start, run.metadata.end) == (text.index("The harbour wall"), text.index("\r\n\nAfter"))
+    assert (heading.text, after.text) == ("The harbour", "After it.")
+    text = text.replace("\0", "")  # a file with a NUL byte is not read as text
+    encoded = encode_bytes(text.encode(), source_id="harbour.md", name="harbour.md")
+    (measured,) = measure("harbour.md", encoded.read.pages, to_document(encoded).chunks).pages
+    assert (measured.foreign, measured.lost, measured.duplicated) == (0, 0, 0), measured.examples
 
 
 def test_a_long_markdown_page_is_cut_without_parsing_it_whole() -> None:

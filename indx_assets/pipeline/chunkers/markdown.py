@@ -4,7 +4,8 @@
 The page text of a Markdown source is the source itself, so each block's source map (its
 line range) gives its offsets: headings are `Title`s at their level, paragraphs
 `NarrativeText` (`ListItem` inside a list; a paragraph of long lines one element per line,
-see `indx_assets.pipeline.chunking.paragraphs`), fenced code (with its fences and info string) and
+see `indx_assets.pipeline.chunking.paragraphs`; one that runs past a parse window read from the
+page a line at a time, `LongParagraph`), fenced code (with its fences and info string) and
 indented code `CodeSnippet`s, tables `Table`s (cells `|`-separated per line, with an HTML
 table of the cells' source for row-wise splitting), and raw HTML blocks `NarrativeText` of
 their source, tags and all (they are words of the page). A block's text is its inline source
@@ -22,8 +23,16 @@ from indx_interfaces import PageOutput
 from indx_assets.pipeline.chunkers.base import Span, StructuredProvider, StructuredTextChunker
 from indx_assets.pipeline.chunking.elements import CodeSnippet, Element, ListItem, NarrativeText, Table, Title
 from indx_assets.pipeline.chunking.inline_data import elide_inline_data, inline_data_spans
-from indx_assets.pipeline.chunking.markdown_parse import LEAF_BLOCKS, LineOffsets, Section, parse_sections
-from indx_assets.pipeline.chunking.paragraphs import line_runs
+from indx_assets.pipeline.chunking.markdown_parse import (
+    LEAF_BLOCKS,
+    PARAGRAPH_TRIM,
+    LineOffsets,
+    LongParagraph,
+    Section,
+    parse_sections,
+)
+from indx_assets.pipeline.chunking.paragraphs import iter_line_runs, line_runs
+from indx_assets.pipeline.whitespace import WINDOW, collapse_whitespace
 
 
 def _place(element: Element, span: tuple[int, int] | None) -> Element:
@@ -103,6 +112,26 @@ class _Blocks:
         self.list_depth = 0
         self.marker: str | None = None  # the number of the ordered list item whose first paragraph is next
 
+    def long_paragraph(self, paragraph: LongParagraph) -> Iterator[Element]:
+        """The elements of a paragraph too long to parse whole: its lines as the parser joins
+        them (`_paragraph_lines`), in runs (`iter_line_runs`) as a parsed paragraph's. A run
+        longer than `whitespace.WINDOW` holds its text with whitespace collapsed, as the `text`
+        chunker's do (`text._run_text`), made from the page."""
+        text, lines = self.text, self.lines
+        cls = ListItem if self.list_depth else NarrativeText
+        marker, self.marker = self.marker, None
+        for first, last in iter_line_runs(_paragraph_lines(text, lines, paragraph, marker)):
+            span = lines.span([first, last + 1])
+            if span is None or span[1] - span[0] <= WINDOW:
+                run = "\n".join(line for _, line in _paragraph_lines(text, lines, paragraph, marker, first, last + 1))
+            else:
+                run = elide_inline_data(collapse_whitespace(text, *span).replace("\0", "\ufffd"))
+                if len(run) <= WINDOW // 2:  # mostly whitespace: could pass for a heading collapsed
+                    run = "\n".join(line for _, line in _paragraph_lines(text, lines, paragraph, marker, first, last + 1))
+                elif marker is not None and first == paragraph.first:
+                    run = f"{marker} {run}"
+            yield _place(cls(run), span)
+
     def elements(self, tokens: list[Any]) -> list[Element]:
         text, lines = self.text, self.lines
         elements: list[Element] = []
@@ -151,6 +180,25 @@ class _Blocks:
         return elements
 
 
+def _paragraph_lines(text: str, lines: LineOffsets, paragraph: LongParagraph, marker: str | None,
+                     first: int | None = None, end: int | None = None) -> Iterator[tuple[int, str]]:
+    """Lines `[first, end)` (by default all) of `paragraph` and their numbers, as its parsed
+    text has them (`elide_inline_data(content).split("\n")`): the parser trims the paragraph's
+    ends, ends lines with a bare line feed and reads NUL as U+FFFD (a lone carriage return,
+    which it also reads as a line end, has the text parsed whole, `parse_sections`)."""
+    starts = lines.starts
+    for number in range(paragraph.first if first is None else first, paragraph.end if end is None else end):
+        line = text[starts[number] : starts[number + 1] - 1 if number + 1 < len(starts) else len(text)]
+        if line.endswith("\r"):
+            line = line[:-1]
+        if number == paragraph.first:
+            line = line.lstrip(PARAGRAPH_TRIM)
+        if number == paragraph.end - 1:
+            line = line.rstrip(PARAGRAPH_TRIM)
+        line = elide_inline_data(line.replace("\0", "\ufffd"))
+        yield number, f"{marker} {line}" if marker is not None and number == paragraph.first else line
+
+
 def markdown_elements(text: str) -> Iterator[Element]:
     """Elements of a Markdown text, each with `start`/`end` offsets into it, in text order;
     text the parser gives no block to is plain text (`_unstructured`). Parsed a section at a
@@ -158,6 +206,9 @@ def markdown_elements(text: str) -> Iterator[Element]:
     lines = LineOffsets(text)
     blocks = _Blocks(text, lines)
     for section in parse_sections(text, lines):
+        if isinstance(section, LongParagraph):
+            yield from blocks.long_paragraph(section)
+            continue
         elements = blocks.elements(section.tokens)
         extra = _unstructured(text, section, lines)
         if not extra:

@@ -2,7 +2,7 @@
 has it) with GFM tables, and the line offsets its block source maps refer to.
 
 The `markdown` chunker maps the block tokens to elements (`parse_sections`, a run of blocks at
-a time); `split_document` lifts code, tables and images out of the tokens of the same parse
+a time, and a paragraph longer than that as its lines, `LongParagraph`); `split_document` lifts code, tables and images out of the tokens of the same parse
 (`parse_markdown`), so both see the same blocks in the same places.
 """
 
@@ -17,6 +17,11 @@ from typing import Any
 LEAF_BLOCKS = frozenset({"paragraph_open", "heading_open", "fence", "code_block", "html_block", "table_open", "hr"})
 #: Characters of source parsed at a time by `parse_sections` (more when one block is longer).
 WINDOW_CHARS = 1 << 14
+
+try:  #: What the parser trims from a paragraph's ends: CommonMark's whitespace from 4.3 on
+    from markdown_it.common.utils import MD_TRIM_CHARS as PARAGRAPH_TRIM
+except ImportError:  # pragma: no cover (the installed parser decides)
+    PARAGRAPH_TRIM = None  # type: ignore[assignment]  # `str.strip`'s, before 4.3
 
 #: A carriage return on its own: markdown-it breaks a line there, `LineOffsets` does not.
 _LONE_CR = re.compile(r"\r(?!\n)")
@@ -38,11 +43,12 @@ def parse_markdown(text: str) -> tuple[list[Any], int]:
 
 class LineOffsets:
     """Character offsets of a text's lines, for markdown-it's line-based source maps (an
-    array: a list of a long text's line starts costs a few times the text)."""
+    array: a list of a long text's line starts costs a few times the text; of 4-byte offsets
+    when they fit, a tenth of a text of 72-character lines)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = array("q", [0])
+        self.starts = array("I" if len(text) < 1 << 32 else "q", [0])
         at = text.find("\n")
         while at >= 0:
             self.starts.append(at + 1)
@@ -77,7 +83,18 @@ class Section:
     max_nesting: int
 
 
-def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section]:
+@dataclass(frozen=True, slots=True)
+class LongParagraph:
+    """A top-level paragraph on lines `[first, end)` that runs past a window: its tokens are
+    not made (markdown-it holds a paragraph some 7x over: its line arrays, a normalized copy,
+    its lines joined); the chunker reads its lines from the text as the parser would join
+    them (`chunkers.markdown`)."""
+
+    first: int
+    end: int
+
+
+def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongParagraph]:
     """The block tokens of `text` a section at a time, never the whole text's at once (they
     cost some 20x the text): as parsing it whole gives them.
 
@@ -91,6 +108,11 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section]:
     chunker) lies within one section. Past the nesting limit markdown-it skips the rest of its
     container, the rest of the text in a list: from the window where that happens, the rest is
     parsed whole.
+
+    A top-level paragraph that runs past the window (after a blank line, like a cut) is
+    followed to its end a window at a time (`_paragraph_end`) and given as a `LongParagraph`,
+    unless a setext underline turns out to make it a heading or it may be a link reference
+    definition: those are parsed whole.
     """
     md = _parser(inline=False)
     max_nesting = md.options["maxNesting"]
@@ -98,7 +120,7 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section]:
     if _LONE_CR.search(text):  # line numbers would disagree between the parser and the offsets
         yield Section(md.parse(text), 0, count, max_nesting)
         return
-    first, size = 0, WINDOW_CHARS
+    first, size, follow = 0, WINDOW_CHARS, True
     while first < count:
         start = lines.starts[first]
         end = max(first + 1, bisect.bisect_left(lines.starts, start + size, first))
@@ -110,12 +132,22 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section]:
             yield Section(_shifted(tokens, first), first, count, max_nesting)
             return
         cut = _last_cut(tokens, lines, first, end - first)
+        if cut is None and follow and (opens := _runs_past(tokens, lines, first, end - first)) is not None:
+            paragraph_end = _paragraph_end(md, lines, end - 1)
+            if paragraph_end is not None:
+                if opens > 0:
+                    keep = next(i for i, t in enumerate(tokens) if t.level == 0 and t.map and t.map[0] >= opens)
+                    yield Section(_shifted(tokens[:keep], first), first, first + opens, max_nesting)
+                yield LongParagraph(first + opens, paragraph_end)
+                first, size = paragraph_end, WINDOW_CHARS
+                continue
+            follow = False  # a setext heading: parsed whole, however long
         if cut is None:  # one block fills the window
             size *= 2
             continue
         keep = next(i for i, t in enumerate(tokens) if t.level == 0 and t.map and t.map[0] >= cut)
         yield Section(_shifted(tokens[:keep], first), first, first + cut, max_nesting)
-        first, size = first + cut, WINDOW_CHARS
+        first, size, follow = first + cut, WINDOW_CHARS, True
 
 
 def _deep(tokens: list[Any], max_nesting: int) -> bool:
@@ -138,6 +170,49 @@ def _last_cut(tokens: list[Any], lines: LineOffsets, first: int, window: int) ->
         if line > 0 and line in leaves and not text[starts[first + line - 1] : starts[first + line]].strip(" \t\r\n"):
             return line
     return None
+
+
+def _runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> int | None:
+    """The line (counted from `first`) where a top-level paragraph starts that runs to the end
+    of the window, if it starts where a cut may be made (the window's first line, or after a
+    blank line), the window holds its second line (with it, its first may open a table) and
+    its first line cannot open a link reference definition (one that spans the window's end
+    is a paragraph in the window, a definition in the whole text)."""
+    token = next((t for t in reversed(tokens) if t.level == 0 and t.nesting == 1 and t.map), None)
+    if token is None or token.type != "paragraph_open" or token.map[1] != window or window - token.map[0] < 2:
+        return None
+    line = token.map[0]
+    text, starts = lines.text, lines.starts
+    if line > 0 and text[starts[first + line - 1] : starts[first + line]].strip(" \t\r\n"):
+        return None
+    opening = text[starts[first + line] : starts[first + line + 1]]
+    if opening.lstrip(" \t").startswith("[") or not opening.strip(PARAGRAPH_TRIM):
+        return None
+    return line
+
+
+def _paragraph_end(md: Any, lines: LineOffsets, line: int) -> int | None:
+    """The line after a top-level paragraph that runs on through `line` at least, or None if a
+    setext underline ends it (then it is a heading) or its last line is all whitespace the
+    parser trims (then its text has fewer lines than its source: the chunker keeps it whole).
+
+    The paragraph's lines from `line` on are parsed a window at a time behind a line of
+    their own ("x"), which opens a paragraph they continue, so the parser ends it where it
+    ends in the whole text: a blank line, or a line that may interrupt a paragraph, which the
+    parser tells from that line and the next (a table's delimiter row). So a window's last
+    line is read again as the next window's first."""
+    text, starts, count = lines.text, lines.starts, len(lines.starts)
+    while True:
+        end = max(line + 2, bisect.bisect_left(starts, starts[line] + WINDOW_CHARS, line))
+        last = end >= count
+        head = md.parse("x\n" + (text[starts[line] :] if last else text[starts[line] : starts[end]]))[0]
+        if head.type != "paragraph_open":
+            return None
+        after = line + head.map[1] - 1  # the parse's first line is not the text's
+        if last or after < end:
+            final = text[starts[after - 1] : starts[after] if after < count else len(text)]
+            return after if final.strip(PARAGRAPH_TRIM) else None
+        line = end - 1
 
 
 def _shifted(tokens: list[Any], lines: int) -> list[Any]:
