@@ -35,6 +35,20 @@ def _fidelity_passes(content: bytes) -> None:
     assert fidelity.totals()["foreign"] == 0 and fidelity.totals()["lost"] == 0
 
 
+def test_a_chapter_s_long_navigation_title_names_its_chunks_in_a_few_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each chunk of a chapter carries its navigation title (`chapter_title`, `section_title`,
+    the head of `section_path`): a title of 60 KB is named by its first words (`section_name`)."""
+    from indx_assets.pipeline.chunkers.base import SECTION_NAME_MAX_CHARS, section_name
+
+    title = " ".join(f"Keeping{i}" for i in range(6000))
+    monkeypatch.setattr(fx, "NAV_TWO", title)
+    (chunk,) = [c for c in _document(fx.book()).chunks if c.page == 2]
+    name = section_name(title)
+    assert len(name) <= SECTION_NAME_MAX_CHARS + 1 and name.startswith("Keeping0 Keeping1 ")
+    assert (chunk.metadata["chapter_title"], chunk.metadata["section_title"], chunk.metadata["section_path"]) == (
+        name, name, [name])
+
+
 def test_an_epub_is_detected_by_its_mimetype_entry_wherever_it_is() -> None:
     assert detect_media_type(fx.book(), "book.bin") == EPUB
     # some tools zip `mimetype` after the rest: no signature at the file's start then says EPUB

@@ -53,7 +53,7 @@ from indx_assets.pipeline.chunking.elements import (
 from indx_assets.pipeline.chunking.measure import WORD, words_of
 from indx_assets.pipeline.chunking.sentences import iter_sentence_spans, sentence_ends, sentence_spans
 from indx_assets.pipeline.fidelity import HEADER_KEY, OVERLAP_KEY, UNSTRUCTURED_KEY
-from indx_assets.pipeline.whitespace import blank
+from indx_assets.pipeline.whitespace import blank, iter_words
 
 if TYPE_CHECKING:
     from indx_assets.pipeline.chunking.core import PreChunk
@@ -374,6 +374,26 @@ class Section:
     path: tuple[str, ...]
 
 
+#: The most characters of its heading a section's name keeps (`section_name`).
+SECTION_NAME_MAX_CHARS = 200
+
+
+def section_name(heading: str) -> str:
+    """A section's name: its heading's words, as many whole words as fit in
+    `SECTION_NAME_MAX_CHARS`, then "…" if there were more. Each chunk of a section carries its
+    name and its parents' (`section_title`, `section_path`), so a paragraph read as a heading
+    (Markdown prose over a setext underline, an `<h1>` around a page) was copied into every
+    chunk: a 650 KB file made 0.3 GB of names and took 3.6 GB to ingest."""
+    words: list[str] = []
+    length = -1
+    for word in iter_words(heading):
+        length += 1 + len(word)
+        if length > SECTION_NAME_MAX_CHARS:
+            return " ".join(words) + "…" if words else word[:SECTION_NAME_MAX_CHARS] + "…"
+        words.append(word)
+    return " ".join(words)
+
+
 def assign_sections(elements: Iterable[Element], sections: dict[str, Section]) -> Iterator[Element]:
     """Give every element its section as it passes (see the module docstring), each section
     added to `sections` by its id as its title passes."""
@@ -386,7 +406,7 @@ def assign_sections(elements: Iterable[Element], sections: dict[str, Section]) -
             while stack and stack[-1].level >= level:
                 stack.pop()
             parent = stack[-1] if stack else None
-            title = " ".join(element.text.split())
+            title = section_name(element.text)
             section = Section(f"s{next(numbers)}", title, level, parent.id if parent else None,
                               (*(parent.path if parent else ()), title))
             sections[section.id] = section

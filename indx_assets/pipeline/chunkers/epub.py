@@ -14,7 +14,7 @@ from typing import Any
 
 from indx_interfaces import ChunkPiece
 
-from indx_assets.pipeline.chunkers.base import ReaderModelChunker, StructuredProvider, page_pieces
+from indx_assets.pipeline.chunkers.base import ReaderModelChunker, StructuredProvider, page_pieces, section_name
 from indx_assets.pipeline.readers.epub import EPUB, Chapter
 
 
@@ -53,11 +53,12 @@ class EpubChunker(ReaderModelChunker[Chapter]):
         elements = html_elements(chapter.html, chapter.text) if chapter.text else []
         if elements:
             pieces += page_pieces(chapter.text, elements, self.settings)
-        if chapter.title:
-            pieces = [_titled(p, chapter.title) for p in pieces]
+        title = section_name(chapter.title) if chapter.title else None  # each piece carries it
+        if title:
+            pieces = [_titled(p, title) for p in pieces]
         for number, (blob, alt) in enumerate(chapter.images, start=1):
-            title = {"chapter_title": chapter.title} if chapter.title else {}
-            picture = picture_piece(blob, f"{chapter.path} picture {number}", alt, **title)
+            named = {"chapter_title": title} if title else {}
+            picture = picture_piece(blob, f"{chapter.path} picture {number}", alt, **named)
             if picture is not None:
                 pieces.append(picture)
         return pieces

@@ -35,7 +35,7 @@ from typing import Any
 
 from indx_interfaces import BBox, ChunkPiece
 
-from indx_assets.pipeline.chunkers.base import ChunkerSettings, Section, page_pieces
+from indx_assets.pipeline.chunkers.base import ChunkerSettings, Section, page_pieces, section_name
 from indx_assets.pipeline.chunkers.pdf_layout import Block, VisualLine
 from indx_assets.pipeline.chunking.elements import Element, ListItem, NarrativeText, Table, Title
 from indx_assets.pipeline.chunking.options import TEXT_SEPARATOR
@@ -190,7 +190,7 @@ class SectionTrail:
         while self.stack and self.stack[-1].level >= level:
             self.stack.pop()
         parent = self.current
-        name = " ".join(title.text.split())
+        name = section_name(title.text)
         section = Section(f"s{self.count}", name, level, parent.id if parent else None, (*(parent.path if parent else ()), name))
         self.count += 1
         self.stack.append(section)
