@@ -1,6 +1,6 @@
 """Time and peak memory of cutting one large page, as the page grows: the chunk stage's scale.
 
-    python bench/bench_chunk_scale.py [--mb 2,8] [--rounds 3] [--cases log,words,prose,list,html,markdown] [--against PYTHON] [--chain JSON]
+    python bench/bench_chunk_scale.py [--mb 2,8] [--rounds 3] [--cases log,words,prose,list,html,markdown,page-numbers,printed-pages] [--against PYTHON] [--chain JSON]
 
 Each case is a page of `--mb` MiB, read by its reader and cut by the installed chain
 (`run_chain`, as `chunk_map` cuts it), in a process of its own: plain text of `log`, lines of a
@@ -8,7 +8,11 @@ server log with no blank line (one paragraph, no sentence end: `TextSplitter` cu
 ends), `words`, one paragraph of words with no punctuation and no line break, `prose`,
 paragraphs of sentences, and `list`, a word list (one short line a paragraph: every line a
 lead-in line); `html`, short paragraphs of HTML; `markdown`, short sections (a heading and a
-paragraph with emphasis). Prints, per case and size, the cut's seconds (median of `--rounds`),
+paragraph with emphasis); `page-numbers`, a paragraph of HTML, then page numbers, each block
+ending a printed page (page furniture, all named on the one chunk before them);
+`printed-pages`, HTML of printed pages, each a paragraph and its page number (with
+`--chain '{"options": {"html": {"sentences": true}}}'`, every sentence asks whether it runs
+over a page number). Prints, per case and size, the cut's seconds (median of `--rounds`),
 its seconds per MiB against the smallest size's (1.00 when the time grows with the page, 4.00
 when it grows with its square at 4x the size), the peak above the process before the cut as a
 multiple of the page's size, and the peak once the cut's word fidelity is measured as well
@@ -71,6 +75,13 @@ def _write(path: Path, case: str, size: int) -> None:
                 line = "harbour wall tide " * 64
             elif case == "html":
                 line = "<p>The harbour wall held the <b>tide</b> back, and the town slept.</p>\n"
+            elif case == "page-numbers":  # after one paragraph: a page of page numbers alone is text
+                line = f'<p style="page-break-after: always">- {rng.randrange(1, 1000)} -</p>\n' if written \
+                    else "<p>The harbour log, printed a page a day.</p>\n"
+            elif case == "printed-pages":
+                number = written // 200 % 9999 + 1  # a page number has at most 4 digits
+                line = (f"<p>The harbour wall held the tide back. The town slept behind it. Page {number} ends.</p>"
+                        f'<p style="page-break-after: always">{number}</p>\n')
             elif case == "markdown":
                 line = "## The harbour\n\nThe harbour wall held the *tide* back, and the boats rode at anchor.\n\n"
             elif case == "list":
@@ -102,7 +113,7 @@ def main() -> None:
         for case in args.cases.split(","):
             per_mib: dict[str, float] = {}
             for mb in sizes:
-                path = Path(tmp) / f"{case}-{mb}.{ {'html': 'html', 'markdown': 'md'}.get(case, 'txt')}"
+                path = Path(tmp) / f"{case}-{mb}.{ {'html': 'html', 'page-numbers': 'html', 'printed-pages': 'html', 'markdown': 'md'}.get(case, 'txt')}"
                 _write(path, case, mb << 20)
                 runs: dict[str, list[dict]] = {name: [] for name in pythons}
                 for _ in range(args.rounds):

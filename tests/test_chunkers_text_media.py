@@ -344,6 +344,44 @@ def test_the_page_numbers_of_html_printed_in_pages_are_left_out_of_its_chunks() 
     assert (result.foreign, result.lost) == (0, 0)
 
 
+def test_spans_left_out_of_a_page_are_run_over_as_a_scan_of_them_all_finds() -> None:
+    """`LeftOut` answers with a binary search what a scan of every left-out span answered (one
+    span a printed page, asked for each sentence of the page)."""
+    from indx_assets.pipeline.chunkers.base import LeftOut
+
+    rng = random.Random(3)
+    for _ in range(400):
+        spans = [(a, a + rng.randrange(0, 30)) for a in (rng.randrange(1000) for _ in range(rng.randrange(0, 40)))]
+        left_out = LeftOut(spans[:5])
+        for span in spans[5:]:
+            left_out.add(span)
+        for _ in range(60):
+            a = rng.randrange(1040)
+            span = (a, a + rng.randrange(0, 60))
+            assert left_out.runs_over(span) == any(span[0] < e and s < span[1] for s, e in spans), (spans, span)
+
+
+def test_a_page_of_many_printed_pages_names_each_page_number_on_the_chunk_before_it() -> None:
+    """An HTML book of 3,000 printed pages, each ending in its number, cut into sentences: each
+    number is named once, on the last chunk that starts before it, and no sentence holds one."""
+    paragraph = "The harbour wall held the tide back. The town slept behind it, and the boats rode at anchor."
+    html = "<html><body>" + "".join(f'<p>{paragraph} Page {i} ends.</p><p style="page-break-after: always">{i}</p>'
+                                    for i in range(1, 3001)) + "</body></html>"
+    chain = load_chain(ChainConfig(options={"html": {"sentences": True}}))
+    encoded = encode_bytes(html.encode(), source_id="book.html", name="book.html", chain=chain)
+    (page,) = encoded.read.pages
+    pieces = [m.piece for m in encoded.chunk_map.chunks]
+    named = [n for p in pieces for n in p.metadata.get("page_footer", [])]
+    assert sorted(named, key=int) == [str(i) for i in range(1, 3001)]
+    anchors = [p for p in pieces if p.chunk_type != "sentence"]
+    for piece in anchors:
+        for number in piece.metadata.get("page_footer", []):
+            at = page.text.index(f"\n\n{number}\n\n" if int(number) < 3000 else f"\n\n{number}", piece.start) + 2
+            assert piece is [p for p in anchors if p.start <= at][-1]
+    sentences = [p for p in pieces if p.chunk_type == "sentence"]
+    assert len(sentences) > 6000 and not [p for p in sentences if re.fullmatch(r"\d+", p.text.strip())]
+
+
 def test_inline_image_data_in_markdown_is_elided_from_chunks_and_sentences() -> None:
     # notebooks and some editors export images inline: 80 kB of base64 that is not text
     payload = base64.b64encode(random.Random(0).randbytes(60_000)).decode()
