@@ -686,8 +686,7 @@ def test_a_long_markdown_paragraph_is_followed_a_window_at_a_time_to_where_the_w
                 lines.insert(rng.randrange(len(lines) + 1), rng.choice(INSIDE_A_PARAGRAPH))
             paragraphs.append("\n".join(lines))
         text = rng.choice(["\n\n", "\n"]).join(paragraphs) + rng.choice(["", "\n"])
-        if rng.random() < 0.2:
-            text = text.replace("\n", "\r\n")
+        text = text.replace("\n", rng.choice(["\n", "\n", "\n", "\r\n", "\r"]))  # an old Mac file ends lines in CR
         monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
         whole = _markdown_elements(text)
         for window in (64, 400, 2000):
@@ -757,6 +756,55 @@ def test_a_section_name_is_its_heading_s_words_or_as_many_as_fit() -> None:
     assert section_name("a" * (SECTION_NAME_MAX_CHARS + 5)) == "a" * SECTION_NAME_MAX_CHARS + "…"
     assert section_name("word " * 40) == " ".join(["word"] * 40)  # 199 characters: all of it
     assert section_name("word " * 41) == " ".join(["word"] * 40) + "…"
+
+
+def test_a_markdown_file_with_old_mac_line_ends_keeps_every_block_in_its_place() -> None:
+    """markdown-it ends a line at a carriage return alone (as classic Mac files end lines), so
+    the line offsets its source maps count do too: each block's span was the page's end, the
+    code block empty and its words lost."""
+    from indx_assets.pipeline.chunkers.markdown import markdown_elements
+    from indx_assets.pipeline.fidelity import measure
+    from indx_assets.pipeline.read_and_chunk import to_document
+
+    text = "# Title\r\rFirst paragraph.\rStill the first.\r\r- item one\r- item two\r\r```\rcode line\r```\r"
+    got = [(type(e).__name__, e.text, text[e.metadata.start : e.metadata.end]) for e in markdown_elements(text)]
+    assert got == [
+        ("Title", "Title", "# Title"),
+        ("NarrativeText", "First paragraph.\nStill the first.", "First paragraph.\rStill the first."),
+        ("ListItem", "item one", "- item one"),
+        ("ListItem", "item two", "- item two"),
+        ("CodeSnippet", "```\rcode line\r```", "```\rcode line\r```"),
+    ]
+    encoded = encode_bytes(text.encode(), source_id="mac.md", name="mac.md")
+    (measured,) = measure("mac.md", encoded.read.pages, to_document(encoded).chunks).pages
+    assert (measured.foreign, measured.lost, measured.duplicated) == (0, 0, 0), measured.examples
+
+
+def test_past_a_deep_list_the_rest_of_a_markdown_page_is_read_as_text_without_parsing_it_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A list nested past markdown-it's limit makes it skip the rest of the text, which is then
+    plain text: a window's parse skips to the window's end alike, so the rest is not parsed
+    whole (13.8x a 1 MiB page traced) and its elements come as they are read."""
+    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
+    from metered import cost
+
+    from indx_assets.pipeline.chunkers.markdown import markdown_elements
+
+    deep = "\n".join("  " * i + f"- level {i}" for i in range(25))
+    section = "## The harbour\n\nThe harbour wall held the *tide* back, and the boats rode at anchor.\n\n"
+    text = deep + "\n\n" + section * ((1 << 20) // len(section))
+    count, _, peak = cost(lambda: sum(1 for _ in markdown_elements(text)))
+    assert count > 2 * (len(text) // len(section))
+    assert peak < 1.5 * len(text), f"{peak / len(text):.2f}x the page"
+    short = deep + "\n\n" + section * 300
+    monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
+    whole = _markdown_elements(short)
+    sentence = "The harbour wall held the *tide* back, and the boats rode at anchor."
+    at = short.rindex(sentence)
+    assert whole[-1][1:] == (sentence, at, at + len(sentence),
+                             "nested deeper than the Markdown parser's limit of 20 levels; kept as plain text")
+    monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 400)
+    assert _markdown_elements(short) == whole
 
 
 def test_a_long_markdown_page_is_cut_without_parsing_it_whole() -> None:

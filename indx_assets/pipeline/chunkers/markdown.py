@@ -15,7 +15,9 @@ type: its payload is not text, and would fill hundreds of chunks. Text the parse
 block to (past its nesting limit, link reference definitions) is cut as plain text.
 """
 
+import heapq
 from collections.abc import Iterator
+from itertools import chain
 from typing import Any
 
 from indx_interfaces import PageOutput
@@ -65,8 +67,10 @@ def _table(tokens: list[Any], i: int) -> tuple[Table, int]:
     return Table(text, text_as_html=html), j
 
 
-def _unstructured(text: str, section: Section, lines: LineOffsets) -> list[Element]:
-    """The text of `section` no leaf block covers, as plain-text elements (`text_elements`) with offsets.
+def _unstructured(text: str, section: Section, lines: LineOffsets) -> Iterator[Element]:
+    """The text of `section` no leaf block covers, as plain-text elements (`text_elements`) with
+    offsets, in order, as they are read (past a list's nesting limit, that is the rest of the
+    text).
 
     markdown-it skips everything after a block nested `max_nesting` levels deep (a list nested
     10 deep, a blockquote 20 deep) and a link reference definition leaves no token: that text
@@ -81,26 +85,19 @@ def _unstructured(text: str, section: Section, lines: LineOffsets) -> list[Eleme
             covered[first - section.first : last - section.first] = b"\x01" * (last - first)
     max_nesting = section.max_nesting
     deep = next((t.map[0] for t in section.tokens if t.nesting == 1 and t.level >= max_nesting - 1 and t.map), None)
-    out: list[Element] = []
-    line = 0
-    while line < len(covered):
-        if covered[line]:
-            line += 1
-            continue
+    line = covered.find(0)
+    while line >= 0:
         first = line
-        while line < len(covered) and not covered[line]:
-            line += 1
-        span = lines.span([section.first + first, section.first + line])
-        if span is None or span[0] >= span[1]:
-            continue
-        reason = (f"nested deeper than the Markdown parser's limit of {max_nesting} levels; kept as plain text"
-                  if deep is not None and section.first + first >= deep else None)
-        for element in text_elements(text[span[0] : span[1]]):
-            element.metadata.start += span[0]  # type: ignore[operator]
-            element.metadata.end += span[0]  # type: ignore[operator]
-            element.metadata.unstructured = reason
-            out.append(element)
-    return out
+        line = covered.find(1, first)
+        span = lines.span([section.first + first, section.first + (len(covered) if line < 0 else line)])
+        if span is not None and span[0] < span[1]:
+            reason = (f"nested deeper than the Markdown parser's limit of {max_nesting} levels; kept as plain text"
+                      if deep is not None and section.first + first >= deep else None)
+            for element in text_elements(text, *span):
+                element.metadata.unstructured = reason
+                yield element
+        if line >= 0:
+            line = covered.find(0, line)
 
 
 class _Blocks:
@@ -184,8 +181,7 @@ def _paragraph_lines(text: str, lines: LineOffsets, paragraph: LongParagraph, ma
                      first: int | None = None, end: int | None = None) -> Iterator[tuple[int, str]]:
     """Lines `[first, end)` (by default all) of `paragraph` and their numbers, as its parsed
     text has them (`elide_inline_data(content).split("\n")`): the parser trims the paragraph's
-    ends, ends lines with a bare line feed and reads NUL as U+FFFD (a lone carriage return,
-    which it also reads as a line end, has the text parsed whole, `parse_sections`)."""
+    ends, ends lines with a bare line feed and reads NUL as U+FFFD."""
     starts = lines.starts
     for number in range(paragraph.first if first is None else first, paragraph.end if end is None else end):
         line = text[starts[number] : starts[number + 1] - 1 if number + 1 < len(starts) else len(text)]
@@ -211,10 +207,14 @@ def markdown_elements(text: str) -> Iterator[Element]:
             continue
         elements = blocks.elements(section.tokens)
         extra = _unstructured(text, section, lines)
-        if not extra:
+        if (head := next(extra, None)) is None:
             yield from elements
-        else:  # sorted by start (stable): the span search walks the page forward
-            yield from sorted(elements + extra, key=lambda e: e.metadata.start if e.metadata.start is not None else -1)
+        else:  # by start (stable): the span search walks the page forward
+            yield from heapq.merge(sorted(elements, key=_start), chain((head,), extra), key=_start)
+
+
+def _start(element: Element) -> int:
+    return element.metadata.start if element.metadata.start is not None else -1
 
 
 class MarkdownChunker(StructuredTextChunker):

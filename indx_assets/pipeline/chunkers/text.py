@@ -31,12 +31,12 @@ def _is_title(paragraph: str) -> bool:
     return paragraph[-1] not in ".,;:!?'\"”’)" and any(c.isalpha() for c in paragraph) and not paragraph[0].islower()
 
 
-def text_elements(text: str) -> Iterator[Element]:
-    """Paragraph elements of a plain text, each with its `start`/`end` offsets in `text`, in order.
-    A paragraph is read a line at a time, never held as its lines (a log or a word list is one
-    paragraph of a million lines); a long one holds its text with whitespace collapsed
-    (`_run_text`)."""
-    for m in _PARAGRAPH.finditer(text):
+def text_elements(text: str, start: int = 0, end: int | None = None) -> Iterator[Element]:
+    """Paragraph elements of a plain text (of `text[start:end]`, read in place), each with its
+    `start`/`end` offsets in `text`, in order. A paragraph is read a line at a time, never held
+    as its lines (a log or a word list is one paragraph of a million lines); a long one holds
+    its text with whitespace collapsed (`_run_text`)."""
+    for m in _PARAGRAPH.finditer(text, start, len(text) if end is None else end):
         start, end = m.span()
         if text.find("\n", start, end) >= 0 and all(_BULLET.match(text, a, b) for a, b in _line_spans(text, start, end)):
             for a, b in _line_spans(text, start, end):

@@ -23,8 +23,8 @@ try:  #: What the parser trims from a paragraph's ends: CommonMark's whitespace 
 except ImportError:  # pragma: no cover (the installed parser decides)
     PARAGRAPH_TRIM = None  # type: ignore[assignment]  # `str.strip`'s, before 4.3
 
-#: A carriage return on its own: markdown-it breaks a line there, `LineOffsets` does not.
-_LONE_CR = re.compile(r"\r(?!\n)")
+#: A line break as markdown-it reads one (its `normalize`): CR LF, or a CR or LF alone.
+_LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
 def _parser(*, inline: bool = True) -> Any:
@@ -42,13 +42,18 @@ def parse_markdown(text: str) -> tuple[list[Any], int]:
 
 
 class LineOffsets:
-    """Character offsets of a text's lines, for markdown-it's line-based source maps (an
-    array: a list of a long text's line starts costs a few times the text; of 4-byte offsets
-    when they fit, a tenth of a text of 72-character lines)."""
+    """Character offsets of a text's lines, broken where markdown-it breaks them (a carriage
+    return alone too, as old Mac files end lines), for its line-based source maps (an array: a
+    list of a long text's line starts costs a few times the text; of 4-byte offsets when they
+    fit, a tenth of a text of 72-character lines)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.starts = array("I" if len(text) < 1 << 32 else "q", [0])
+        if "\r" in text:
+            for m in _LINE_BREAK.finditer(text):
+                self.starts.append(m.end())
+            return
         at = text.find("\n")
         while at >= 0:
             self.starts.append(at + 1)
@@ -56,7 +61,8 @@ class LineOffsets:
 
     def span(self, line_map: list[int] | tuple[int, int] | None, *, trim: bool = True) -> tuple[int, int] | None:
         """The offsets of lines `[first, last)`: with `trim`, without whitespace at either end;
-        without, all of them but the line break that ends the last."""
+        without, all of them but the line break that ends the last (its line feed, or its
+        carriage return alone)."""
         if not line_map:
             return None
         first, last = line_map
@@ -106,8 +112,8 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
     cuts, only ever changes the lines after its start with no blank line between.) That block
     must start on a line a leaf block holds, so the text no block holds (`_unstructured` in the
     chunker) lies within one section. Past the nesting limit markdown-it skips the rest of its
-    container, the rest of the text in a list: from the window where that happens, the rest is
-    parsed whole.
+    container: in a list, that is the rest of the text, which a window's parse then skips to
+    its end, and no block holds it; in a blockquote, the rest is parsed whole.
 
     A top-level paragraph that runs past the window (after a blank line, like a cut) is
     followed to its end a window at a time (`_paragraph_end`) and given as a `LongParagraph`,
@@ -117,9 +123,6 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
     md = _parser(inline=False)
     max_nesting = md.options["maxNesting"]
     count = len(lines.starts)
-    if _LONE_CR.search(text):  # line numbers would disagree between the parser and the offsets
-        yield Section(md.parse(text), 0, count, max_nesting)
-        return
     first, size, follow = 0, WINDOW_CHARS, True
     while first < count:
         start = lines.starts[first]
@@ -127,7 +130,9 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
         last = end >= count
         tokens = md.parse(text[start:] if last else text[start : lines.starts[end]])
         if not last and _deep(tokens, max_nesting):
-            tokens, last = md.parse(text[start:]), True
+            if not _skips_the_rest(tokens, max_nesting):
+                tokens = md.parse(text[start:])
+            last = True
         if last:  # the rest of the text, parsed whole
             yield Section(_shifted(tokens, first), first, count, max_nesting)
             return
@@ -153,6 +158,25 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
 def _deep(tokens: list[Any], max_nesting: int) -> bool:
     """Whether the parser reached its nesting limit (and skipped what followed)."""
     return any(t.nesting == 1 and t.level >= max_nesting - 1 for t in tokens)
+
+
+_LIST_TOKENS = frozenset({"bullet_list_open", "ordered_list_open", "list_item_open"})
+
+
+def _skips_the_rest(tokens: list[Any], max_nesting: int) -> bool:
+    """Whether what the parser skips at its nesting limit is the rest of the text: a list item
+    parses its content up to where its parent's ends, so in lists within lists that is the
+    text's end (a window's parse skips to the window's end); a blockquote's content ends with
+    it."""
+    opened: list[str] = []
+    for token in tokens:
+        if token.nesting == 1 and token.level >= max_nesting - 1:
+            return all(kind in _LIST_TOKENS for kind in (*opened, token.type))
+        if token.nesting == 1:
+            opened.append(token.type)
+        elif token.nesting == -1 and opened:
+            opened.pop()
+    return False
 
 
 def _last_cut(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> int | None:
