@@ -119,11 +119,16 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
     followed to its end a window at a time (`_paragraph_end`) and given as a `LongParagraph`,
     unless a setext underline turns out to make it a heading or it may be a link reference
     definition: those are parsed whole.
+
+    A top-level list that runs past the window is cut before its last item there
+    (`_list_cut`): the items before it are the whole text's (each ends where the next one's
+    marker is), and from that item on the text parses as a list that starts there, whose
+    opening token is left out of the next section (the list goes on).
     """
     md = _parser(inline=False)
     max_nesting = md.options["maxNesting"]
     count = len(lines.starts)
-    first, size, follow = 0, WINDOW_CHARS, True
+    first, size, follow, in_list = 0, WINDOW_CHARS, True, False
     while first < count:
         start = lines.starts[first]
         end = max(first + 1, bisect.bisect_left(lines.starts, start + size, first))
@@ -133,8 +138,9 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
             if not _skips_the_rest(tokens, max_nesting):
                 tokens = md.parse(text[start:])
             last = True
+        skip = 1 if in_list else 0  # the opening of a list an earlier section opened
         if last:  # the rest of the text, parsed whole
-            yield Section(_shifted(tokens, first), first, count, max_nesting)
+            yield Section(_shifted(tokens[skip:], first), first, count, max_nesting)
             return
         cut = _last_cut(tokens, lines, first, end - first)
         if cut is None and follow and (opens := _runs_past(tokens, lines, first, end - first)) is not None:
@@ -142,17 +148,22 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
             if paragraph_end is not None:
                 if opens > 0:
                     keep = next(i for i, t in enumerate(tokens) if t.level == 0 and t.map and t.map[0] >= opens)
-                    yield Section(_shifted(tokens[:keep], first), first, first + opens, max_nesting)
+                    yield Section(_shifted(tokens[skip:keep], first), first, first + opens, max_nesting)
                 yield LongParagraph(first + opens, paragraph_end)
-                first, size = paragraph_end, WINDOW_CHARS
+                first, size, in_list = paragraph_end, WINDOW_CHARS, False
                 continue
             follow = False  # a setext heading: parsed whole, however long
+        if cut is None and (item := _list_cut(md, tokens, lines, first, end - first)) is not None:
+            keep, line = item
+            yield Section(_shifted(tokens[skip:keep], first), first, first + line, max_nesting)
+            first, size, follow, in_list = first + line, WINDOW_CHARS, True, True
+            continue
         if cut is None:  # one block fills the window
             size *= 2
             continue
         keep = next(i for i, t in enumerate(tokens) if t.level == 0 and t.map and t.map[0] >= cut)
-        yield Section(_shifted(tokens[:keep], first), first, first + cut, max_nesting)
-        first, size, follow = first + cut, WINDOW_CHARS, True
+        yield Section(_shifted(tokens[skip:keep], first), first, first + cut, max_nesting)
+        first, size, follow, in_list = first + cut, WINDOW_CHARS, True, False
 
 
 def _deep(tokens: list[Any], max_nesting: int) -> bool:
@@ -213,6 +224,39 @@ def _runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -
     if opening.lstrip(" \t").startswith("[") or not opening.strip(PARAGRAPH_TRIM):
         return None
     return line
+
+
+_LISTS = frozenset({"bullet_list_open", "ordered_list_open"})
+
+
+def _list_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int] | None:
+    """Where to cut a window whose last top-level block is a list that runs past its end: the
+    index of the token that opens the list's last item there that can start a section, and its
+    line (counted from `first`). Such an item is not the list's first; a leaf block starts on
+    its line (so the text no block holds lies within one section, as at a cut of
+    `parse_sections`); and a parse that starts at its line opens a list of the same kind with
+    it (the parser tells its first block from that line and the next)."""
+    at = next((i for i in range(len(tokens) - 1, -1, -1) if tokens[i].level == 0 and tokens[i].nesting == 1), None)
+    if at is None or tokens[at].type not in _LISTS or not tokens[at].map or tokens[at].map[1] != window:
+        return None
+    leaves = {t.map[0] for t in tokens if t.type in LEAF_BLOCKS and t.map}
+    text, starts, count = lines.text, lines.starts, len(lines.starts)
+    opening = tokens[at].map[0]
+    for i in range(len(tokens) - 1, at, -1):
+        item = tokens[i]
+        if item.type != "list_item_open" or item.level != 1 or not item.map:
+            continue
+        line = item.map[0]
+        if line <= opening:
+            return None
+        if line not in leaves:
+            continue
+        after = first + line + 2
+        probe = md.parse(text[starts[first + line] : starts[after] if after < count else len(text)])
+        if (len(probe) > 1 and probe[0].type == tokens[at].type and probe[1].type == "list_item_open"
+                and probe[1].map and probe[1].map[0] == 0 and probe[1].markup == item.markup):
+            return i, line
+    return None
 
 
 def _paragraph_end(md: Any, lines: LineOffsets, line: int) -> int | None:
