@@ -2,8 +2,9 @@
 has it) with GFM tables, and the line offsets its block source maps refer to.
 
 The `markdown` chunker maps the block tokens to elements (`parse_sections`, a run of blocks at
-a time, and a paragraph longer than that as its lines, `LongParagraph`); `split_document` lifts code, tables and images out of the tokens of the same parse
-(`parse_markdown`), so both see the same blocks in the same places.
+a time: a list longer than that a run of its items, a paragraph longer than that as its lines,
+`LongParagraph`); `split_document` lifts code, tables and images out of the tokens of the same
+parse (`parse_markdown`), so both see the same blocks in the same places.
 """
 
 import bisect
@@ -207,13 +208,20 @@ def _last_cut(tokens: list[Any], lines: LineOffsets, first: int, window: int) ->
     return None
 
 
+def _last_block(tokens: list[Any]) -> int | None:
+    """The index of the token that opens (or is) the last top-level block of `tokens`."""
+    return next((i for i in range(len(tokens) - 1, -1, -1)
+                 if tokens[i].level == 0 and tokens[i].nesting >= 0 and tokens[i].map), None)
+
+
 def _runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> int | None:
     """The line (counted from `first`) where a top-level paragraph starts that runs to the end
     of the window, if it starts where a cut may be made (the window's first line, or after a
     blank line), the window holds its second line (with it, its first may open a table) and
     its first line cannot open a link reference definition (one that spans the window's end
     is a paragraph in the window, a definition in the whole text)."""
-    token = next((t for t in reversed(tokens) if t.level == 0 and t.nesting == 1 and t.map), None)
+    at = _last_block(tokens)
+    token = tokens[at] if at is not None else None
     if token is None or token.type != "paragraph_open" or token.map[1] != window or window - token.map[0] < 2:
         return None
     line = token.map[0]
@@ -236,8 +244,8 @@ def _list_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, window
     its line (so the text no block holds lies within one section, as at a cut of
     `parse_sections`); and a parse that starts at its line opens a list of the same kind with
     it (the parser tells its first block from that line and the next)."""
-    at = next((i for i in range(len(tokens) - 1, -1, -1) if tokens[i].level == 0 and tokens[i].nesting == 1), None)
-    if at is None or tokens[at].type not in _LISTS or not tokens[at].map or tokens[at].map[1] != window:
+    at = _last_block(tokens)
+    if at is None or tokens[at].type not in _LISTS or tokens[at].map[1] != window:
         return None
     leaves = {t.map[0] for t in tokens if t.type in LEAF_BLOCKS and t.map}
     text, starts, count = lines.text, lines.starts, len(lines.starts)
