@@ -861,6 +861,51 @@ def test_a_long_markdown_list_is_cut_without_parsing_it_whole(separator: str) ->
     assert peak < 2 * len(text), f"{peak / len(text):.2f}x the page"
 
 
+def test_a_long_fenced_code_block_is_followed_to_where_the_whole_parse_closes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A top-level fenced code block that runs past a window is followed to its closing fence a
+    window at a time (`_fence_end`): lines that look like a close but are not (shorter, the
+    other marker, indented four columns, text after the marker), one that is, and none."""
+    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
+
+    texts = ["```\r" + "code\n\n" * 200 + "```\nAfter the code.\n"]  # windows that open with a blank line
+    rng = random.Random(9)
+    for _ in range(60):
+        blocks = []
+        for _ in range(rng.randint(1, 4)):
+            marker = rng.choice("`~") * rng.choice([3, 4])
+            body = [rng.choice([marker[:-1], marker + " x", "    " + marker, "\t" + marker, "", marker[0] * 2 + "~`"])
+                    if rng.random() < 0.05 else f"code_line({i}) = value" for i in range(rng.choice([3, 40, 300]))]
+            close = rng.choice([marker, marker + marker[0] + "  ", "   " + marker, None])
+            blocks.append("\n".join([marker + rng.choice(["", "python"]), *body, *([close] if close else [])]))
+            blocks.append(rng.choice(["After the code.", "# A heading", "- an item"]))
+        text = rng.choice(["\n\n", "\n"]).join(blocks) + "\n"
+        ending = rng.choice(["\n", "\r\n", "\r", "mixed"])
+        if ending == "mixed":  # CR line ends, then LF ones: a block that opens in the first runs into the second
+            texts.append(text.replace("\n", "\r", rng.randrange(text.count("\n"))))
+        else:
+            texts.append(text.replace("\n", ending))
+    for text in texts:
+        monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
+        whole = _markdown_elements(text)
+        for window in (64, 400):
+            monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", window)
+            assert _markdown_elements(text) == whole, (window, text[:300])
+
+
+def test_a_long_fenced_code_block_is_cut_without_parsing_it_whole() -> None:
+    """A fenced code block of 1 MiB (a log pasted into a page) was parsed whole, doubling the
+    window until it held the block: 6.3x the page traced (1.4x now, the block's text held once)."""
+    from metered import cost
+
+    from indx_assets.pipeline.chunkers.markdown import markdown_elements
+
+    line = "2026-12-05T12:00:00Z INFO harbour tide held back by the wall\n"
+    text = "# A log\n\n```text\n" + line * ((1 << 20) // len(line)) + "```\n\nAfter the log.\n"
+    (count, kinds), _, peak = cost(lambda: (lambda e: (len(e), [type(x).__name__ for x in e]))(list(markdown_elements(text))))
+    assert kinds == ["Title", "CodeSnippet", "NarrativeText"]
+    assert peak < 2 * len(text), f"{peak / len(text):.2f}x the page"
+
+
 def test_a_long_markdown_page_is_cut_without_parsing_it_whole() -> None:
     from metered import cost
 

@@ -121,6 +121,10 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
     unless a setext underline turns out to make it a heading or it may be a link reference
     definition: those are parsed whole.
 
+    A top-level fenced code block that runs past the window is followed to its closing fence a
+    window at a time (`_fence_end`), and the section ends with it (its token's map made its
+    whole span: the chunker takes a fence's text from the page).
+
     A top-level list that runs past the window is cut before its last item there
     (`_list_cut`): the items before it are the whole text's (each ends where the next one's
     marker is), and from that item on the text parses as a list that starts there, whose
@@ -154,6 +158,13 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
                 first, size, in_list = paragraph_end, WINDOW_CHARS, False
                 continue
             follow = False  # a setext heading: parsed whole, however long
+        if cut is None and (fence := _runs_past_fence(tokens, end - first)) is not None:
+            opening = first + tokens[fence].map[0]
+            closed = _fence_end(md, lines, opening, max(end - 1, opening + 1))
+            tokens[fence].map = [tokens[fence].map[0], closed - first]
+            yield Section(_shifted(tokens[skip : fence + 1], first), first, closed, max_nesting)
+            first, size, follow, in_list = closed, WINDOW_CHARS, True, False
+            continue
         if cut is None and (item := _list_cut(md, tokens, lines, first, end - first)) is not None:
             keep, line = item
             yield Section(_shifted(tokens[skip:keep], first), first, first + line, max_nesting)
@@ -232,6 +243,36 @@ def _runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -
     if opening.lstrip(" \t").startswith("[") or not opening.strip(PARAGRAPH_TRIM):
         return None
     return line
+
+
+def _runs_past_fence(tokens: list[Any], window: int) -> int | None:
+    """The index of a fenced code block, the last top-level block of `tokens`, if it runs to the
+    end of the window (`window` lines)."""
+    at = _last_block(tokens)
+    return at if at is not None and tokens[at].type == "fence" and tokens[at].map[1] == window else None
+
+
+def _fence_end(md: Any, lines: LineOffsets, opening: int, line: int) -> int:
+    """The line after a top-level fenced code block opened on line `opening` that runs on
+    through `line` at least (a line after `opening`): the line after its closing fence, or the
+    text's end.
+
+    Its lines from `line` on are parsed a window at a time behind its opening line, so the
+    parser closes it where it closes in the whole text (a closing fence is told from its own
+    line). A window's last line is read again as the next window's first: a fence that closes
+    there and one that does not both run to the window's end."""
+    text, starts, count = lines.text, lines.starts, len(lines.starts)
+    # its break a line feed: a carriage return alone before a window that opens with a blank
+    # line (its line feed) would read as one break, and the lines would count one short
+    head = text[starts[opening] : starts[opening + 1]].rstrip("\r\n") + "\n"
+    while True:
+        end = max(line + 2, bisect.bisect_left(starts, starts[line] + WINDOW_CHARS, line))
+        last = end >= count
+        fence = md.parse(head + (text[starts[line] :] if last else text[starts[line] : starts[end]]))[0]
+        after = line + fence.map[1] - 1  # the parse's first line is the opening line
+        if last or after < end:
+            return after
+        line = end - 1
 
 
 _LISTS = frozenset({"bullet_list_open", "ordered_list_open"})
