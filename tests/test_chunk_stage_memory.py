@@ -129,8 +129,9 @@ def test_a_long_html_table_is_cut_a_piece_of_its_markup_at_a_time(tmp_path: Path
     assert peak < 5.5 * len(html), f"{peak / len(html):.2f}x the page"
 
 
-@pytest.mark.parametrize("name", ["wrapped.txt", "wrapped.md"])
-def test_a_page_of_one_hard_wrapped_paragraph_is_cut_a_batch_of_sentences_at_a_time(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize("name, heading", [("wrapped.txt", ""), ("wrapped.md", ""), ("wrapped.md", "# The harbour\n")])
+def test_a_page_of_one_hard_wrapped_paragraph_is_cut_a_batch_of_sentences_at_a_time(
+        tmp_path: Path, name: str, heading: str) -> None:
     """4 MiB of prose wrapped at 72 characters with no blank line (text dumped from a PDF, an
     old e-text): one paragraph of 60,000 lines and 90,000 sentences. Its text is cut from the
     page with its whitespace collapsed (`collapse_whitespace` of a stretch, grown in place) and
@@ -139,12 +140,12 @@ def test_a_page_of_one_hard_wrapped_paragraph_is_cut_a_batch_of_sentences_at_a_t
     made at once, each with its metadata; 3.6x when the paragraph was cut from the page, then
     collapsed into a copy, which took a copy more while it grew). As Markdown, the paragraph's
     end is found a window at a time and its lines read from the page (`LongParagraph`): 2.3x, 6.9x
-    when markdown-it parsed it whole."""
+    when markdown-it parsed it whole; under a heading with no blank line between, too."""
     import textwrap
 
     paragraph = "The harbour wall held the tide back. The town slept behind it, and the boats rode at anchor."
     block = "\n".join(textwrap.wrap(" ".join([paragraph] * 40), 72)) + "\n"
-    text = block * ((4 << 20) // len(block))
+    text = heading + block * ((4 << 20) // len(block))
     cut, peak = _traced_cut(tmp_path, name, text, load_chain())
     assert cut.metadata["chunks"] > 5_000 and cut.metadata["fidelity"]["passes"]
     assert peak < 2.4 * len(text), f"{peak / len(text):.2f}x the page"

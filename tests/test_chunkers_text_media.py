@@ -684,7 +684,7 @@ def test_a_long_markdown_paragraph_is_followed_a_window_at_a_time_to_where_the_w
             lines = [f"Line {i} of the paragraph, wrapped" for i in range(rng.choice([5, 40, 200]))]
             for _ in range(rng.randint(0, 3)):
                 lines.insert(rng.randrange(len(lines) + 1), rng.choice(INSIDE_A_PARAGRAPH))
-            paragraphs.append("\n".join(lines))
+            paragraphs.append(rng.choice(["", "", "# A heading\n", "---\n", "```\ncode\n```\n"]) + "\n".join(lines))
         text = rng.choice(["\n\n", "\n"]).join(paragraphs) + rng.choice(["", "\n"])
         text = text.replace("\n", rng.choice(["\n", "\n", "\n", "\r\n", "\r"]))  # an old Mac file ends lines in CR
         monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)

@@ -225,19 +225,27 @@ def _last_block(tokens: list[Any]) -> int | None:
                  if tokens[i].level == 0 and tokens[i].nesting >= 0 and tokens[i].map), None)
 
 
+#: Blocks that end where their own lines say (a heading's line or underline, a closing fence,
+#: an HTML block's end condition): the line after one starts a block afresh.
+_CLOSED_BLOCKS = frozenset({"heading_open", "hr", "fence", "html_block"})
+
+
 def _runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> int | None:
     """The line (counted from `first`) where a top-level paragraph starts that runs to the end
-    of the window, if it starts where a cut may be made (the window's first line, or after a
-    blank line), the window holds its second line (with it, its first may open a table) and
-    its first line cannot open a link reference definition (one that spans the window's end
-    is a paragraph in the window, a definition in the whole text)."""
+    of the window, if it starts where a cut may be made (the window's first line, after a
+    blank line, or right after a block whose end its own lines tell, such as a heading), the
+    window holds its second line (with it, its first may open a table) and its first line
+    cannot open a link reference definition (one that spans the window's end is a paragraph in
+    the window, a definition in the whole text)."""
     at = _last_block(tokens)
     token = tokens[at] if at is not None else None
     if token is None or token.type != "paragraph_open" or token.map[1] != window or window - token.map[0] < 2:
         return None
     line = token.map[0]
     text, starts = lines.text, lines.starts
-    if line > 0 and text[starts[first + line - 1] : starts[first + line]].strip(" \t\r\n"):
+    before = _last_block(tokens[:at])
+    closed = before is not None and tokens[before].type in _CLOSED_BLOCKS and tokens[before].map[1] == line
+    if line > 0 and not closed and text[starts[first + line - 1] : starts[first + line]].strip(" \t\r\n"):
         return None
     opening = text[starts[first + line] : starts[first + line + 1]]
     if opening.lstrip(" \t").startswith("[") or not opening.strip(PARAGRAPH_TRIM):
