@@ -116,10 +116,10 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
     container: in a list, that is the rest of the text, which a window's parse then skips to
     its end, and no block holds it; in a blockquote, the rest is parsed whole.
 
-    A top-level paragraph that runs past the window (after a blank line, like a cut) is
+    A top-level paragraph that runs past the window (where a cut may be made, `_runs_past`) is
     followed to its end a window at a time (`_paragraph_end`) and given as a `LongParagraph`,
-    unless a setext underline turns out to make it a heading or it may be a link reference
-    definition: those are parsed whole.
+    unless a setext underline turns out to make it a heading, its last line is one the parser
+    trims away, or it may be a link reference definition: those are parsed whole.
 
     A top-level fenced code block that runs past the window is followed to its closing fence a
     window at a time (`_fence_end`), and the section ends with it (its token's map made its
@@ -157,7 +157,7 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
                 yield LongParagraph(first + opens, paragraph_end)
                 first, size, in_list = paragraph_end, WINDOW_CHARS, False
                 continue
-            follow = False  # a setext heading: parsed whole, however long
+            follow = False  # a setext heading, or a last line trimmed away: parsed whole, however long
         if cut is None and (fence := _runs_past_fence(tokens, end - first)) is not None:
             opening = first + tokens[fence].map[0]
             closed = _fence_end(md, lines, opening, max(end - 1, opening + 1))
