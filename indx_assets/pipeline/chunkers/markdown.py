@@ -33,8 +33,7 @@ from indx_assets.pipeline.chunking.markdown_parse import (
     Section,
     parse_sections,
 )
-from indx_assets.pipeline.chunking.paragraphs import iter_line_runs, line_runs
-from indx_assets.pipeline.whitespace import WINDOW, collapse_whitespace
+from indx_assets.pipeline.chunking.paragraphs import collapsed_run, iter_line_runs, line_runs
 
 
 def _place(element: Element, span: tuple[int, int] | None) -> Element:
@@ -111,22 +110,19 @@ class _Blocks:
 
     def long_paragraph(self, paragraph: LongParagraph) -> Iterator[Element]:
         """The elements of a paragraph too long to parse whole: its lines as the parser joins
-        them (`_paragraph_lines`), in runs (`iter_line_runs`) as a parsed paragraph's. A run
-        longer than `whitespace.WINDOW` holds its text with whitespace collapsed, as the `text`
-        chunker's do (`text._run_text`), made from the page."""
+        them (`_paragraph_lines`), in runs (`iter_line_runs`) as a parsed paragraph's. A long
+        run holds its text collapsed from the page (`paragraphs.collapsed_run`), as the `text`
+        chunker's do."""
         text, lines = self.text, self.lines
         cls = ListItem if self.list_depth else NarrativeText
         marker, self.marker = self.marker, None
         for first, last in iter_line_runs(_paragraph_lines(text, lines, paragraph, marker)):
             span = lines.span([first, last + 1])
-            if span is None or span[1] - span[0] <= WINDOW:
+            run = collapsed_run(text, *span, _as_parsed) if span is not None else None
+            if run is None:
                 run = "\n".join(line for _, line in _paragraph_lines(text, lines, paragraph, marker, first, last + 1))
-            else:
-                run = elide_inline_data(collapse_whitespace(text, *span).replace("\0", "\ufffd"))
-                if len(run) <= WINDOW // 2:  # mostly whitespace: could pass for a heading collapsed
-                    run = "\n".join(line for _, line in _paragraph_lines(text, lines, paragraph, marker, first, last + 1))
-                elif marker is not None and first == paragraph.first:
-                    run = f"{marker} {run}"
+            elif marker is not None and first == paragraph.first:
+                run = f"{marker} {run}"
             yield _place(cls(run), span)
 
     def elements(self, tokens: list[Any]) -> list[Element]:
@@ -191,8 +187,14 @@ def _paragraph_lines(text: str, lines: LineOffsets, paragraph: LongParagraph, ma
             line = line.lstrip(PARAGRAPH_TRIM)
         if number == paragraph.end - 1:
             line = line.rstrip(PARAGRAPH_TRIM)
-        line = elide_inline_data(line.replace("\0", "\ufffd"))
+        line = _as_parsed(line)
         yield number, f"{marker} {line}" if marker is not None and number == paragraph.first else line
+
+
+def _as_parsed(text: str) -> str:
+    """`text` as the parser's inline content and the elements have it: NUL read as U+FFFD,
+    inline data elided."""
+    return elide_inline_data(text.replace("\0", "\ufffd"))
 
 
 def markdown_elements(text: str) -> Iterator[Element]:

@@ -14,10 +14,11 @@ paragraph, however long (text dumped from PDFs wraps at 90 to 130 characters).
 """
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 from indx_assets.pipeline.chunking.sentences import CLOSERS, ends_sentence
+from indx_assets.pipeline.whitespace import WINDOW, collapse_whitespace
 
 #: A line's key (`iter_line_runs`).
 K = TypeVar("K")
@@ -46,6 +47,21 @@ def iter_line_runs(lines: Iterable[tuple[K, str]]) -> Iterator[tuple[K, K]]:
         previous = key, line
     if previous is not None:
         yield first, previous[0]  # type: ignore[misc]
+
+
+def collapsed_run(text: str, start: int, end: int, clean: Callable[[str], str] | None = None) -> str | None:
+    """The run `text[start:end]` as a chunker holds it when it is long: collapsed from the page
+    (`collapse_whitespace`, then `clean`), as its chunks are cut from it; cut as it is and then
+    collapsed, a long run was held twice beside the page. None when the run is held as the page
+    has it: a run of at most `WINDOW` characters, or one that collapses short (mostly
+    whitespace: short, it could pass for a title or a lead-in line, `chunkers.base`, which the
+    page's lines are not)."""
+    if end - start <= WINDOW:
+        return None
+    held = collapse_whitespace(text, start, end)
+    if clean is not None:
+        held = clean(held)
+    return held if len(held) > WINDOW // 2 else None
 
 
 #: A clause end at the end of a line (a list or a quote follows it, not more of the sentence).
