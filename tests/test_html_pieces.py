@@ -1527,3 +1527,32 @@ def test_a_cut_its_piece_does_not_keep_costs_the_bound_not_the_text(
     with caplog.at_level(logging.WARNING):
         assert html_blocks(page, SMALL) == whole
     assert "parsed whole" in caplog.text
+
+
+def test_a_long_table_s_spooled_markup_gives_the_chunks_its_markup_held_gives() -> None:
+    """The walk spools the markup of a table that runs past a piece to a scratch file
+    (`scratch.SpooledText`): it is the whole parse's markup, the rows the chunker reads from a
+    map of that file make the chunks the same markup held as a string makes, and a table that
+    fits one chunk (rows of no text) gives its markup as a string."""
+    from indx_assets.pipeline.chunkers.html import iter_html_elements
+    from indx_assets.pipeline.chunking import chunk_by_title
+    from indx_assets.pipeline.chunking.elements import Table
+    from indx_assets.pipeline.scratch import SpooledText
+
+    def chunks(table: Table) -> list[tuple[str, str, dict[str, object]]]:
+        return [(type(c).__name__, c.text, c.metadata.to_dict())
+                for c in chunk_by_title([table], max_characters=800, include_orig_elements=False)]
+
+    row = "<tr><td>harbour wall</td><td>held the tide, caf\u00e9</td><td>1887</td></tr>\n"
+    empty = "<tr><td class='spacer'></td><td class='spacer'></td></tr>\n"
+    for html in ("<table><thead><tr><th>Place</th><th>What</th><th>Year</th></tr></thead>" + row * 12000 + "</table>",
+                 "<table>" + empty * 12000 + row + "</table>"):
+        page = read_document(html.encode(), "text/html", ReaderConfig()).pages[0].text
+        (table,) = iter_html_elements(html.encode(), page)
+        markup = table.metadata.text_as_html
+        assert isinstance(markup, SpooledText) and markup.size > html_cuts.PIECE_BYTES
+        assert markup.read() == html_blocks(html, WHOLE)[0].html
+        spooled = chunks(table)
+        assert spooled == chunks(Table(table.text, text_as_html=markup.read()))
+        assert all(isinstance(metadata["text_as_html"], str) for _, _, metadata in spooled)
+        assert len(spooled) > 100 if row * 2 in html else [kind for kind, _, _ in spooled] == ["Table"]

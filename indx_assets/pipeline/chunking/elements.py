@@ -13,6 +13,8 @@ format chunkers use to give every chunk its place in the document.
 from collections.abc import Sequence
 from typing import Any
 
+from indx_assets.pipeline.scratch import SpooledText
+
 BBoxLike = tuple[float, float, float, float]
 
 
@@ -55,7 +57,7 @@ class ElementMetadata:
     # class-level defaults keep construction cheap: only the fields set live on the instance
     page_number: int | None = None
     bbox: BBoxLike | None = None
-    text_as_html: str | None = None
+    text_as_html: str | SpooledText | None = None  # a long HTML table's is spooled (`readers.html`)
     orig_elements: "list[Element] | None" = None
     is_continuation: bool | None = None
     section_title: str | None = None
@@ -97,6 +99,8 @@ class ElementMetadata:
                 continue
             if name == "orig_elements":
                 value = [e.to_dict() for e in value]
+            elif isinstance(value, SpooledText):
+                value = value.read()
             out[name] = value
         return out
 
@@ -116,7 +120,7 @@ class Element:
         *,
         page_number: int | None = None,
         bbox: Sequence[float] | None = None,
-        text_as_html: str | None = None,
+        text_as_html: str | SpooledText | None = None,
         metadata: ElementMetadata | None = None,
     ) -> None:
         if not isinstance(text, str):

@@ -20,6 +20,7 @@ from indx_assets.pipeline.chunking.elements import ElementMetadata, Table, Table
 from indx_assets.pipeline.chunking.measure import Measure
 from indx_assets.pipeline.chunking.options import ChunkingOptions
 from indx_assets.pipeline.chunking.text_splitter import TextSplitter
+from indx_assets.pipeline.scratch import SpooledText
 from indx_assets.pipeline.whitespace import iter_lines
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ class Row:
     is_header: bool
 
 
-def html_rows(text_as_html: str, piece_bytes: int | None = None,
+def html_rows(text_as_html: str | SpooledText, piece_bytes: int | None = None,
               over: Callable[[str], bool] | None = None) -> Iterator[Row] | None:
     """The rows of an HTML table as they are read, or `None` when the HTML holds no row. A row
     is one of the table's own (a table nested in a cell is text of that cell) and its text is its
@@ -54,7 +55,7 @@ def html_rows(text_as_html: str, piece_bytes: int | None = None,
     return None if first is None else itertools.chain((first,), rows)
 
 
-def _html_rows(text_as_html: str, piece_bytes: int, over: Callable[[str], bool]) -> Iterator[Row]:
+def _html_rows(text_as_html: str | SpooledText, piece_bytes: int, over: Callable[[str], bool]) -> Iterator[Row]:
     """`html_rows`' rows. Pieces whose trees are not what their cuts promised (`PiecesDisagree`,
     a fault of the cuts) cost the table its bound, never a row: the rest of its rows are read
     from its markup parsed whole, as the reader reads such a page."""
@@ -67,10 +68,11 @@ def _html_rows(text_as_html: str, piece_bytes: int, over: Callable[[str], bool])
             given += 1
     except PiecesDisagree as exc:
         log.warning("a table's rows read again from its markup parsed whole: %s", exc)
-        yield from itertools.islice(_piece_rows(text_as_html, len(text_as_html), over), given, None)
+        whole = text_as_html.size if isinstance(text_as_html, SpooledText) else len(text_as_html)
+        yield from itertools.islice(_piece_rows(text_as_html, whole, over), given, None)
 
 
-def _piece_rows(text_as_html: str, piece_bytes: int, over: Callable[[str], bool]) -> Iterator[Row]:
+def _piece_rows(text_as_html: str | SpooledText, piece_bytes: int, over: Callable[[str], bool]) -> Iterator[Row]:
     from indx_assets.pipeline.readers.html import table_trees
 
     cut: _CutRow | None = None  # a row cut in its last cell, its parts so far
@@ -202,7 +204,8 @@ def table_chunks(table: Table, opts: ChunkingOptions, table_id: str) -> Iterator
         return
     measure = opts.measure
     if measure.size(text) <= opts.hard_max:
-        yield Table(text, metadata=_metadata(table, opts, table.metadata.text_as_html))
+        markup = table.metadata.text_as_html
+        yield Table(text, metadata=_metadata(table, opts, markup.read() if isinstance(markup, SpooledText) else markup))
         return
     from_html = html_rows(table.metadata.text_as_html, over=lambda text: measure.size(text) > opts.hard_max) \
         if table.metadata.text_as_html else None

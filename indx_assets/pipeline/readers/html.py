@@ -37,7 +37,7 @@ from indx_assets.pipeline.readers.html_attrs import BREAK_AFTER, BREAK_BEFORE, h
 from indx_assets.pipeline.readers.html_cuts import PIECE_BYTES, Piece, Source, html_pieces, map_releaser, windows
 from indx_assets.pipeline.readers.text import (DecodedText, NotText, decode_text, is_utf8_file, same_utf8_text,
                                                transcode_file, utf8_text)
-from indx_assets.pipeline.scratch import scratch_file
+from indx_assets.pipeline.scratch import SpooledText, scratch_file
 from indx_assets.pipeline.whitespace import collapse_whitespace
 
 log = logging.getLogger(__name__)
@@ -188,13 +188,20 @@ class TablePiece(NamedTuple):
     reopens_cell: bytes = b""
 
 
-def table_trees(markup: str, piece_bytes: int = PIECE_BYTES) -> Iterator[TablePiece]:
+def table_trees(markup: str | SpooledText, piece_bytes: int = PIECE_BYTES) -> Iterator[TablePiece]:
     """The parsed pieces of a table's `markup` (a table block's, `HtmlBlock.html`), a piece at a
     time when it is longer than a piece (`html_pieces`: cut between rows, or in a cell as the
     page is, so a page laid out in one cell is cut too; each piece after the first opening the
     table again), each tree let go once the next is asked for. The pieces are cut from a map of
-    the markup's bytes in a scratch file (`scratch.scratch_file`; from the bytes held, where its
-    folder takes no file). `HtmlTooDeep` as `parse_html`."""
+    the markup's bytes in a scratch file (`scratch.scratch_file`, or the spooled markup's own;
+    from the bytes held, where its folder takes no file). `HtmlTooDeep` as `parse_html`."""
+    if isinstance(markup, SpooledText):
+        if markup.size <= piece_bytes:
+            yield TablePiece(parse_html(markup.read()))
+            return
+        with markup.mapped() as source:
+            yield from _piece_trees(source, piece_bytes)
+        return
     if len(markup) <= piece_bytes:
         yield TablePiece(parse_html(markup))
         return
@@ -218,8 +225,13 @@ def _piece_trees(source: Source, piece_bytes: int) -> Iterator[TablePiece]:
     """`table_trees` of a table's UTF-8 bytes, or of a map of them (its pages let go as cut)."""
     check_depth(source)
     released = map_releaser(source) if isinstance(source, mmap.mmap) else None
+    parsed = 0
     for piece in html_pieces(source, piece_bytes, released):
+        parsed += len(piece.markup)
         yield TablePiece(parse_html(piece.markup, checked=True), piece.table if piece.cell else b"")
+        if parsed >= TRIMMED_AFTER:  # the trees freed so far handed back, as a walk's are (`_walk`)
+            parsed = 0
+            return_freed_memory()
 
 
 def utf8_source(content: bytes, decoded: DecodedText) -> bytes:
@@ -233,13 +245,14 @@ def utf8_source(content: bytes, decoded: DecodedText) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class HtmlBlock:
-    """One block of visible text. `kind`: title, text, list_item, table or code. `ends_page`:
-    the document's CSS starts a printed page after it."""
+    """One block of visible text. `kind`: title, text, list_item, table or code. `html`: a
+    table's markup (from `page_blocks`, a long table's spooled: `_Walker._table_markup`).
+    `ends_page`: the document's CSS starts a printed page after it."""
 
     kind: str
     text: str
     level: int = 0
-    html: str | None = None
+    html: str | SpooledText | None = None
     ends_page: bool = False
 
 
@@ -371,10 +384,10 @@ class _Spans:
         self._kinds = bytearray()
         self._levels = bytearray()
         self._ends = array("q")  # start, end, start, end, ...
-        self._markup: dict[int, str] = {}
+        self._markup: dict[int, str | SpooledText] = {}
         self._page_ends: set[int] = set()
 
-    def append(self, kind: str, level: int, start: int, end: int, markup: str | None) -> None:
+    def append(self, kind: str, level: int, start: int, end: int, markup: str | SpooledText | None) -> None:
         if markup is not None:
             self._markup[len(self._kinds)] = markup
         self._kinds.append(_KINDS.index(kind))
@@ -385,7 +398,7 @@ class _Spans:
         """The last block ends a printed page."""
         self._page_ends.add(len(self._kinds) - 1)
 
-    def __iter__(self) -> Iterator[tuple[str, int, int, int, str | None, bool]]:
+    def __iter__(self) -> Iterator[tuple[str, int, int, int, str | SpooledText | None, bool]]:
         """Each block's kind, level, start, end, markup and whether it ends a printed page."""
         for i, kind in enumerate(self._kinds):
             yield (_KINDS[kind], self._levels[i], self._ends[2 * i], self._ends[2 * i + 1], self._markup.get(i),
@@ -419,11 +432,11 @@ class _Walker:
         self.last_ends_page = False
         self.any_ends_page = False
         #: a table cut between pieces (see `_table`): where its text starts (None: no row yet),
-        #: its markup so far when blocks are kept, what the next piece reopens it with, and a row
-        #: cut in its last cell (see `_row`): its cells while none has text, unwritten, else
-        #: whether that cell's text written so far has any
+        #: its markup so far when blocks are kept (`_table_markup`), what the next piece
+        #: reopens it with, and a row cut in its last cell (see `_row`): its cells while none
+        #: has text, unwritten, else whether that cell's text written so far has any
         self.table_start: int | None = None
-        self.table_html: list[str] = []
+        self.table_html: list[str] | SpooledText = []
         self.table_reopened = b""
         self.row_held: list[str] | None = None
         self.cell_has_text: bool | None = None
@@ -458,7 +471,7 @@ class _Walker:
         else:
             self.space = True
 
-    def flush(self, kind: str = "text", level: int = 0, html: str | None = None) -> None:
+    def flush(self, kind: str = "text", level: int = 0, html: str | SpooledText | None = None) -> None:
         self.space = False
         if self.start is None:
             return
@@ -528,13 +541,33 @@ class _Walker:
                 if not html.endswith(end):
                     raise PiecesDisagree("a table open at a piece's end does not end with its row group's close")
                 html = html[: -len(end)]
-            self.table_html.append(html)
+            self._table_markup(html, spool=bool(ends_in_table))
         self.table_reopened = ends_in_table
         if not ends_in_table and self.table_start is not None:
-            joined = "".join(self.table_html) if self.blocks is not None else None
+            markup = self.table_html
+            joined = ("".join(markup) if isinstance(markup, list) else markup) if self.blocks is not None else None
             self.table_html = []
             self.start, self.table_start = self.table_start, None
             self.flush("table", html=joined)
+
+    def _table_markup(self, html: str, spool: bool) -> None:
+        """Add a part of a table's markup. A table that goes on past its piece (`spool`) is long:
+        its markup is spooled to a scratch file (`SpooledText`), where the chunker reads its rows
+        again a piece at a time; held as parts and joined, it cost the walk three times its size
+        beside the page text. (Where no scratch file can be made, it is held.)"""
+        if spool and isinstance(self.table_html, list):
+            try:
+                spooled = SpooledText()
+            except OSError:  # the scratch folder is full or gone
+                spooled = None
+            if spooled is not None:
+                for part in self.table_html:
+                    spooled.write(part)
+                self.table_html = spooled
+        if isinstance(self.table_html, list):
+            self.table_html.append(html)
+        else:
+            self.table_html.write(html)
 
     def _row(self, cells: list[str], continues: bool = False, open_cell: bool = False) -> None:
         """Write a table's row, if it has text, as a line of its block (the first opens it): its
@@ -640,7 +673,9 @@ def iter_html_blocks(html: str | bytes, piece_bytes: int = PIECE_BYTES) -> Itera
     page, blocks = _walk(html.encode("utf-8", errors="ignore") if isinstance(html, str) else html, piece_bytes,
                          keep_blocks=True)
     for kind, level, start, end, markup, ends_page in blocks:
-        yield HtmlBlock(kind, page[start:end], level, markup, ends_page)
+        # (a long table's markup read back: only `page_blocks`, for the chunker, gives it spooled)
+        yield HtmlBlock(kind, page[start:end], level, markup.read() if isinstance(markup, SpooledText) else markup,
+                        ends_page)
 
 
 def page_blocks(html: Source, page_text: str, piece_bytes: int = PIECE_BYTES) -> Iterator[HtmlBlock] | None:
