@@ -2,10 +2,10 @@
 
 A reader or chunker that spools a large document (the HTML reader's page text, a page decoded
 into UTF-8, a long table's markup: `SpooledText`) writes it to an unnamed temporary file
-(`scratch_file`). A stage that reads or cuts a stored source names its storage's scratch folder for the time it
-runs (`scratch_in`), so those files fill the data directory's disk, sized for them, not the
-system's temporary directory (often a small tmpfs, whose files are memory). Elsewhere (the
-library, `indx chunk`) they go to the system's temporary directory.
+(`scratch_file`). A stage that reads or cuts a stored source names its storage's scratch
+folder for the time it runs (`scratch_in`), so those files fill the data directory's disk,
+sized for them, not the system's temporary directory (often a small tmpfs, whose files are
+memory). Elsewhere (the library, `indx chunk`) they go to the system's temporary directory.
 """
 
 import mmap
