@@ -42,12 +42,12 @@ class SpooledText:
     """A long text kept in a scratch file as UTF-8 as it is written, not in memory: a long
     table's markup, which the HTML chunker reads again a piece at a time (`mapped`). Held as a
     string beside its page's text it cost the page as much again, and joining it from its
-    parts twice that. `read` gives it whole where a string is wanted. Its file is closed when
-    it is let go."""
+    parts twice that. `read` gives it whole where a string is wanted. Its file is closed by
+    `close`, or when it is let go."""
 
     def __init__(self) -> None:
         self._file = scratch_file()
-        weakref.finalize(self, self._file.close)
+        self.close = weakref.finalize(self, self._file.close)  #: closes its file, at the latest when let go
         self.size = 0  #: in bytes
 
     def write(self, text: str) -> None:

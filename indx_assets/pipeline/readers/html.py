@@ -24,7 +24,7 @@ import os
 import re
 from array import array
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from typing import BinaryIO, NamedTuple, TypeVar
 from dataclasses import dataclass, replace
 
@@ -193,32 +193,27 @@ def table_trees(markup: str | SpooledText, piece_bytes: int = PIECE_BYTES) -> It
     time when it is longer than a piece (`html_pieces`: cut between rows, or in a cell as the
     page is, so a page laid out in one cell is cut too; each piece after the first opening the
     table again), each tree let go once the next is asked for. The pieces are cut from a map of
-    the markup's bytes in a scratch file (`scratch.scratch_file`, or the spooled markup's own;
-    from the bytes held, where its folder takes no file). `HtmlTooDeep` as `parse_html`."""
-    if isinstance(markup, SpooledText):
-        if markup.size <= piece_bytes:
-            yield TablePiece(parse_html(markup.read()))
+    the markup's bytes spooled to a scratch file (`scratch.SpooledText`: a long table's markup
+    from the walk is already; from the bytes held, where its folder takes no file).
+    `HtmlTooDeep` as `parse_html`."""
+    if isinstance(markup, str):
+        if len(markup) <= piece_bytes:
+            yield TablePiece(parse_html(markup))
             return
-        with markup.mapped() as source:
-            yield from _piece_trees(source, piece_bytes)
-        return
-    if len(markup) <= piece_bytes:
-        yield TablePiece(parse_html(markup))
-        return
-    try:
-        file = scratch_file()
-    except OSError:  # the scratch folder is full or gone
-        yield from _piece_trees(markup.encode("utf-8", errors="ignore"), piece_bytes)
-        return
-    with file:
-        for at in range(0, len(markup), _WINDOW):  # the bytes the parser reads, a window at a time
-            file.write(markup[at : at + _WINDOW].encode("utf-8", errors="ignore"))
-        if file.tell() == 0:
-            yield TablePiece(parse_html(""))
+        try:
+            spooled = SpooledText()
+        except OSError:  # the scratch folder is full or gone
+            yield from _piece_trees(markup.encode("utf-8", errors="ignore"), piece_bytes)
             return
-        file.flush()
-        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as source:
-            yield from _piece_trees(source, piece_bytes)
+        with closing(spooled):
+            spooled.write(markup)
+            yield from table_trees(spooled, piece_bytes)
+        return
+    if markup.size <= piece_bytes:
+        yield TablePiece(parse_html(markup.read()))
+        return
+    with markup.mapped() as source:
+        yield from _piece_trees(source, piece_bytes)
 
 
 def _piece_trees(source: Source, piece_bytes: int) -> Iterator[TablePiece]:
@@ -544,11 +539,9 @@ class _Walker:
             self._table_markup(html, spool=bool(ends_in_table))
         self.table_reopened = ends_in_table
         if not ends_in_table and self.table_start is not None:
-            markup = self.table_html
-            joined = ("".join(markup) if isinstance(markup, list) else markup) if self.blocks is not None else None
-            self.table_html = []
+            markup, self.table_html = self.table_html, []
             self.start, self.table_start = self.table_start, None
-            self.flush("table", html=joined)
+            self.flush("table", html="".join(markup) if isinstance(markup, list) else markup)  # (kept only with blocks)
 
     def _table_markup(self, html: str, spool: bool) -> None:
         """Add a part of a table's markup. A table that goes on past its piece (`spool`) is long:
