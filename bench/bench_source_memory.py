@@ -158,6 +158,13 @@ _BLOCKS = {
                  b"    wall = harbour.hold(tide, town=\"slept\")  # &lt;behind it&gt;\n\n" * 15420),
     # a page in Windows-1252, not UTF-8
     "html-cp1252": (b"", "<p>The harbour wall held the tide, café crème à la française.</p>\n".encode("cp1252") * 15420),
+    # Markdown: a mail thread quoted whole (one blockquote of short paragraphs)
+    "markdown-quote": (b"", b"> The harbour wall held the *tide* back, and the town slept behind it.\n> It held again"
+                            b" last night.\n>\n" * 10382),
+    # one indented code block, blank lines within it
+    "markdown-code": (b"", b"    wall = harbour.hold(tide, town='slept')  # behind it\n\n" * 18078),
+    # one raw HTML block: a table pasted in, no blank line in it
+    "markdown-html": (b"<table>\n", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 15887),
 }
 
 
@@ -239,7 +246,7 @@ def main() -> None:
     size = args.mb << 20
     pythons = {"this tree": sys.executable, **({args.against: args.against} if args.against else {})}
     cases = {"binary": (True, ".txt"), "text": (False, ".txt"), "markdown": (False, ".md"), "html": (False, ".html"),
-             **{name: (False, ".md" if name.startswith("markdown") else ".txt") for name in _LINES}, **{name: (False, ".html") for name in _BLOCKS}}
+             **{name: (False, ".md" if name.startswith("markdown") else ".txt") for name in _LINES}, **{name: (False, ".md" if name.startswith("markdown") else ".html") for name in _BLOCKS}}
     above = "the process before the read" if args.reader else "a one-line file's"
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -60,6 +60,11 @@ class LineOffsets:
             self.starts.append(at + 1)
             at = text.find("\n", at + 1)
 
+    def source(self, first: int, end: int) -> str:
+        """The text of lines `[first, end)`, line breaks and all."""
+        starts = self.starts
+        return self.text[starts[first] : starts[end] if end < len(starts) else len(self.text)]
+
     def span(self, line_map: list[int] | tuple[int, int] | None, *, trim: bool = True) -> tuple[int, int] | None:
         """The offsets of lines `[first, last)`: with `trim`, without whitespace at either end;
         without, all of them but the line break that ends the last (its line feed, or its
@@ -121,19 +126,21 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
     unless a setext underline turns out to make it a heading, its last line is one the parser
     trims away, or it may be a link reference definition: those are parsed whole.
 
-    A top-level fenced code block that runs past the window is followed to its closing fence a
-    window at a time (`_fence_end`), and the section ends with it (its token's map made its
-    whole span: the chunker takes a fence's text from the page).
+    A top-level fenced code block or HTML block that runs past the window is followed to its end
+    a window at a time (`_block_end`), and the section ends with it (its token's map made its
+    whole span: the chunker takes their text from the page); so is indented code (`_code_end`),
+    its token's content gathered as it goes.
 
     A top-level list that runs past the window is cut before its last item there
     (`_list_cut`): the items before it are the whole text's (each ends where the next one's
     marker is), and from that item on the text parses as a list that starts there, whose
-    opening token is left out of the next section (the list goes on).
+    opening token is left out of the next section (the list goes on). A top-level blockquote
+    is cut alike, before its last block that starts after a blank line of it (`_quote_cut`).
     """
     md = _parser(inline=False)
     max_nesting = md.options["maxNesting"]
     count = len(lines.starts)
-    first, size, follow, in_list = 0, WINDOW_CHARS, True, False
+    first, size, follow, goes_on = 0, WINDOW_CHARS, True, False
     while first < count:
         start = lines.starts[first]
         end = max(first + 1, bisect.bisect_left(lines.starts, start + size, first))
@@ -143,7 +150,7 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
             if not _skips_the_rest(tokens, max_nesting):
                 tokens = md.parse(text[start:])
             last = True
-        skip = 1 if in_list else 0  # the opening of a list an earlier section opened
+        skip = 1 if goes_on else 0  # the opening of a list or blockquote an earlier section opened
         if last:  # the rest of the text, parsed whole
             yield Section(_shifted(tokens[skip:], first), first, count, max_nesting)
             return
@@ -155,27 +162,32 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
                     keep = next(i for i, t in enumerate(tokens) if t.level == 0 and t.map and t.map[0] >= opens)
                     yield Section(_shifted(tokens[skip:keep], first), first, first + opens, max_nesting)
                 yield LongParagraph(first + opens, paragraph_end)
-                first, size, in_list = paragraph_end, WINDOW_CHARS, False
+                first, size, goes_on = paragraph_end, WINDOW_CHARS, False
                 continue
             follow = False  # a setext heading, or a last line trimmed away: parsed whole, however long
-        if cut is None and (fence := _runs_past_fence(tokens, end - first)) is not None:
-            opening = first + tokens[fence].map[0]
-            closed = _fence_end(md, lines, opening, max(end - 1, opening + 1))
-            tokens[fence].map = [tokens[fence].map[0], closed - first]
-            yield Section(_shifted(tokens[skip : fence + 1], first), first, closed, max_nesting)
-            first, size, follow, in_list = closed, WINDOW_CHARS, True, False
+        if cut is None and (block := _runs_past_block(tokens, lines, first, end - first)) is not None:
+            token = tokens[block]
+            opening = first + token.map[0]
+            if token.type == "code_block":
+                closed, token.content = _code_end(md, lines, opening, first + token.map[1], token.content)
+            else:
+                closed = _block_end(md, lines, opening, max(end - 1, opening + 1))
+            token.map = [token.map[0], closed - first]
+            yield Section(_shifted(tokens[skip : block + 1], first), first, closed, max_nesting)
+            first, size, follow, goes_on = closed, WINDOW_CHARS, True, False
             continue
-        if cut is None and (item := _list_cut(md, tokens, lines, first, end - first)) is not None:
+        if cut is None and (item := _list_cut(md, tokens, lines, first, end - first)
+                            or _quote_cut(tokens, lines, first, end - first)) is not None:
             keep, line = item
             yield Section(_shifted(tokens[skip:keep], first), first, first + line, max_nesting)
-            first, size, follow, in_list = first + line, WINDOW_CHARS, True, True
+            first, size, follow, goes_on = first + line, WINDOW_CHARS, True, True
             continue
         if cut is None:  # one block fills the window
             size *= 2
             continue
         keep = next(i for i, t in enumerate(tokens) if t.level == 0 and t.map and t.map[0] >= cut)
         yield Section(_shifted(tokens[skip:keep], first), first, first + cut, max_nesting)
-        first, size, follow, in_list = first + cut, WINDOW_CHARS, True, False
+        first, size, follow, goes_on = first + cut, WINDOW_CHARS, True, False
 
 
 def _deep(tokens: list[Any], max_nesting: int) -> bool:
@@ -253,34 +265,90 @@ def _runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -
     return line
 
 
-def _runs_past_fence(tokens: list[Any], window: int) -> int | None:
-    """The index of a fenced code block, the last top-level block of `tokens`, if it runs to the
-    end of the window (`window` lines)."""
+#: Top-level blocks followed to their end when they run past a window: each ends where its own
+#: lines say (a closing fence, an HTML block's end condition; indented code at a line that is
+#: neither blank nor indented), whatever came before them.
+_FOLLOWED = frozenset({"fence", "html_block", "code_block"})
+
+
+def _runs_past_block(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> int | None:
+    """The index of a fenced code block, an HTML block or indented code, the last top-level
+    block of `tokens`, if it runs to the end of the window (`window` lines counted from
+    `first`): indented code does when only blank lines follow it there."""
     at = _last_block(tokens)
-    return at if at is not None and tokens[at].type == "fence" and tokens[at].map[1] == window else None
+    if at is None or tokens[at].type not in _FOLLOWED:
+        return None
+    _, end = tokens[at].map
+    if tokens[at].type == "code_block":
+        return at if end >= window or _blank(lines, first + end, first + window) else None
+    return at if end == window else None
 
 
-def _fence_end(md: Any, lines: LineOffsets, opening: int, line: int) -> int:
-    """The line after a top-level fenced code block opened on line `opening` that runs on
-    through `line` at least (a line after `opening`): the line after its closing fence, or the
-    text's end.
+def _blank(lines: LineOffsets, first: int, end: int) -> bool:
+    """Whether lines `[first, end)` are blank as the parser tells a blank line: spaces and tabs."""
+    return not lines.source(first, end).strip(" \t\r\n")
+
+
+def _head(lines: LineOffsets, opening: int) -> str:
+    """Line `opening`, which opens a block, to parse in front of a later window of lines: its
+    break a line feed (a carriage return alone before a window that opens with a blank line,
+    its line feed, would read as one break, and the lines would count one short)."""
+    return lines.source(opening, opening + 1).rstrip("\r\n") + "\n"
+
+
+def _window(lines: LineOffsets, line: int, size: int = 0) -> tuple[str, int]:
+    """Lines from `line` on, as many as `size` characters (`WINDOW_CHARS` by default) or two at
+    least, or the rest of the text, and the line after them."""
+    starts, count = lines.starts, len(lines.starts)
+    end = min(count, max(line + 2, bisect.bisect_left(starts, starts[line] + (size or WINDOW_CHARS), line)))
+    return lines.source(line, end), end
+
+
+def _block_end(md: Any, lines: LineOffsets, opening: int, line: int) -> int:
+    """The line after a top-level fenced code block or HTML block opened on line `opening` that
+    runs on through `line` at least (a line after `opening`): the line after its closing fence
+    or end condition, or the text's end.
 
     Its lines from `line` on are parsed a window at a time behind its opening line, so the
-    parser closes it where it closes in the whole text (a closing fence is told from its own
-    line). A window's last line is read again as the next window's first: a fence that closes
-    there and one that does not both run to the window's end."""
-    text, starts, count = lines.text, lines.starts, len(lines.starts)
-    # its break a line feed: a carriage return alone before a window that opens with a blank
-    # line (its line feed) would read as one break, and the lines would count one short
-    head = text[starts[opening] : starts[opening + 1]].rstrip("\r\n") + "\n"
+    parser ends it where it ends in the whole text (a closing fence, an end condition, is told
+    from its own line). A window's last line is read again as the next window's first: a block
+    that ends there and one that does not both run to the window's end."""
+    head, count = _head(lines, opening), len(lines.starts)
+    kind = md.parse(head)[0].type
     while True:
-        end = max(line + 2, bisect.bisect_left(starts, starts[line] + WINDOW_CHARS, line))
-        last = end >= count
-        fence = md.parse(head + (text[starts[line] :] if last else text[starts[line] : starts[end]]))[0]
-        after = line + fence.map[1] - 1  # the parse's first line is the opening line
-        if last or after < end:
+        window, end = _window(lines, line)
+        block = md.parse(head + window)[0]
+        while block.type != kind and line > opening + 1:
+            # a table's delimiter row opens the window, and the opening line parses as its header
+            # row: the window starts a line before (the line after the opening is the whole text's)
+            line -= 1
+            block = md.parse(head + lines.source(line, end))[0]
+        after = line + block.map[1] - 1  # the parse's first line is the opening line
+        if end >= count or after < end:
             return after
         line = end - 1
+
+
+def _code_end(md: Any, lines: LineOffsets, opening: int, line: int, content: str) -> tuple[int, str]:
+    """The line after top-level indented code opened on line `opening` whose lines up to `line`
+    give `content` (markdown-it's, a line of it for each line of source, less four columns of
+    indent), and the content of all its lines.
+
+    Its lines from `line` on are parsed a window at a time behind its opening line: the parser
+    tells each line of indented code from that line alone, and ends the block at its last code
+    line before a line that is neither blank nor code. A window of blank lines alone tells
+    nothing: the next is twice as long."""
+    head, count = _head(lines, opening), len(lines.starts)
+    pieces, size = [content], WINDOW_CHARS
+    while True:
+        window, end = _window(lines, line, size)
+        code = md.parse(head + window)[0]
+        after = line + code.map[1] - 1  # the parse's first line is the opening line
+        pieces.append(code.content[code.content.index("\n") + 1 :])  # less the opening line's
+        if end >= count or not _blank(lines, after, end):
+            return after, "".join(pieces)
+        size = WINDOW_CHARS if after > line else size * 2
+        line = after
 
 
 _LISTS = frozenset({"bullet_list_open", "ordered_list_open"})
@@ -316,6 +384,39 @@ def _list_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, window
     return None
 
 
+#: A blank line of a blockquote: its marker alone (after at most three spaces).
+_QUOTE_BLANK = re.compile(r" {0,3}>[ \t]*(?:\r\n?|\n)?")
+
+
+def _quote_cut(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int] | None:
+    """Where to cut a window whose last top-level block is a blockquote that runs past its end:
+    the index of the token that opens its last block there that starts after a blank line of
+    it, on a line a leaf block holds, and ends before the window does, and its line (counted
+    from `first`).
+
+    Inside a blockquote markdown-it parses the lines less their markers as a text of their own,
+    so a block there that starts after a blank line starts afresh, as a top-level one does (see
+    `parse_sections`); and a line after a blank line of a blockquote is in it only with its
+    marker (not as a lazy continuation), so a parse that starts at it opens a blockquote whose
+    lines and blocks from there are the whole text's."""
+    at = _last_block(tokens)
+    if at is None or tokens[at].type != "blockquote_open" or tokens[at].map[1] != window:
+        return None
+    leaves = {t.map[0] for t in tokens if t.type in LEAF_BLOCKS and t.map}
+    text, starts = lines.text, lines.starts
+    opening = tokens[at].map[0]
+    for i in range(len(tokens) - 1, at, -1):
+        block = tokens[i]
+        if block.level != 1 or not block.map or block.nesting == -1 or block.map[1] >= window:
+            continue
+        line = block.map[0]
+        if line <= opening:
+            return None
+        if line in leaves and _QUOTE_BLANK.fullmatch(text, starts[first + line - 1], starts[first + line]):
+            return i, line
+    return None
+
+
 def _paragraph_end(md: Any, lines: LineOffsets, line: int) -> int | None:
     """The line after a top-level paragraph that runs on through `line` at least, or None if a
     setext underline ends it (then it is a heading) or its last line is all whitespace the
@@ -328,9 +429,9 @@ def _paragraph_end(md: Any, lines: LineOffsets, line: int) -> int | None:
     line is read again as the next window's first."""
     text, starts, count = lines.text, lines.starts, len(lines.starts)
     while True:
-        end = max(line + 2, bisect.bisect_left(starts, starts[line] + WINDOW_CHARS, line))
+        window, end = _window(lines, line)
         last = end >= count
-        head = md.parse("x\n" + (text[starts[line] :] if last else text[starts[line] : starts[end]]))[0]
+        head = md.parse("x\n" + window)[0]
         if head.type != "paragraph_open":
             return None
         after = line + head.map[1] - 1  # the parse's first line is not the text's
