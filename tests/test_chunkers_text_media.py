@@ -75,6 +75,24 @@ def test_markdown_structure_becomes_typed_chunks_with_a_section_tree() -> None:
     assert starts == sorted(starts)
 
 
+def test_a_quoted_mail_s_blank_quote_lines_are_no_words_of_its_chunks() -> None:
+    """A blank line of a blockquote (`>` alone, `> >` in a quote within a quote, `  >` in a
+    list item) is the quote's markup, as its other lines' markers are: each was an element of
+    its own, a `>` between the quoted paragraphs of every chunk."""
+    from indx_assets.pipeline.chunkers.markdown import markdown_elements
+
+    text = ("> On Monday the harbourmaster wrote:\n>\n> > The wall held the tide.\n> >\n> > It held again.\n> \n"
+            "> Good news.\n\n- > A quoted item.\n  >\n  > Its second paragraph.\n")
+    assert [e.text for e in markdown_elements(text)] == [
+        "On Monday the harbourmaster wrote:", "The wall held the tide.", "It held again.", "Good news.",
+        "A quoted item.", "Its second paragraph."]
+    thread = "> On Monday the harbourmaster wrote:\n>\n" + "> > The wall held the tide, and the town slept.\n> >\n" * 200
+    (claim,) = MarkdownChunker().chunk(thread.encode(), "text/markdown", (PageOutput(1, thread),))
+    # a chunk is cut from the page, markers and all, from a word to a word: of the 17 chunks it
+    # was, 15 opened on a `>` alone and two ended on one (15 chunks now)
+    assert all(thread[p.start] in "OT" and thread[p.end - 1] == "." for p in claim.pieces), claim.pieces
+
+
 def test_chain_options_reach_the_chunkers_and_bad_options_fail_at_configuration() -> None:
     text = ("A sentence of prose that repeats. " * 40 + "\n\n") * 3
     config = ChainConfig(options={"text": {"strategy": "basic", "max_characters": 300, "overlap": 20}})

@@ -73,7 +73,8 @@ def _unstructured(text: str, section: Section, lines: LineOffsets) -> Iterator[E
 
     markdown-it skips everything after a block nested `max_nesting` levels deep (a list nested
     10 deep, a blockquote 20 deep) and a link reference definition leaves no token: that text
-    still belongs in chunks. What the parser skipped says so in `unstructured`.
+    still belongs in chunks. What the parser skipped says so in `unstructured`. A blank line of
+    a blockquote, its markers alone, holds no word of the page: it is no element.
     """
     from indx_assets.pipeline.chunkers.text import text_elements
 
@@ -82,6 +83,7 @@ def _unstructured(text: str, section: Section, lines: LineOffsets) -> Iterator[E
         if token.type in LEAF_BLOCKS and token.map:
             first, last = token.map
             covered[first - section.first : last - section.first] = b"\x01" * (last - first)
+    _cover_quote_markers(covered, section.first, lines)
     max_nesting = section.max_nesting
     deep = next((t.map[0] for t in section.tokens if t.nesting == 1 and t.level >= max_nesting - 1 and t.map), None)
     line = covered.find(0)
@@ -97,6 +99,21 @@ def _unstructured(text: str, section: Section, lines: LineOffsets) -> Iterator[E
                 yield element
         if line >= 0:
             line = covered.find(0, line)
+
+
+def _cover_quote_markers(covered: bytearray, first: int, lines: LineOffsets) -> None:
+    """Marks as covered the lines of `covered` (line `first` on) that no block holds and that
+    hold blockquote markers alone (`>`, and whitespace)."""
+    line = covered.find(0)
+    while line >= 0:
+        end = covered.find(1, line)
+        end = len(covered) if end < 0 else end
+        if ">" in lines.source(first + line, first + end):
+            for number in range(line, end):
+                source = lines.source(first + number, first + number + 1)
+                if ">" in source and not source.strip(" \t\r\n>"):
+                    covered[number] = 1
+        line = covered.find(0, end)
 
 
 class _Blocks:
