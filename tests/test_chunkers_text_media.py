@@ -86,6 +86,9 @@ def test_a_quoted_mail_s_blank_quote_lines_are_no_words_of_its_chunks() -> None:
     assert [e.text for e in markdown_elements(text)] == [
         "On Monday the harbourmaster wrote:", "The wall held the tide.", "It held again.", "Good news.",
         "A quoted item.", "Its second paragraph."]
+    # past the parser's nesting limit all is kept as text, a line of `>` (a prompt) too
+    deep = "- " * 12 + "x\n```\n>>>\n>\n```\n"
+    assert [e.text for e in markdown_elements(deep)] == [deep.removesuffix("\n")]
     thread = "> On Monday the harbourmaster wrote:\n>\n" + "> > The wall held the tide, and the town slept.\n> >\n" * 200
     (claim,) = MarkdownChunker().chunk(thread.encode(), "text/markdown", (PageOutput(1, thread),))
     # a chunk is cut from the page, markers and all, from a word to a word: of the 17 chunks it

@@ -362,6 +362,32 @@ def test_long_indented_code_and_html_blocks_are_followed_to_where_the_whole_pars
             assert _markdown_elements(text) == whole, (window, text[:300])
 
 
+#: Pages a review found windows to cut apart from the whole parse, and the windows that did.
+FOUND_BY_REVIEW = [
+    # a quote's line whose marker is indented four columns or a tab, after a blank line of it: in
+    # the quote it is one more line of it, where a parse starts it is indented code
+    (">\n    >b\n>\n", (5,)), (">\n\t>c\n>\n", (1, 2, 3)),
+    ("> On Monday, someone wrote:\n" + "".join(f"    > paragraph {i} of the quoted reply\n>\n" for i in range(600)), (1 << 14,)),
+    # a quote's line, then a lazy delimiter row: in the quote a paragraph, where a parse starts a table
+    (">\n>a | b\n--- | ---\n   >\n", (3,)), ("> \n> <div|a>\n|-|-|\n>[r]:\n> \n", (7,)),
+    # a fence's or an HTML block's opening line last in a window: the next line makes it a table
+    ("<div a='|'>\n:-:|:-:\n", (1,)), ("```py|x\n|-|-|\n", (1,)),
+    ("word " * 3275 + "\n\n<p>Name</p> | Value\n| --- | --- |\n| a | b |\n", (1 << 14,)),
+]
+
+
+@pytest.mark.parametrize("text, windows", FOUND_BY_REVIEW)
+def test_pages_a_review_found_are_cut_as_the_whole_parse_has_them(
+        monkeypatch: pytest.MonkeyPatch, text: str, windows: tuple[int, ...]) -> None:
+    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
+
+    monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
+    whole = _markdown_elements(text)
+    for window in windows:
+        monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", window)
+        assert _markdown_elements(text) == whole, window
+
+
 @pytest.mark.parametrize("shape, head, block, bound", [
     # a mail thread quoted whole was parsed whole, 24.5x the page traced (0.75x now)
     ("quote", "", "> The harbour wall held the *tide* back, and the town slept behind it.\n> It held again.\n>\n", 1.5),

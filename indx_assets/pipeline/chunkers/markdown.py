@@ -83,9 +83,9 @@ def _unstructured(text: str, section: Section, lines: LineOffsets) -> Iterator[E
         if token.type in LEAF_BLOCKS and token.map:
             first, last = token.map
             covered[first - section.first : last - section.first] = b"\x01" * (last - first)
-    _cover_quote_markers(covered, section.first, lines)
     max_nesting = section.max_nesting
     deep = next((t.map[0] for t in section.tokens if t.nesting == 1 and t.level >= max_nesting - 1 and t.map), None)
+    _cover_quote_markers(covered, section.first, lines, len(covered) if deep is None else deep - section.first)
     line = covered.find(0)
     while line >= 0:
         first = line
@@ -101,19 +101,20 @@ def _unstructured(text: str, section: Section, lines: LineOffsets) -> Iterator[E
             line = covered.find(0, line)
 
 
-def _cover_quote_markers(covered: bytearray, first: int, lines: LineOffsets) -> None:
+def _cover_quote_markers(covered: bytearray, first: int, lines: LineOffsets, parsed: int) -> None:
     """Marks as covered the lines of `covered` (line `first` on) that no block holds and that
-    hold blockquote markers alone (`>`, and whitespace)."""
-    line = covered.find(0)
+    hold blockquote markers alone (`>`, and whitespace), up to line `parsed` of it (past the
+    parser's nesting limit no line is known for a quote's: it is all kept as text)."""
+    line = covered.find(0, 0, parsed)
     while line >= 0:
-        end = covered.find(1, line)
-        end = len(covered) if end < 0 else end
+        end = covered.find(1, line, parsed)
+        end = parsed if end < 0 else end
         if ">" in lines.source(first + line, first + end):
             for number in range(line, end):
                 source = lines.source(first + number, first + number + 1)
                 if ">" in source and not source.strip(" \t\r\n>"):
                     covered[number] = 1
-        line = covered.find(0, end)
+        line = covered.find(0, end, parsed)
 
 
 class _Blocks:

@@ -177,7 +177,7 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
             first, size, follow, goes_on = closed, WINDOW_CHARS, True, False
             continue
         if cut is None and (item := _list_cut(md, tokens, lines, first, end - first)
-                            or _quote_cut(tokens, lines, first, end - first)) is not None:
+                            or _quote_cut(md, tokens, lines, first, end - first)) is not None:
             keep, line = item
             yield Section(_shifted(tokens[skip:keep], first), first, first + line, max_nesting)
             first, size, follow, goes_on = first + line, WINDOW_CHARS, True, True
@@ -274,14 +274,15 @@ _FOLLOWED = frozenset({"fence", "html_block", "code_block"})
 def _runs_past_block(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> int | None:
     """The index of a fenced code block, an HTML block or indented code, the last top-level
     block of `tokens`, if it runs to the end of the window (`window` lines counted from
-    `first`): indented code does when only blank lines follow it there."""
+    `first`): indented code does when only blank lines follow it there; a fence or an HTML
+    block when the window holds its second line too (with it, its first may open a table)."""
     at = _last_block(tokens)
     if at is None or tokens[at].type not in _FOLLOWED:
         return None
-    _, end = tokens[at].map
+    opening, end = tokens[at].map
     if tokens[at].type == "code_block":
         return at if end >= window or _blank(lines, first + end, first + window) else None
-    return at if end == window else None
+    return at if end == window and window - opening >= 2 else None
 
 
 def _blank(lines: LineOffsets, first: int, end: int) -> bool:
@@ -294,6 +295,13 @@ def _head(lines: LineOffsets, opening: int) -> str:
     break a line feed (a carriage return alone before a window that opens with a blank line,
     its line feed, would read as one break, and the lines would count one short)."""
     return lines.source(opening, opening + 1).rstrip("\r\n") + "\n"
+
+
+#: A line parsed between a block's opening line and a later window of its lines, so the opening
+#: line opens the block it opens in the whole text: the window's first line, a table's
+#: delimiter row, would make it a table's header row. No fence, HTML block or indented code
+#: ends at it, and none is opened by a line behind it.
+_SPACER = "x\n"
 
 
 def _window(lines: LineOffsets, line: int, size: int = 0) -> tuple[str, int]:
@@ -309,21 +317,16 @@ def _block_end(md: Any, lines: LineOffsets, opening: int, line: int) -> int:
     runs on through `line` at least (a line after `opening`): the line after its closing fence
     or end condition, or the text's end.
 
-    Its lines from `line` on are parsed a window at a time behind its opening line, so the
-    parser ends it where it ends in the whole text (a closing fence, an end condition, is told
-    from its own line). A window's last line is read again as the next window's first: a block
-    that ends there and one that does not both run to the window's end."""
-    head, count = _head(lines, opening), len(lines.starts)
-    kind = md.parse(head)[0].type
+    Its lines from `line` on are parsed a window at a time behind its opening line (and
+    `_SPACER`), so the parser ends it where it ends in the whole text (a closing fence, an end
+    condition, is told from its own line). A window's last line is read again as the next
+    window's first: a block that ends there and one that does not both run to the window's
+    end."""
+    head, count = _head(lines, opening) + _SPACER, len(lines.starts)
     while True:
         window, end = _window(lines, line)
         block = md.parse(head + window)[0]
-        while block.type != kind and line > opening + 1:
-            # a table's delimiter row opens the window, and the opening line parses as its header
-            # row: the window starts a line before (the line after the opening is the whole text's)
-            line -= 1
-            block = md.parse(head + lines.source(line, end))[0]
-        after = line + block.map[1] - 1  # the parse's first line is the opening line
+        after = line + block.map[1] - 2  # the parse's first two lines are the opening and the spacer
         if end >= count or after < end:
             return after
         line = end - 1
@@ -335,9 +338,9 @@ def _code_end(md: Any, lines: LineOffsets, opening: int, line: int, content: str
     indent), and the content of all its lines.
 
     Its lines from `line` on are parsed a window at a time behind its opening line: the parser
-    tells each line of indented code from that line alone, and ends the block at its last code
-    line before a line that is neither blank nor code. A window of blank lines alone tells
-    nothing: the next is twice as long."""
+    tells each line of indented code from that line alone (and no table opens on one), and
+    ends the block at its last code line before a line that is neither blank nor code. A
+    window of blank lines alone tells nothing: the next is twice as long."""
     head, count = _head(lines, opening), len(lines.starts)
     pieces, size = [content], WINDOW_CHARS
     while True:
@@ -386,9 +389,11 @@ def _list_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, window
 
 #: A blank line of a blockquote: its marker alone (after at most three spaces).
 _QUOTE_BLANK = re.compile(r" {0,3}>[ \t]*(?:\r\n?|\n)?")
+#: A line that opens a blockquote where a block may start: its marker after at most three spaces.
+_QUOTE_OPENING = re.compile(r" {0,3}>")
 
 
-def _quote_cut(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int] | None:
+def _quote_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int] | None:
     """Where to cut a window whose last top-level block is a blockquote that runs past its end:
     the index of the token that opens its last block there that starts after a blank line of
     it, on a line a leaf block holds, and ends before the window does, and its line (counted
@@ -397,8 +402,10 @@ def _quote_cut(tokens: list[Any], lines: LineOffsets, first: int, window: int) -
     Inside a blockquote markdown-it parses the lines less their markers as a text of their own,
     so a block there that starts after a blank line starts afresh, as a top-level one does (see
     `parse_sections`); and a line after a blank line of a blockquote is in it only with its
-    marker (not as a lazy continuation), so a parse that starts at it opens a blockquote whose
-    lines and blocks from there are the whole text's."""
+    marker (not as a lazy continuation). A parse that starts at it opens a blockquote whose
+    lines and blocks from there are the whole text's if it opens one at all: its marker may be
+    indented four columns (in the quote, a line is only not outdented), and with the line after
+    it (a lazy delimiter row) it may open a table, which the parser tries first."""
     at = _last_block(tokens)
     if at is None or tokens[at].type != "blockquote_open" or tokens[at].map[1] != window:
         return None
@@ -412,7 +419,9 @@ def _quote_cut(tokens: list[Any], lines: LineOffsets, first: int, window: int) -
         line = block.map[0]
         if line <= opening:
             return None
-        if line in leaves and _QUOTE_BLANK.fullmatch(text, starts[first + line - 1], starts[first + line]):
+        if (line in leaves and _QUOTE_BLANK.fullmatch(text, starts[first + line - 1], starts[first + line])
+                and _QUOTE_OPENING.match(text, starts[first + line])
+                and md.parse(lines.source(first + line, first + line + 2))[0].type == "blockquote_open"):
             return i, line
     return None
 
