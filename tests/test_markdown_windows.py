@@ -7,6 +7,7 @@ import pytest
 
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.chunkers.markdown import MarkdownProvider
+from indx_assets.pipeline.chunking import markdown_parse
 from indx_assets.pipeline.read_and_chunk import encode_bytes
 
 
@@ -37,22 +38,27 @@ def _markdown_elements(text: str) -> list[tuple[object, ...]]:
             for e in markdown_elements(text)]
 
 
-def test_markdown_parsed_a_window_at_a_time_has_the_elements_of_the_whole_page(monkeypatch: pytest.MonkeyPatch) -> None:
-    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
+def _cut_alike(monkeypatch: pytest.MonkeyPatch, text: str, windows: tuple[int, ...]) -> list[object]:
+    """Asserts that `text` parsed a window at a time, at each of `windows` characters, gives
+    the elements of the whole parse; the sections of each (`parse_sections`), one after another."""
+    monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
+    whole = _markdown_elements(text)
+    sections: list[object] = []
+    for window in windows:
+        monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", window)
+        assert _markdown_elements(text) == whole, (window, text[:300])
+        sections += markdown_parse.parse_sections(text, markdown_parse.LineOffsets(text))
+    return sections
 
-    elements = _markdown_elements
+
+def test_markdown_parsed_a_window_at_a_time_has_the_elements_of_the_whole_page(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(7)
     for _ in range(60):
         blocks = [rng.choice(SPANNING) + rng.choice(["", "\n\nA paragraph between."]) for _ in range(12)]
         text = "\n\n".join(blocks) + "\n"
-        monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
-        whole = elements(text)
-        for window in (4, 24):
-            monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", window)
-            assert elements(text) == whole
-        sections = list(markdown_parse.parse_sections(text, markdown_parse.LineOffsets(text)))
+        sections = _cut_alike(monkeypatch, text, (24, 4))
         if "level 24" not in text and "never closed" not in text:  # else the rest is parsed whole
-            assert len(sections) > 3
+            assert len(sections) > 6
 
 
 #: Lines inside a long paragraph: ones it runs on through, ones that end it (a table whose
@@ -71,8 +77,6 @@ def test_a_long_markdown_paragraph_is_followed_a_window_at_a_time_to_where_the_w
     its end is found a window at a time and its lines are read from the page. Its elements are
     the whole parse's, wherever the windows fall: where a table, a heading, a list or a blank
     line ends it, and where an underline makes it a heading or the parser trims its ends."""
-    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
-
     rng = random.Random(11)
     followed = 0
     for _ in range(80):
@@ -84,13 +88,8 @@ def test_a_long_markdown_paragraph_is_followed_a_window_at_a_time_to_where_the_w
             paragraphs.append(rng.choice(["", "", "# A heading\n", "---\n", "```\ncode\n```\n"]) + "\n".join(lines))
         text = rng.choice(["\n\n", "\n"]).join(paragraphs) + rng.choice(["", "\n"])
         text = text.replace("\n", rng.choice(["\n", "\n", "\n", "\r\n", "\r"]))  # an old Mac file ends lines in CR
-        monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
-        whole = _markdown_elements(text)
-        for window in (64, 400, 2000):
-            monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", window)
-            assert _markdown_elements(text) == whole, (window, text[:200])
-            sections = markdown_parse.parse_sections(text, markdown_parse.LineOffsets(text))
-            followed += sum(isinstance(section, markdown_parse.LongParagraph) for section in sections)
+        sections = _cut_alike(monkeypatch, text, (64, 400, 2000))
+        followed += sum(isinstance(section, markdown_parse.LongParagraph) for section in sections)
     assert followed > 100
 
 
@@ -122,7 +121,6 @@ def test_past_a_deep_list_the_rest_of_a_markdown_page_is_read_as_text_without_pa
     """A list nested past markdown-it's limit makes it skip the rest of the text, which is then
     plain text: a window's parse skips to the window's end alike, so the rest is not parsed
     whole (13.8x a 1 MiB page traced) and its elements come as they are read."""
-    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
     from metered import cost
 
     from indx_assets.pipeline.chunkers.markdown import markdown_elements
@@ -158,8 +156,6 @@ def test_a_long_markdown_list_is_cut_between_its_items_as_the_whole_parse_has_th
     """A top-level list that runs past a window is cut before an item (`_list_cut`), and the
     text from there is parsed as a list that goes on: its elements are the whole parse's,
     whatever its items hold and wherever the windows fall."""
-    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
-
     rng = random.Random(5)
     sections = 0
     for _ in range(40):
@@ -174,12 +170,7 @@ def test_a_long_markdown_list_is_cut_between_its_items_as_the_whole_parse_has_th
             lists.append(rng.choice(["\n", "\n\n"]).join(items))
         text = rng.choice(["\n\n", "\n\nA paragraph between.\n\n"]).join(lists) + "\n"
         text = text.replace("\n", rng.choice(["\n", "\n", "\r\n", "\r"]))
-        monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
-        whole = _markdown_elements(text)
-        for window in (64, 400):
-            monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", window)
-            assert _markdown_elements(text) == whole, (window, text[:300])
-            sections += sum(1 for _ in markdown_parse.parse_sections(text, markdown_parse.LineOffsets(text)))
+        sections += len(_cut_alike(monkeypatch, text, (64, 400)))
     assert sections > 2000
 
 
@@ -202,8 +193,6 @@ def test_a_long_fenced_code_block_is_followed_to_where_the_whole_parse_closes_it
     """A top-level fenced code block that runs past a window is followed to its closing fence a
     window at a time (`_block_end`): lines that look like a close but are not (shorter, the
     other marker, indented four columns, text after the marker), one that is, and none."""
-    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
-
     texts = ["```\r" + "code\n\n" * 200 + "```\nAfter the code.\n"]  # windows that open with a blank line
     rng = random.Random(9)
     for _ in range(60):
@@ -222,11 +211,7 @@ def test_a_long_fenced_code_block_is_followed_to_where_the_whole_parse_closes_it
         else:
             texts.append(text.replace("\n", ending))
     for text in texts:
-        monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
-        whole = _markdown_elements(text)
-        for window in (64, 400):
-            monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", window)
-            assert _markdown_elements(text) == whole, (window, text[:300])
+        _cut_alike(monkeypatch, text, (64, 400))
 
 
 def test_a_long_fenced_code_block_is_cut_without_parsing_it_whole() -> None:
@@ -290,8 +275,6 @@ def test_a_long_blockquote_is_cut_between_its_blocks_as_the_whole_parse_has_them
     a block that starts after a blank line of it (`_quote_cut`), and the text from there is
     parsed as a blockquote that goes on: its elements are the whole parse's, whatever its
     blocks hold, however its blank lines are written and wherever the windows fall."""
-    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
-
     rng = random.Random(13)
     sections = 0
     for _ in range(40):
@@ -306,12 +289,7 @@ def test_a_long_blockquote_is_cut_between_its_blocks_as_the_whole_parse_has_them
             quotes.append("\n".join(lines))
         text = rng.choice(["\n\n", "\n\nA paragraph between.\n\n", "\nLazy after the quote.\n\n"]).join(quotes) + "\n"
         text = text.replace("\n", rng.choice(["\n", "\n", "\r\n", "\r"]))
-        monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
-        whole = _markdown_elements(text)
-        for window in (64, 400):
-            monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", window)
-            assert _markdown_elements(text) == whole, (window, text[:300])
-            sections += sum(1 for _ in markdown_parse.parse_sections(text, markdown_parse.LineOffsets(text)))
+        sections += len(_cut_alike(monkeypatch, text, (64, 400)))
     assert sections > 1500
 
 
@@ -334,8 +312,6 @@ def test_long_indented_code_and_html_blocks_are_followed_to_where_the_whole_pars
     lines (more of them than a window holds), tabs and lines that end it; HTML blocks of every
     kind and their end conditions; a delimiter row where a window starts, which makes the
     opening line a table's header row if the window is parsed behind it."""
-    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
-
     # delimiter rows where windows start: the fence's end was the first, 4 characters short
     texts = ["```a|b\n" + ("code\n" * 2 + "| --- | --- |\n") * 40 + "```\nAfter the code.\n",
              "<div>a | b\n" + ("row\n" * 2 + "--- | ---\n") * 40 + "\nAfter the block.\n"]
@@ -355,11 +331,7 @@ def test_long_indented_code_and_html_blocks_are_followed_to_where_the_whole_pars
         text = rng.choice(["\n\n", "\n", "\n\nA paragraph between.\n\n"]).join(blocks) + rng.choice(["", "\n"])
         texts.append(text.replace("\n", rng.choice(["\n", "\n", "\r\n", "\r"])))
     for text in texts:
-        monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
-        whole = _markdown_elements(text)
-        for window in (64, 400):
-            monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", window)
-            assert _markdown_elements(text) == whole, (window, text[:300])
+        _cut_alike(monkeypatch, text, (64, 400))
 
 
 #: Pages a review found windows to cut apart from the whole parse, and the windows that did.
@@ -379,13 +351,7 @@ FOUND_BY_REVIEW = [
 @pytest.mark.parametrize("text, windows", FOUND_BY_REVIEW)
 def test_pages_a_review_found_are_cut_as_the_whole_parse_has_them(
         monkeypatch: pytest.MonkeyPatch, text: str, windows: tuple[int, ...]) -> None:
-    import indx_assets.pipeline.chunking.markdown_parse as markdown_parse
-
-    monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", 1 << 30)
-    whole = _markdown_elements(text)
-    for window in windows:
-        monkeypatch.setattr(markdown_parse, "WINDOW_CHARS", window)
-        assert _markdown_elements(text) == whole, window
+    _cut_alike(monkeypatch, text, windows)
 
 
 @pytest.mark.parametrize("shape, head, block, bound", [
