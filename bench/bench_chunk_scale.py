@@ -1,6 +1,6 @@
 """Time and peak memory of cutting one large page, as the page grows: the chunk stage's scale.
 
-    python bench/bench_chunk_scale.py [--mb 2,8] [--rounds 3] [--cases log,words,prose,list,html,markdown,page-numbers,printed-pages] [--against PYTHON] [--chain JSON]
+    python bench/bench_chunk_scale.py [--mb 2,8] [--rounds 3] [--cases log,words,prose,list,html,markdown,code,page-numbers,printed-pages] [--against PYTHON] [--chain JSON]
 
 Each case is a page of `--mb` MiB, read by its reader and cut by the installed chain
 (`run_chain`, as `chunk_map` cuts it), in a process of its own: plain text of `log`, lines of a
@@ -8,7 +8,8 @@ server log with no blank line (one paragraph, no sentence end: `TextSplitter` cu
 ends), `words`, one paragraph of words with no punctuation and no line break, `prose`,
 paragraphs of sentences, and `list`, a word list (one short line a paragraph: every line a
 lead-in line); `html`, short paragraphs of HTML; `markdown`, short sections (a heading and a
-paragraph with emphasis); `page-numbers`, a paragraph of HTML, then page numbers, each block
+paragraph with emphasis); `code`, a server log pasted into Markdown as one indented code block
+(one element, cut into many pieces); `page-numbers`, a paragraph of HTML, then page numbers, each block
 ending a printed page (page furniture, all named on the one chunk before them);
 `printed-pages`, HTML of printed pages, each a paragraph and its page number (with
 `--chain '{"options": {"html": {"sentences": true}}}'`, every sentence asks whether it runs
@@ -84,6 +85,8 @@ def _write(path: Path, case: str, size: int) -> None:
                         f'<p style="page-break-after: always">{number}</p>\n')
             elif case == "markdown":
                 line = "## The harbour\n\nThe harbour wall held the *tide* back, and the boats rode at anchor.\n\n"
+            elif case == "code":  # a log pasted into Markdown as one indented code block
+                line = f"    2026-12-01 12:{rng.randrange(60):02d}:{rng.randrange(60):02d} GET /harbour/wall 200\n"
             elif case == "list":
                 line = f"{rng.choice(('harbour', 'anchor', 'tide', 'pilot', 'buoy'))}{rng.randrange(10**6)}\n\n"
             else:
@@ -113,7 +116,7 @@ def main() -> None:
         for case in args.cases.split(","):
             per_mib: dict[str, float] = {}
             for mb in sizes:
-                path = Path(tmp) / f"{case}-{mb}.{ {'html': 'html', 'page-numbers': 'html', 'printed-pages': 'html', 'markdown': 'md'}.get(case, 'txt')}"
+                path = Path(tmp) / f"{case}-{mb}.{ {'html': 'html', 'page-numbers': 'html', 'printed-pages': 'html', 'markdown': 'md', 'code': 'md'}.get(case, 'txt')}"
                 _write(path, case, mb << 20)
                 runs: dict[str, list[dict]] = {name: [] for name in pythons}
                 for _ in range(args.rounds):

@@ -342,7 +342,7 @@ def _is_small(pre_chunk: "PreChunk", opts: "ChunkingOptions", under: int) -> boo
 
 
 def _leads_in_all(pre_chunk: "PreChunk") -> bool:
-    return all(_leads_in(e) for e in pre_chunk.elements if e.text.strip())
+    return all(_leads_in(e) for e in pre_chunk.elements if not blank(e.text))
 
 
 def _may_follow(pre_chunk: "PreChunk") -> bool:
@@ -424,7 +424,9 @@ def _chunk_type(chunk: Element) -> str:
     if isinstance(chunk, (Table, TableChunk)):
         return "table"
     orig = chunk.metadata.orig_elements or ()
-    if orig and all(isinstance(e, CodeSnippet) for e in orig if e.text.strip()):
+    # every piece of a long element names it: a copy of its text (`strip`) for each made
+    # cutting 16 MiB of indented code take 20 s more, 64 MiB over 25 minutes
+    if orig and all(isinstance(e, CodeSnippet) for e in orig if not blank(e.text)):
         return "code"
     return "content"
 
@@ -588,7 +590,7 @@ def _pieces(text: str, elements: Iterable[Element], settings: ChunkerSettings,
     finder = _SpanFinder(text)
     covered = 0  # where the last chunk with a span ended
     for chunk in settings.chunk(assign_sections(elements, sections)):
-        if not chunk.text.strip():
+        if blank(chunk.text):
             continue
         span = finder.span(chunk)
         md = chunk.metadata
