@@ -22,7 +22,8 @@ page with no DOCTYPE, a table in a `p` and a form a `div` closes (`html-quirks`)
 a select, a template, an SVG icon, a MathML formula, ruby and an escaped script (`html-modern`),
 a page laid out in a table, all its text in one cell (`html-layout`), a forum's page of posts,
 each a table in that cell (`html-forum`), one large `pre` (`html-pre`), and a page in
-Windows-1252. Prints each case's peak above the baseline as a multiple of the file's size, the
+Windows-1252; and Markdown of one long block: a mail thread quoted whole (`markdown-quote`),
+indented code (`markdown-code`) and an HTML table pasted in (`markdown-html`). Prints each case's peak above the baseline as a multiple of the file's size, the
 median of `--rounds`; the bound for a file under INDX_MAX_FILE_MB is 2x. `--chunk` cuts the read
 pages too (`chunk_map`: the peak is then the larger of the read's and the cut's), `--reader`
 measures the reader alone (see `READER_PROBE`). `--against` names another interpreter (another

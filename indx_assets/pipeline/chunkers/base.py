@@ -424,8 +424,8 @@ def _chunk_type(chunk: Element) -> str:
     if isinstance(chunk, (Table, TableChunk)):
         return "table"
     orig = chunk.metadata.orig_elements or ()
-    # every piece of a long element names it: a copy of its text (`strip`) for each made
-    # cutting 16 MiB of indented code take 20 s more, 64 MiB over 25 minutes
+    # every piece of a long element names it: copying its text (`strip`) for each piece made
+    # cutting 16 MiB of indented code take 20 s longer, and 64 MiB over 25 minutes
     if orig and all(isinstance(e, CodeSnippet) for e in orig if not blank(e.text)):
         return "code"
     return "content"
