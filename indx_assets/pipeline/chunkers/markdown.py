@@ -31,6 +31,7 @@ from indx_assets.pipeline.chunking.markdown_parse import (
     LineOffsets,
     LongParagraph,
     Section,
+    code_text,
     parse_sections,
 )
 from indx_assets.pipeline.chunking.paragraphs import collapsed_run, iter_line_runs, line_runs
@@ -177,8 +178,10 @@ class _Blocks:
                 span = lines.span(token.map)
                 code = text[span[0] : span[1]] if span else token.content
                 elements.append(_place(CodeSnippet(elide_inline_data(code)), span))
-            elif kind == "code_block":
-                elements.append(_place(CodeSnippet(token.content), lines.span(token.map)))
+            elif kind == "code_block":  # from the page: a long one's token holds its first window's content only
+                span = lines.span(token.map)
+                code = code_text(text[span[0] : span[1]]) if span else token.content
+                elements.append(_place(CodeSnippet(code), span))
             elif kind == "table_open":
                 table, i = _table(tokens, i)
                 elements.append(_place(table, lines.span(token.map)))
