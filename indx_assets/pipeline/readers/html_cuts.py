@@ -530,7 +530,7 @@ class _Scan:
         source, at, last = self.source, 0, 0
         while self.trusted:
             yield from self._held_cuts()
-            lt = source.find(b"<", at)
+            lt = self._next_tag(at)
             text_end = len(source) if lt < 0 else lt
             if not self.seen_token and _NOT_WS.search(source, at, text_end):
                 self.seen_token = True  # text: a DOCTYPE after it is ignored
@@ -670,6 +670,19 @@ class _Scan:
         self.pending_table = table
         if self.released is not None:
             self.released(cut.at)  # read ahead to the table's end: read again when cut
+
+    def _next_tag(self, at: int) -> int:
+        """Where the next `<` from `at` is (where the text there ends), -1 when none is. A map is
+        searched `PIECE_BYTES` at a time, each step's pages let go as it is passed (read again
+        when cut): a `pre` of a long log has no `<` until its end, and its pages, searched
+        whole, stayed in memory until the pieces before its end were cut."""
+        source, released = self.source, self.released
+        if released is None:
+            return source.find(b"<", at)
+        while (lt := source.find(b"<", at, at + PIECE_BYTES)) < 0 and at + PIECE_BYTES < len(source):
+            at += PIECE_BYTES
+            released(at)
+        return lt
 
     def _held_cuts(self) -> list["Cut"]:
         """The cuts held in a table that has closed since (then no longer held), else none."""
