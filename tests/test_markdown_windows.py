@@ -340,22 +340,42 @@ def _as_lines(code: str) -> list[str]:
 
 
 def test_indented_code_is_its_lines_less_four_columns_of_indent_as_the_parser_has_them() -> None:
-    """The chunker takes indented code's text from the page (`markdown_parse.code_text`): each
-    line less four columns of indent, be they spaces or spaces up to a tab, deeper indent kept,
-    whatever breaks the lines; the lines of the parser's own content, but for the whitespace of
-    a blank line and the line breaks."""
+    """The chunker takes top-level indented code's text from the page (`markdown_parse.code_text`):
+    each line less four columns of indent, be they spaces or spaces up to a tab, deeper indent
+    kept, a NUL read as U+FFFD, whatever breaks the lines (one kind or mixed); the lines of the
+    parser's own content, but for the whitespace of a blank line and the line breaks. Code in a
+    blockquote or a list item is the parser's content (its page lines hold the markers)."""
     from indx_assets.pipeline.chunkers.markdown import markdown_elements
 
     rng = random.Random(29)
     indents = ["    ", "\t", " \t", "   \t", "        ", "\t\t", "    \t", "      "]
-    for _ in range(200):
-        lines = [rng.choice(indents) + f"line({k}) = " + rng.choice(["a", "b\tc", "tab\t"]) if rng.random() < 0.8
-                 else rng.choice(["", "   ", "\t", "      "]) for k in range(rng.randint(2, 12))]
+    for _ in range(300):
+        lines = [rng.choice(indents) + f"line({k}) = " + rng.choice(["a", "b\tc", "tab\t", "nul\0"]) if rng.random() < 0.8
+                 else rng.choice(["", "   ", "\t", "      ", "    ", " \t "]) for k in range(rng.randint(2, 12))]
         body = "\n".join(["    opening line", *lines, "    closing line"])
-        text = ("Before it.\n\n" + body + "\n\nAfter it.\n").replace("\n", rng.choice(["\n", "\r\n", "\r"]))
-        parsed = next(t for t in markdown_parse.parse_markdown(text)[0] if t.type == "code_block")
-        code = next(e for e in markdown_elements(text) if type(e).__name__ == "CodeSnippet")
-        assert _as_lines(code.text) == _as_lines(parsed.content), repr(text)
+        body = rng.choice(["{}", "> {}", "- {}", "- x\n\n{}"]).format(body.replace("\n", "\n" + rng.choice(["", "> ", "  "])))
+        text = "Before it.\n\n" + body + "\n\nAfter it.\n"
+        breaks = rng.choice([["\n"], ["\r\n"], ["\r"], ["\n", "\r\n", "\r"]])
+        text = "".join(part + rng.choice(breaks) for part in text.split("\n")[:-1])
+        parsed = [t.content for t in markdown_parse.parse_markdown(text)[0] if t.type == "code_block"]
+        code = [e.text for e in markdown_elements(text) if type(e).__name__ == "CodeSnippet"]
+        assert [_as_lines(c) for c in code] == [_as_lines(c) for c in parsed], repr(text)
+
+
+FOUND_IN_CODE_BY_REVIEW = [
+    ">     a\n>     b\n", "-     a\n      b\n", "- x\n\n      a\n      b\n",  # in a quote, a list item
+    "    a\x00b\n",  # a NUL
+    "    a\r    \n    b\n", "    a\r\t\n    b\n",  # a blank line between a carriage return alone and a line feed
+]
+
+
+@pytest.mark.parametrize("text", FOUND_IN_CODE_BY_REVIEW)
+def test_code_pages_a_review_found_are_the_parser_s_lines(text: str) -> None:
+    from indx_assets.pipeline.chunkers.markdown import markdown_elements
+
+    parsed = [t.content for t in markdown_parse.parse_markdown(text)[0] if t.type == "code_block"]
+    code = [e.text for e in markdown_elements(text) if type(e).__name__ == "CodeSnippet"]
+    assert [_as_lines(c) for c in code] == [_as_lines(c) for c in parsed]
 
 
 #: Pages a review found windows to cut apart from the whole parse, and the windows that did.

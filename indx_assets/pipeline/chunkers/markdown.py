@@ -178,9 +178,9 @@ class _Blocks:
                 span = lines.span(token.map)
                 code = text[span[0] : span[1]] if span else token.content
                 elements.append(_place(CodeSnippet(elide_inline_data(code)), span))
-            elif kind == "code_block":  # from the page: a long one's token holds its first window's content only
+            elif kind == "code_block":  # a long one's token holds its first window's content only: from the page
                 span = lines.span(token.map)
-                code = code_text(text[span[0] : span[1]]) if span else token.content
+                code = code_text(text, lines.starts[token.map[0]], span[1]) if span and token.level == 0 else token.content
                 elements.append(_place(CodeSnippet(code), span))
             elif kind == "table_open":
                 table, i = _table(tokens, i)

@@ -350,22 +350,32 @@ def _code_end(md: Any, lines: LineOffsets, opening: int, line: int) -> int:
         line = after
 
 
-#: Four columns of indent at a line's start, of spaces or up to a tab stop: what each line of
-#: indented code loses in its text.
-_CODE_INDENT = re.compile(r"(?<![^\r\n])(?: {4}| {0,3}\t)")
+#: Four columns of indent, of spaces or up to a tab stop: what each line of indented code loses
+#: in its text (`_CODE_INDENT`: at the start of a line after the first).
+_FOUR_COLUMNS = re.compile(r" {4}| {0,3}\t")
+_CODE_INDENT = re.compile(r"(?<=[\r\n])(?: {4}| {0,3}\t)")
 #: What a line feed's plain replace cannot tell: an indent a tab ends, a line that a carriage
 #: return alone ends.
-_ODD_INDENT = re.compile(r"(?<![^\r\n]) {0,3}\t|\r(?!\n)")
+_ODD_INDENT = re.compile(r"(?<=[\r\n]) {0,3}\t|\r(?!\n)")
 
 
-def code_text(source: str) -> str:
-    """The text of indented code whose source, from its first line's code on, is `source`:
-    each later line less four columns of indent (as the parser's content has it, but for a
-    blank line's spaces and its line breaks, which stay as they are). Made in one pass and one
-    copy unless a tab indents a line or a carriage return alone ends one: a log pasted as code,
-    its lines cut and joined again, cost some 4x the block."""
-    if _ODD_INDENT.search(source):
-        return _CODE_INDENT.sub("", source)
+def code_text(text: str, start: int, end: int) -> str:
+    """The text of top-level indented code whose lines run from `start` (a line's start) to `end`
+    in `text`, as the parser's content has it: each line less four columns of indent, a NUL read
+    as U+FFFD; but for the spaces of a blank line and at the last line's end.
+
+    One copy of the code, made by `str.replace`, its line breaks as the page has them, unless a
+    tab indents a line or a carriage return alone ends one: then its line breaks are made line
+    feeds first, as the parser reads them (a blank line's indent taken from between a carriage
+    return and a line feed would join two line breaks into one), and the indents taken by a
+    regular expression. A log pasted as code, its lines cut and joined again, cost some 4x the
+    block."""
+    first = _FOUR_COLUMNS.match(text, start)
+    source = text[first.end() if first else start : end]
+    if "\0" in source:
+        source = source.replace("\0", "\ufffd")
+    if ("\t" in source or "\r" in source) and _ODD_INDENT.search(source):
+        return _CODE_INDENT.sub("", _LINE_BREAK.sub("\n", source) if "\r" in source else source)
     return source.replace("\n    ", "\n")
 
 

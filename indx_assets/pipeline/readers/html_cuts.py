@@ -530,7 +530,7 @@ class _Scan:
         source, at, last = self.source, 0, 0
         while self.trusted:
             yield from self._held_cuts()
-            lt = self._next_tag(at)
+            lt = self._next_lt(at)
             text_end = len(source) if lt < 0 else lt
             if not self.seen_token and _NOT_WS.search(source, at, text_end):
                 self.seen_token = True  # text: a DOCTYPE after it is ignored
@@ -671,11 +671,12 @@ class _Scan:
         if self.released is not None:
             self.released(cut.at)  # read ahead to the table's end: read again when cut
 
-    def _next_tag(self, at: int) -> int:
-        """Where the next `<` from `at` is (where the text there ends), -1 when none is. A map is
-        searched `PIECE_BYTES` at a time, each step's pages let go as it is passed (read again
-        when cut): a `pre` of a long log has no `<` until its end, and its pages, searched
-        whole, stayed in memory until the pieces before its end were cut."""
+    def _next_lt(self, at: int) -> int:
+        """Where the next `<` from `at` is (where the text there ends: a tag's start, or a `<` of
+        the text), -1 when none is. A map is searched `PIECE_BYTES` at a time (whatever the
+        pieces' size), each step's pages let go as it is passed (read again when cut): a `pre`
+        of a long log has no `<` until its end, and its pages, searched whole, stayed in memory
+        until the pieces before its end were cut."""
         source, released = self.source, self.released
         if released is None:
             return source.find(b"<", at)
@@ -1646,7 +1647,7 @@ def html_pieces(source: Source, every: int = PIECE_BYTES,
     document when it is no longer than `every`.
     `released(offset)` is told when the bytes before `offset` may leave memory (a map of them
     reads them again if they are read again): each piece's bytes are let go once copied, before
-    it is parsed, and the scan's reading ahead through a table as it goes."""
+    it is parsed, and the scan's reading ahead as it goes, through a table or a long text."""
     scan = _Scan(source, released)
 
     def piece(start: int, end: int, reopen: bytes, cut: Cut) -> Piece:
