@@ -366,6 +366,7 @@ FOUND_IN_CODE_BY_REVIEW = [
     ">     a\n>     b\n", "-     a\n      b\n", "- x\n\n      a\n      b\n",  # in a quote, a list item
     "    a\x00b\n",  # a NUL
     "    a\r    \n    b\n", "    a\r\t\n    b\n",  # a blank line between a carriage return alone and a line feed
+    "    a \n", "    a\xa0", "    a\n    \xa0\n", "    \xa0\n", "    a\xa0\r\n",  # whitespace ending the last line
 ]
 
 

@@ -180,7 +180,10 @@ class _Blocks:
                 elements.append(_place(CodeSnippet(elide_inline_data(code)), span))
             elif kind == "code_block":  # a long one's token holds its first window's content only: from the page
                 span = lines.span(token.map)
-                code = code_text(text, lines.starts[token.map[0]], span[1]) if span and token.level == 0 else token.content
+                code = token.content
+                if span and token.level == 0:  # to its last line's end, whitespace and all (not its line break)
+                    start, end = lines.span(token.map, trim=False)  # type: ignore[misc]
+                    code = code_text(text, start, end - 1 if text.endswith("\r", start, end) else end)
                 elements.append(_place(CodeSnippet(code), span))
             elif kind == "table_open":
                 table, i = _table(tokens, i)

@@ -362,14 +362,14 @@ _ODD_INDENT = re.compile(r"(?<=[\r\n]) {0,3}\t|\r(?!\n)")
 def code_text(text: str, start: int, end: int) -> str:
     """The text of top-level indented code whose lines run from `start` (a line's start) to `end`
     in `text`, as the parser's content has it: each line less four columns of indent, a NUL read
-    as U+FFFD; but for the spaces of a blank line and at the last line's end.
+    as U+FFFD; but for the spaces of a blank line (under four columns, kept).
 
-    One copy of the code, made by `str.replace`, its line breaks as the page has them, unless a
-    tab indents a line or a carriage return alone ends one: then its line breaks are made line
-    feeds first, as the parser reads them (a blank line's indent taken from between a carriage
-    return and a line feed would join two line breaks into one), and the indents taken by a
-    regular expression. A log pasted as code, its lines cut and joined again, cost some 4x the
-    block."""
+    Made by `str.replace`, its line breaks as the page has them, from a slice of the page: two
+    copies of the code at most while it is made, one kept. Unless a tab indents a line or a
+    carriage return alone ends one: then its line breaks are made line feeds first, as the parser
+    reads them (a blank line's indent taken from between a carriage return and a line feed would
+    join two line breaks into one), and the indents taken by a regular expression. A log pasted
+    as code, its lines cut and joined again, cost some 4x the block."""
     first = _FOUR_COLUMNS.match(text, start)
     source = text[first.end() if first else start : end]
     if "\0" in source:
