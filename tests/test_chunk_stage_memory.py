@@ -251,14 +251,15 @@ def test_a_long_html_table_is_cut_in_resident_memory_without_its_markup_held(tmp
     """8 MiB of one HTML table, cut in a process of its own: the walk spools the table's markup
     to a scratch file as it goes (`readers.html._Walker._table_markup`), and the chunker reads
     its rows from a map of that file a piece at a time, handing the pieces' freed trees back
-    to the system, so the cut's resident memory rises by 2.4x the file (3.4x when the walk held
-    the markup's parts, joined them, and the chunker wrote the joined markup to a file again)."""
+    to the system, so the cut's resident memory rises by 1.85x the file (3.4x when the walk held
+    the markup's parts, joined them, and the chunker wrote the joined markup to a file again;
+    2.4x when the chunks were spooled to Parquet, whose writer holds each row group's metadata)."""
     row = "<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n"
     html = ("<html><body><table><thead><tr><th>Place</th><th>What</th><th>Year</th></tr></thead><tbody>\n"
             + row * ((8 << 20) // len(row)) + "</tbody></table></body></html>")
     result = _resident_cut(tmp_path, html)
     assert result["passes"]
-    assert result["rise"] < 2.8 * len(html), f"{result['rise'] / len(html):.2f}x the file"
+    assert result["rise"] < 2.2 * len(html), f"{result['rise'] / len(html):.2f}x the file"
 
 
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux's /proc to reset the peak")
