@@ -353,7 +353,7 @@ def _code_end(md: Any, lines: LineOffsets, opening: int, line: int) -> int:
 #: Four columns of indent, of spaces or up to a tab stop: what each line of indented code loses
 #: in its text (`_CODE_INDENT`: at the start of a line after the first).
 _FOUR_COLUMNS = re.compile(r" {4}| {0,3}\t")
-_CODE_INDENT = re.compile(r"(?<=[\r\n])(?: {4}| {0,3}\t)")
+_CODE_INDENT = re.compile(rf"(?<=[\r\n])(?:{_FOUR_COLUMNS.pattern})")
 #: What a line feed's plain replace cannot tell: an indent a tab ends, a line that a carriage
 #: return alone ends.
 _ODD_INDENT = re.compile(r"(?<=[\r\n]) {0,3}\t|\r(?!\n)")
