@@ -151,26 +151,32 @@ def test_a_page_of_one_hard_wrapped_paragraph_is_cut_a_batch_of_sentences_at_a_t
     assert peak < 2.4 * len(text), f"{peak / len(text):.2f}x the page"
 
 
-def test_a_paragraph_of_a_million_lines_is_read_a_line_at_a_time() -> None:
+def test_a_paragraph_of_a_million_lines_is_read_a_line_at_a_time_and_held_a_segment_at_a_time() -> None:
     """A word list (or a log) is one paragraph of short lines: the text chunker reads its lines
-    and their runs a line at a time (`paragraphs.iter_line_runs`), so its one element, the whole
-    paragraph, is what it holds (1.0x the text; 16x when the paragraph was split into its lines, their
-    offsets listed and the lines joined again)."""
+    and their runs a line at a time (`paragraphs.iter_line_runs`; 16x the text when the paragraph
+    was split into its lines, their offsets listed and the lines joined again), and holds the run
+    a segment of at most a MiB at a time (`paragraphs.run_segments`), each cut at a line end:
+    2.6 MiB for a text of 6.8 MB, whatever its size (7.0 MiB, 1.1x, when the whole run was one
+    element, collapsed beside the page)."""
     import random
 
     from indx_assets.pipeline.chunkers.text import text_elements
+    from indx_assets.pipeline.chunking.paragraphs import SEGMENT
 
     rnd = random.Random(5)
     text = "".join("".join(rnd.choices("abcdefghijklmnopqrstuvwxyz", k=rnd.randrange(4, 12))) + "\n"
-                   for _ in range(400_000))
+                   for _ in range(800_000))
     tracemalloc.start()
     try:
         spans = [(e.metadata.start, e.metadata.end) for e in text_elements(text)]
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert spans == [(0, len(text) - 1)]
-    assert peak < 1.5 * len(text), f"{peak / len(text):.2f}x the text"
+    assert spans[0][0] == 0 and spans[-1][1] == len(text) - 1 and len(spans) == 7
+    assert all(text[end] == "\n" and after == end + 1 for (_, end), (after, _) in zip(spans, spans[1:]))
+    assert all(SEGMENT // 2 < end - start <= SEGMENT for start, end in spans[:-1])
+    assert [e.text for e in text_elements(text)] == [" ".join(text[a:b].split()) for a, b in spans]
+    assert peak < 3 * SEGMENT, f"{peak / SEGMENT:.2f} MiB"
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "cp1252"])

@@ -712,3 +712,90 @@ def test_a_long_run_is_held_collapsed_unless_that_leaves_it_short_enough_to_pass
     # and the chunks are cut from what they were cut from before: the page's own text
     document = encode_bytes((words + "\n\nTail paragraph.\n").encode(), source_id="long.txt", media_type="text/plain")
     assert " ".join(m.piece.text for m in document.chunk_map.chunks).split() == (words + "\n\nTail paragraph.").split()
+
+
+def _log_lines(count: int) -> str:
+    rnd = random.Random(11)
+    return "".join(f"12:{rnd.randrange(60):02d} GET /items/{rnd.randrange(10**6)} {rnd.choice((200, 404))}\n"
+                   for _ in range(count))
+
+
+#: Runs longer than a segment, each with where its segments must end: after a sentence's full
+#: stop, at a line end, at a space, or with a word longer than half a segment (held whole).
+LONG_RUNS = {
+    "sentences": ("The harbour wall held the tide back and the\ntown slept behind it. " * 40_000, "."),
+    "log lines": (_log_lines(80_000), "\n"),
+    "one line of words": ("harbour wall tide town " * 150_000, " "),
+    "a long word": ("harbour " * 100_000 + "x" * (3 << 20) + " tide" * 100_000, "x"),
+}
+
+
+@pytest.mark.parametrize("name", list(LONG_RUNS))
+def test_a_run_longer_than_a_segment_is_cut_at_a_sentence_end_else_a_line_end_else_a_space(name: str) -> None:
+    """A run of more than a MiB is held as elements of at most a MiB (`run_segments`), each
+    ending at the last sentence end in its second half, else line end, else space, or with a
+    word longer than half of one, whole; together they hold the run's words, whole and in
+    order, and nothing else."""
+    from indx_assets.pipeline.chunkers.text import text_elements
+    from indx_assets.pipeline.chunking.paragraphs import SEGMENT, run_segments
+
+    text, ends_with = LONG_RUNS[name]
+    run = text.strip()
+    spans = list(run_segments(run, 0, len(run)))
+    assert len(spans) > 1 and spans[0][0] == 0 and spans[-1][1] == len(run)
+    for (_, end), (after, _) in zip(spans, spans[1:]):
+        assert run[end:after].isspace() and not run[end - 1].isspace()
+        if ends_with in ".\n ":
+            assert run[end - 1] == "." if ends_with == "." else run[end] == ends_with
+    if ends_with == "x":
+        assert "x" * (3 << 20) in (run[start:end] for start, end in spans)
+    for start, end in spans:
+        assert end - start <= SEGMENT or " " not in run[start:end]
+        assert end - start > SEGMENT // 2 or end == len(run)
+    elements = list(text_elements(text))
+    assert [(e.metadata.start, e.metadata.end) for e in elements] == spans
+    assert [word for e in elements for word in e.text.split(" ")] == run.split()
+
+
+def test_a_long_run_measured_only_until_it_passes_the_limit_is_cut_as_when_measured_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Packing asks of a long text only whether it fits, so its size is counted only until it
+    passes the hard maximum (`TokenMeasure.sizes`' `bound`): the chunks are those a size counted
+    whole gives."""
+    from indx_assets.pipeline.chunking.measure import TokenMeasure
+
+    text = "Lead-in line\n" + _log_lines(30_000) + "\nThe harbour wall held the tide.\n\n" + _log_lines(2_000)
+    bounded = [m.piece.text for m in encode_bytes(text.encode(), source_id="log.txt", media_type="text/plain").chunk_map.chunks]
+    measured = []
+    whole = TokenMeasure._long_size
+
+    def _long_size(self: TokenMeasure, text: str, bound: int | None = None) -> int:
+        size = whole(self, text)
+        measured.append(size)
+        return size
+
+    monkeypatch.setattr(TokenMeasure, "_long_size", _long_size)
+    counted = [m.piece.text for m in encode_bytes(text.encode(), source_id="log.txt", media_type="text/plain").chunk_map.chunks]
+    assert max(measured) > 50 * DEFAULT_MAX_TOKENS  # the run was counted whole the second time
+    assert bounded == counted and len(bounded) > 100
+
+
+def test_a_markdown_paragraph_longer_than_a_segment_is_held_a_segment_at_a_time() -> None:
+    """A Markdown paragraph read from the page a line at a time (`LongParagraph`) is held as
+    the text chunker's runs are: segments of at most a MiB, ending at sentence ends, their words
+    the parser's (emphasis marks and code spans as the page has them), whole and in order."""
+    from indx_assets.pipeline.chunkers.markdown import markdown_elements
+    from indx_assets.pipeline.chunking.paragraphs import SEGMENT
+    from indx_assets.pipeline.fidelity import measure
+    from indx_assets.pipeline.read_and_chunk import to_document
+
+    line = "The harbour *wall* held the `tide`\nback, and the town slept behind it.\n"
+    text = "# Harbour\n\n" + line * 50_000 + "\nAfter.\n"
+    elements = list(markdown_elements(text))
+    long = [e for e in elements if len(e.text) > 1000]
+    assert len(long) == 4 and all(SEGMENT // 2 < e.metadata.end - e.metadata.start <= SEGMENT for e in long[:-1])
+    assert all(e.text.endswith("it.") for e in long)
+    assert [w for e in long for w in e.text.split(" ")] == (line * 50_000).split()
+    document = encode_bytes(text.encode(), source_id="long.md", media_type="text/markdown")
+    (measured,) = measure("long.md", document.read.pages, to_document(document).chunks).pages
+    assert (measured.foreign, measured.lost, measured.duplicated) == (0, 0, 0), measured.examples

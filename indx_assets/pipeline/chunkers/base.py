@@ -205,6 +205,24 @@ class Unit(NamedTuple):
 #: Elements (or one element's sentences) measured in one go: a tokenizer counts the new words
 #: of a batch at once.
 _MEASURED_AT_ONCE = 512
+#: A batch of elements ends once their texts pass this many characters: a long run's segments
+#: (`paragraphs.run_segments`), all made at once, were a copy of the run.
+_BATCH_CHARS = 1 << 18
+
+
+def _element_batches(elements: Iterable[Element]) -> Iterator[list[Element]]:
+    """`elements` in batches to measure, each of at most `_MEASURED_AT_ONCE` elements and
+    ending with the one that brings it past `_BATCH_CHARS` characters."""
+    batch: list[Element] = []
+    chars = 0
+    for element in elements:
+        batch.append(element)
+        chars += len(element.text)
+        if len(batch) == _MEASURED_AT_ONCE or chars > _BATCH_CHARS:
+            yield batch
+            batch, chars = [], 0
+    if batch:
+        yield batch
 
 
 def sentence_units(
@@ -238,10 +256,9 @@ def sentence_units(
     # whether a chunk starts in the run of lead-in lines held (at its first line, though since let
     # go of): a long line in the run is one of its lead-in lines, not the start of another chunk
     run_starts = False
-    remaining = iter(elements)
-    while batch := list(islice(remaining, _MEASURED_AT_ONCE)):
+    for batch in _element_batches(elements):
         texts = [chunk_text_of(e, opts.isolate_table) for e in batch]
-        for element, text, size in zip(batch, texts, opts.measure.sizes(texts)):
+        for element, text, size in zip(batch, texts, opts.measure.sizes(texts, opts.hard_max)):
             prose = type(element) in _PROSE
             marks_start = prose and bool(text) and threshold is not None and size >= threshold
             # an element's units come a batch at a time (one, unless it is cut into sentences).
@@ -287,7 +304,8 @@ def _element_units(element: Element, text: str, size: int, opts: "ChunkingOption
     sentences = (type(element)(text[a:b], metadata=element.metadata.copy()) for a, b in iter_sentence_spans(text))
     while batch := list(islice(sentences, _MEASURED_AT_ONCE)):
         texts = [unit.text for unit in batch]
-        yield [[unit, unit_text, unit_size, False] for unit, unit_text, unit_size in zip(batch, texts, opts.measure.sizes(texts))]
+        yield [[unit, unit_text, unit_size, False]
+               for unit, unit_text, unit_size in zip(batch, texts, opts.measure.sizes(texts, opts.hard_max))]
 
 
 def join_small_chunks(pre_chunks: Iterable["PreChunk"], opts: "ChunkingOptions", under: int) -> Iterator["PreChunk"]:

@@ -34,7 +34,7 @@ from indx_assets.pipeline.chunking.markdown_parse import (
     code_text,
     parse_sections,
 )
-from indx_assets.pipeline.chunking.paragraphs import collapsed_run, iter_line_runs, line_runs
+from indx_assets.pipeline.chunking.paragraphs import collapsed_run, iter_line_runs, line_runs, run_segments
 
 
 def _place(element: Element, span: tuple[int, int] | None) -> Element:
@@ -130,19 +130,22 @@ class _Blocks:
     def long_paragraph(self, paragraph: LongParagraph) -> Iterator[Element]:
         """The elements of a paragraph too long to parse whole: its lines as the parser joins
         them (`_paragraph_lines`), in runs (`iter_line_runs`) as a parsed paragraph's. A long
-        run holds its text collapsed from the page (`paragraphs.collapsed_run`), as the `text`
-        chunker's do."""
+        run holds its text collapsed from the page (`paragraphs.collapsed_run`), a segment at a
+        time (`paragraphs.run_segments`), as the `text` chunker's do."""
         text, lines = self.text, self.lines
         cls = ListItem if self.list_depth else NarrativeText
         marker, self.marker = self.marker, None
         for first, last in iter_line_runs(_paragraph_lines(text, lines, paragraph, marker)):
-            span = lines.span([first, last + 1])
-            run = collapsed_run(text, *span, _as_parsed) if span is not None else None
-            if run is None:
-                run = "\n".join(line for _, line in _paragraph_lines(text, lines, paragraph, marker, first, last + 1))
-            elif marker is not None and first == paragraph.first:
-                run = f"{marker} {run}"
-            yield _place(cls(run), span)
+            start, end = lines.span([first, last + 1])  # type: ignore[misc]  # lines given: a span
+            for a, b in run_segments(text, start, end):
+                run = collapsed_run(text, a, b, _as_parsed)
+                if run is None and (a, b) == (start, end):
+                    run = "\n".join(line for _, line in _paragraph_lines(text, lines, paragraph, marker, first, last + 1))
+                elif run is None:  # a segment mostly of whitespace (few words, long runs of spaces)
+                    run = _as_parsed(text[a:b])
+                elif marker is not None and first == paragraph.first and a == start:
+                    run = f"{marker} {run}"
+                yield _place(cls(run), (a, b))
 
     def elements(self, tokens: list[Any]) -> list[Element]:
         text, lines = self.text, self.lines

@@ -13,7 +13,7 @@ from indx_interfaces import PageOutput
 
 from indx_assets.pipeline.chunkers.base import StructuredProvider, StructuredTextChunker
 from indx_assets.pipeline.chunking.elements import Element, ListItem, NarrativeText, Title
-from indx_assets.pipeline.chunking.paragraphs import collapsed_run, iter_line_runs
+from indx_assets.pipeline.chunking.paragraphs import collapsed_run, iter_line_runs, run_segments
 
 _PARAGRAPH = re.compile(r"\S(?:.*?\S)?(?=\r?\n[ \t\r]*\n|\s*\Z)", re.S)
 #: A stretch of text stripped of the whitespace at its ends (as `str.strip`: `\s` is `str.isspace`).
@@ -34,7 +34,8 @@ def text_elements(text: str, start: int = 0, end: int | None = None) -> Iterator
     """Paragraph elements of a plain text (of `text[start:end]`, read in place), each with its
     `start`/`end` offsets in `text`, in order. A paragraph is read a line at a time, never held
     as its lines (a log or a word list is one paragraph of a million lines); a long one holds
-    its text with whitespace collapsed (`paragraphs.collapsed_run`)."""
+    its text with whitespace collapsed (`paragraphs.collapsed_run`), a segment of it at a time
+    (`paragraphs.run_segments`)."""
     for m in _PARAGRAPH.finditer(text, start, len(text) if end is None else end):
         start, end = m.span()
         if text.find("\n", start, end) >= 0 and all(_BULLET.match(text, a, b) for a, b in _line_spans(text, start, end)):
@@ -48,13 +49,13 @@ def text_elements(text: str, start: int = 0, end: int | None = None) -> Iterator
             found = _NOT_SPACE.search(text, a, b)
             if found is None:
                 continue
-            a, b = found.span()
-            run = collapsed_run(text, a, b) or text[a:b]
-            element: Element = Title(run) if _is_title(run) else NarrativeText(run)
-            if isinstance(element, Title):
-                element.metadata.category_depth = 1
-            element.metadata.start, element.metadata.end = a, b
-            yield element
+            for a, b in run_segments(text, *found.span()):
+                run = collapsed_run(text, a, b) or text[a:b]
+                element: Element = Title(run) if _is_title(run) else NarrativeText(run)
+                if isinstance(element, Title):
+                    element.metadata.category_depth = 1
+                element.metadata.start, element.metadata.end = a, b
+                yield element
 
 
 def _line_spans(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:

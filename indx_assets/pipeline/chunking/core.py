@@ -1,8 +1,9 @@
 """The element-chunking pipeline shared by `chunk_elements` and `chunk_by_title`.
 
 1. Every element gets its chunk text (whitespace collapsed to single spaces; code and tables
-   kept verbatim) and its size, measured once up front (one batch in token mode). An element
-   whose text is only whitespace costs nothing: no size, no separator.
+   kept verbatim) and its size, measured once up front (one batch in token mode; a long one
+   only until it passes the hard maximum, as packing asks no more of it). An element whose
+   text is only whitespace costs nothing: no size, no separator.
 2. Pre-chunking: elements are gathered in order while the next one fits the hard maximum and
    the pre-chunk has not passed the soft maximum. A table (with `isolate_table`) stands alone;
    an element too big on its own gets a pre-chunk of its own. `chunk_by_title` also starts a
@@ -160,7 +161,7 @@ def iter_pre_chunks(elements: Iterable[Element], opts: ChunkingOptions) -> Itera
     """Gather `elements` into pre-chunks (steps 1 and 2 of the module docstring)."""
     elements = list(elements)
     texts = [chunk_text_of(e, opts.isolate_table) for e in elements]
-    return pack_units(zip(elements, texts, opts.measure.sizes(texts), repeat(False)), opts)
+    return pack_units(zip(elements, texts, opts.measure.sizes(texts, opts.hard_max), repeat(False)), opts)
 
 
 def pack_units(units: Iterable[tuple[Element, str, int, bool]], opts: ChunkingOptions) -> Iterator[PreChunk]:

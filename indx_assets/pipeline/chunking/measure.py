@@ -50,7 +50,7 @@ class Measure(Protocol):
 
     def size(self, text: str) -> int: ...
 
-    def sizes(self, texts: Sequence[str]) -> list[int]: ...
+    def sizes(self, texts: Sequence[str], bound: int | None = None) -> list[int]: ...
 
     def join_cost(self, separator: str) -> int: ...
 
@@ -64,7 +64,7 @@ class CharMeasure:
     def size(self, text: str) -> int:
         return len(text)
 
-    def sizes(self, texts: Sequence[str]) -> list[int]:
+    def sizes(self, texts: Sequence[str], bound: int | None = None) -> list[int]:
         return list(map(len, texts))
 
     def join_cost(self, separator: str) -> int:
@@ -144,10 +144,14 @@ class TokenMeasure:
             return self.tokenizer.count(text)
         return self.sizes([text])[0]
 
-    def sizes(self, texts: Sequence[str]) -> list[int]:
+    def sizes(self, texts: Sequence[str], bound: int | None = None) -> list[int]:
         """Each text's size, summed from the word counts; the words no text before brought are
         counted in one go. Most words of a long document are known after its first pages, so
-        a text is summed straight from the cache, and only texts with a new word wait for it."""
+        a text is summed straight from the cache, and only texts with a new word wait for it.
+
+        With `bound`, a long text's size past `bound` is any size past it (`_long_size`): what
+        packs a chunk only asks whether a text fits, and a log of 32 MiB was counted whole to
+        say it does not, then counted again as it was cut."""
         if not self.additive:
             return self._count_many(list(texts))
         split = self._split if any(map(_ODD.search, texts)) else str.split
@@ -156,7 +160,7 @@ class TokenMeasure:
         waiting: list[tuple[int, list[str]]] = []
         for i, text in enumerate(texts):
             if len(text) > WINDOW and split is str.split:
-                out.append(self._long_size(text))
+                out.append(self._long_size(text, bound))
                 continue
             words = split(text)
             try:
@@ -170,12 +174,13 @@ class TokenMeasure:
                 out[i] = sum(map(get, words))
         return out
 
-    def _long_size(self, text: str) -> int:
+    def _long_size(self, text: str, bound: int | None = None) -> int:
         """The size of a long text, summed a window at a time, each window ending at whitespace
         (so no word spans two): the words of a 16 MiB paragraph held at once cost some 10x its
-        size. (A text with controls the normaliser deletes splits otherwise: it is measured whole.)"""
+        size; or, once past `bound`, the size summed so far. (A text with controls the
+        normaliser deletes splits otherwise: it is measured whole.)"""
         total, at = 0, 0
-        while at < len(text):
+        while at < len(text) and (bound is None or total <= bound):
             space = _SPACE.search(text, at + WINDOW)
             stop = space.end() if space else len(text)
             total += self._words_size(text[at:stop].split())

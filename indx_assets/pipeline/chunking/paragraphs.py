@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
-from indx_assets.pipeline.chunking.sentences import CLOSERS, ends_sentence
+from indx_assets.pipeline.chunking.sentences import CLOSERS, ends_sentence, sentence_ends
 from indx_assets.pipeline.whitespace import WINDOW, collapse_whitespace
 
 #: A line's key (`iter_line_runs`).
@@ -64,6 +64,51 @@ def collapsed_run(text: str, start: int, end: int, clean: Callable[[str], str] |
     return held if len(held) > WINDOW // 2 else None
 
 
+#: The most characters of the page one element of a run holds (`run_segments`).
+SEGMENT = 1 << 20
+
+
+def run_segments(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """The run `text[start:end]` (no whitespace at its ends) as the spans of its elements: one,
+    unless it is longer than `SEGMENT`. A longer run (a log, a word list, a book with no blank
+    line) is cut into elements of at most `SEGMENT` characters, each at the last sentence end in
+    its second half, else line break, else space: a chunk never spans two, which costs a chunk
+    boundary a MiB, where a chunk may end anyway, and spares the chunker a collapsed copy of the
+    whole run beside the page (`collapsed_run`). Only a sentence end that no space follows (CJK
+    text) falls inside a word: a word longer than half a segment ends its segment, whole (an
+    inline image's data, cut in two, would leave its second half in the chunks)."""
+    while end - start > SEGMENT:
+        half, limit = start + SEGMENT // 2, start + SEGMENT
+        cut = None
+        for cut in sentence_ends(text, half, limit, floor=start):  # noqa: B007 (the last one is wanted)
+            pass
+        if cut is None:
+            cut = text.rfind("\n", half, limit)
+            cut = cut if cut >= 0 else _last_space(text, half, limit)
+        if cut <= half:  # no boundary in the second half: the segment ends with the word it is in
+            found = _SPACE.search(text, limit, end)
+            if found is None:
+                break
+            cut = found.start()
+        following = _NOT_SPACE.search(text, cut, end).start()  # type: ignore[union-attr]  # the run ends in one
+        while text[cut - 1].isspace():
+            cut -= 1
+        yield start, cut
+        start = following
+    yield start, end
+
+
+def _last_space(text: str, start: int, end: int) -> int:
+    """Where the last whitespace of `text[start:end]` is (-1 for none)."""
+    found = _LAST_SPACE.match(text, start, end)
+    return found.start(1) if found else -1
+
+
+_NOT_SPACE = re.compile(r"\S")
+_SPACE = re.compile(r"\s")
+#: The right-most whitespace character in a range, matched at its start (a greedy prefix pushes
+#: the match right; searched, a range with none would be tried again from each character).
+_LAST_SPACE = re.compile(r"(?s).*(\s)")
 #: A clause end at the end of a line (a list or a quote follows it, not more of the sentence).
 _ENDS_CLAUSE = re.compile(rf"[:;：；][{CLOSERS}]*\s*$")
 
