@@ -1585,3 +1585,26 @@ def test_a_long_table_s_spooled_markup_gives_the_chunks_its_markup_held_gives() 
         assert spooled == chunks(Table(table.text, text_as_html=markup.read()))
         assert all(isinstance(metadata["text_as_html"], str) for _, _, metadata in spooled)
         assert len(spooled) > 100 if row * 2 in html else [kind for kind, _, _ in spooled] == ["Table"]
+
+
+def test_the_markup_of_small_tables_is_spooled_and_given_back_each_its_own_in_page_order() -> None:
+    """A page's small tables keep their markup in one scratch file (`scratch.SpooledTexts`), read
+    back by number, in any order, as it was written (a lone surrogate left out, as the parser
+    leaves it out of the bytes); the blocks of a page of small tables around a long one (spooled
+    on its own) carry the markup a whole parse gives, each its own table's."""
+    from indx_assets.pipeline.scratch import SpooledTexts
+
+    texts = ["<table>caf\u00e9</table>", "", "\U0001f30a wave", "lone \ud800 surrogate", "x" * 100_000]
+    spooled = SpooledTexts()
+    for text in texts:
+        spooled.append(text)
+    expected = [text.encode("utf-8", "ignore").decode("utf-8") for text in texts]
+    assert len(spooled) == 5 and [spooled[n] for n in (4, 0, 3, 1, 2)] == [expected[n] for n in (4, 0, 3, 1, 2)]
+    with pytest.raises(IndexError):
+        spooled[5]
+    small = "<table><tr><td>wall {n}</td><td>tide</td></tr></table><p>The harbour {n}.</p>\n"
+    long = "<table>" + "<tr><td>harbour wall</td><td>held the tide</td></tr>\n" * 3000 + "</table>"
+    page = "".join(small.format(n=n) for n in range(300)) + long + "".join(small.format(n=n) for n in range(300, 600))
+    blocks, whole = html_blocks(page, SMALL), html_blocks(page, WHOLE)
+    assert [(b.kind, b.text, b.html) for b in blocks] == [(b.kind, b.text, b.html) for b in whole]
+    assert sum(b.kind == "table" for b in blocks) == 601 and blocks[-2].html.count("wall 599") == 1

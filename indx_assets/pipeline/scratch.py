@@ -11,6 +11,7 @@ memory). Elsewhere (the library, `indx chunk`) they go to the system's temporary
 import mmap
 import tempfile
 import weakref
+from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -69,3 +70,33 @@ class SpooledText:
             return
         with mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) as source:
             yield source
+
+
+class SpooledTexts:
+    """Many texts kept one after another in one scratch file as UTF-8 as they are added, each
+    read back by its number: the markup of every small table of a page, which the HTML
+    chunker takes in page order. Held as strings, some 200,000 tables of a 32 MiB page (old
+    sites lay out each section in one) cost more than the page. Its file is made with the
+    first text and closed when it is let go."""
+
+    def __init__(self) -> None:
+        self._file: IO[bytes] | None = None
+        self._ends = array("q")  # each text's end in the file, in bytes
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def append(self, text: str) -> None:
+        if self._file is None:
+            self._file = scratch_file()
+            weakref.finalize(self, self._file.close)
+        # (a lone surrogate has no UTF-8: left out, as `SpooledText` leaves it)
+        written = self._file.write(text.encode("utf-8", errors="ignore"))
+        self._ends.append((self._ends[-1] if self._ends else 0) + written)
+
+    def __getitem__(self, number: int) -> str:
+        if self._file is None or not 0 <= number < len(self._ends):
+            raise IndexError(number)
+        start = self._ends[number - 1] if number else 0
+        self._file.seek(start)
+        return self._file.read(self._ends[number] - start).decode("utf-8")

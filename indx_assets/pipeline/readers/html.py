@@ -37,7 +37,7 @@ from indx_assets.pipeline.readers.html_attrs import BREAK_AFTER, BREAK_BEFORE, h
 from indx_assets.pipeline.readers.html_cuts import PIECE_BYTES, Piece, Source, html_pieces, map_releaser, windows
 from indx_assets.pipeline.readers.text import (DecodedText, NotText, decode_text, is_utf8_file, same_utf8_text,
                                                transcode_file, utf8_text)
-from indx_assets.pipeline.scratch import SpooledText, scratch_file
+from indx_assets.pipeline.scratch import SpooledText, SpooledTexts, scratch_file
 from indx_assets.pipeline.whitespace import collapse_whitespace
 
 log = logging.getLogger(__name__)
@@ -373,18 +373,24 @@ _KINDS = ("text", "title", "list_item", "table", "code")
 class _Spans:
     """The blocks of a walk: each block's kind, level and span in the page text, the markup of
     its tables and which blocks end a printed page, held in arrays (a page of short paragraphs
-    has a block every 80 bytes: as tuples of objects, they cost more than the page)."""
+    has a block every 80 bytes: as tuples of objects, they cost more than the page), the
+    markup of its small tables spooled (`SpooledTexts`), in page order."""
 
     def __init__(self) -> None:
         self._kinds = bytearray()
         self._levels = bytearray()
         self._ends = array("q")  # start, end, start, end, ...
-        self._markup: dict[int, str | SpooledText] = {}
+        self._marked = array("q")  # the blocks with a small table's markup, in order
+        self._markup = SpooledTexts()  # ... and that markup, each its block's
+        self._spooled: dict[int, SpooledText] = {}  # a long table's markup, spooled on its own
         self._page_ends: set[int] = set()
 
     def append(self, kind: str, level: int, start: int, end: int, markup: str | SpooledText | None) -> None:
-        if markup is not None:
-            self._markup[len(self._kinds)] = markup
+        if isinstance(markup, SpooledText):
+            self._spooled[len(self._kinds)] = markup
+        elif markup is not None:
+            self._marked.append(len(self._kinds))
+            self._markup.append(markup)
         self._kinds.append(_KINDS.index(kind))
         self._levels.append(level)
         self._ends.extend((start, end))
@@ -395,9 +401,13 @@ class _Spans:
 
     def __iter__(self) -> Iterator[tuple[str, int, int, int, str | SpooledText | None, bool]]:
         """Each block's kind, level, start, end, markup and whether it ends a printed page."""
+        marked = 0  # the next block with a small table's markup: `_marked[marked]`
         for i, kind in enumerate(self._kinds):
-            yield (_KINDS[kind], self._levels[i], self._ends[2 * i], self._ends[2 * i + 1], self._markup.get(i),
-                   i in self._page_ends)
+            markup: str | SpooledText | None = self._spooled.get(i)
+            if marked < len(self._marked) and self._marked[marked] == i:
+                markup = self._markup[marked]
+                marked += 1
+            yield _KINDS[kind], self._levels[i], self._ends[2 * i], self._ends[2 * i + 1], markup, i in self._page_ends
 
 
 #: What a walk leaves on its stack after an element's children: the kind of block it closes.
