@@ -726,7 +726,7 @@ LONG_RUNS = {
     "sentences": ("The harbour wall held the tide back and the\ntown slept behind it. " * 40_000, "."),
     "log lines": (_log_lines(80_000), "\n"),
     "one line of words": ("harbour wall tide town " * 150_000, " "),
-    "a long word": ("harbour " * 100_000 + "x" * (3 << 20) + " tide" * 100_000, "x"),
+    "a long word": ("harbour " * 100_000 + "x" * (3 << 20) + " tide" * 200_000, "x"),
 }
 
 
@@ -750,8 +750,8 @@ def test_a_run_longer_than_a_segment_is_cut_at_a_sentence_end_else_a_line_end_el
     if ends_with == "x":
         assert "x" * (3 << 20) in (run[start:end] for start, end in spans)
     for start, end in spans:
-        assert end - start <= SEGMENT or " " not in run[start:end]
-        assert end - start > SEGMENT // 2 or end == len(run)
+        assert end - start <= SEGMENT * 3 // 2 or " " not in run[start:end]
+        assert end - start > SEGMENT // 2
     elements = list(text_elements(text))
     assert [(e.metadata.start, e.metadata.end) for e in elements] == spans
     assert [word for e in elements for word in e.text.split(" ")] == run.split()
@@ -793,7 +793,7 @@ def test_a_markdown_paragraph_longer_than_a_segment_is_held_a_segment_at_a_time(
     text = "# Harbour\n\n" + line * 50_000 + "\nAfter.\n"
     elements = list(markdown_elements(text))
     long = [e for e in elements if len(e.text) > 1000]
-    assert len(long) == 4 and all(SEGMENT // 2 < e.metadata.end - e.metadata.start <= SEGMENT for e in long[:-1])
+    assert len(long) == 3 and all(SEGMENT // 2 < e.metadata.end - e.metadata.start <= SEGMENT for e in long[:-1])
     assert all(e.text.endswith("it.") for e in long)
     assert [w for e in long for w in e.text.split(" ")] == (line * 50_000).split()
     document = encode_bytes(text.encode(), source_id="long.md", media_type="text/markdown")

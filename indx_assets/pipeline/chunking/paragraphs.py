@@ -71,12 +71,14 @@ SEGMENT = 1 << 20
 def run_segments(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """The run `text[start:end]` (no whitespace at its ends) as the spans of its elements: one,
     unless it is longer than `SEGMENT`. A longer run (a log, a word list, a book with no blank
-    line) is cut into elements of at most `SEGMENT` characters, each at the last sentence end in
+    line) is cut into elements of about `SEGMENT` characters, each at the last sentence end in
     its second half, else line break, else space: a chunk never spans two, which costs a chunk
     boundary a MiB, where a chunk may end anyway, and spares the chunker a collapsed copy of the
     whole run beside the page (`collapsed_run`). Only a sentence end that no space follows (CJK
     text) falls inside a word: a word longer than half a segment ends its segment, whole (an
-    inline image's data, cut in two, would leave its second half in the chunks)."""
+    inline image's data, cut in two, would leave its second half in the chunks). No segment is
+    shorter than half of one (the last takes what would be left): a short one would pass for
+    a heading or a lead-in line (`chunkers.base`), which a stretch of a paragraph is not."""
     while end - start > SEGMENT:
         half, limit = start + SEGMENT // 2, start + SEGMENT
         cut = None
@@ -91,6 +93,8 @@ def run_segments(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
                 break
             cut = found.start()
         following = _NOT_SPACE.search(text, cut, end).start()  # type: ignore[union-attr]  # the run ends in one
+        if end - following < SEGMENT // 2:
+            break
         while text[cut - 1].isspace():
             cut -= 1
         yield start, cut
