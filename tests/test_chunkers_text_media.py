@@ -799,3 +799,16 @@ def test_a_markdown_paragraph_longer_than_a_segment_is_held_a_segment_at_a_time(
     document = encode_bytes(text.encode(), source_id="long.md", media_type="text/markdown")
     (measured,) = measure("long.md", document.read.pages, to_document(document).chunks).pages
     assert (measured.foreign, measured.lost, measured.duplicated) == (0, 0, 0), measured.examples
+
+
+@pytest.mark.parametrize("break_at_half", ["\n", "\r", " "])
+def test_a_break_right_at_half_a_segment_leaves_the_later_breaks_to_cut_at(
+        monkeypatch: pytest.MonkeyPatch, break_at_half: str) -> None:
+    """A line end or a space right at half a segment is no cut (it would leave a segment of
+    half of one), and the breaks after it still are: the segment does not run on with a long
+    word across its limit (found by a review: 4 MB where a MiB was due)."""
+    from indx_assets.pipeline.chunking import paragraphs
+
+    monkeypatch.setattr(paragraphs, "SEGMENT", 20)
+    text = "aaaa aaaaa" + break_at_half + "bb cc dd " + "e" * 60 + " ff gg hh ii jj kk"
+    assert list(paragraphs.run_segments(text, 0, len(text))) == [(0, 19), (20, 80), (81, 98)]

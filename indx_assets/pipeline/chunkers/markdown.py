@@ -139,12 +139,13 @@ class _Blocks:
             start, end = lines.span([first, last + 1])  # type: ignore[misc]  # lines given: a span
             for a, b in run_segments(text, start, end):
                 run = collapsed_run(text, a, b, _as_parsed)
-                if run is None and (a, b) == (start, end):
+                if run is None and (a, b) == (start, end):  # its lines, the marker on the first
                     run = "\n".join(line for _, line in _paragraph_lines(text, lines, paragraph, marker, first, last + 1))
-                elif run is None:  # a segment mostly of whitespace (few words, long runs of spaces)
-                    run = _as_parsed(text[a:b])
-                elif marker is not None and first == paragraph.first and a == start:
-                    run = f"{marker} {run}"
+                else:
+                    if run is None:  # a segment mostly of whitespace (few words, long runs of spaces)
+                        run = _as_parsed(text[a:b])
+                    if marker is not None and first == paragraph.first and a == start:
+                        run = f"{marker} {run}"
                 yield _place(cls(run), (a, b))
 
     def elements(self, tokens: list[Any]) -> list[Element]:

@@ -84,9 +84,9 @@ def run_segments(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
         cut = None
         for cut in sentence_ends(text, half, limit, floor=start):  # noqa: B007 (the last one is wanted)
             pass
-        if cut is None:
-            cut = text.rfind("\n", half, limit)
-            cut = cut if cut >= 0 else _last_space(text, half, limit)
+        if cut is None:  # (a break at `half` itself would make a segment of only its first half)
+            cut = text.rfind("\n", half + 1, limit)
+            cut = cut if cut >= 0 else _last_space(text, half + 1, limit)
         if cut <= half:  # no boundary in the second half: the segment ends with the word it is in
             found = _SPACE.search(text, limit, end)
             if found is None:
