@@ -27,6 +27,7 @@ from pydantic import PrivateAttr
 from upath import UPath
 
 from indx_assets.pipeline.bounds import is_local
+from indx_assets.pipeline.readers.text import utf8_text
 from indx_assets.pipeline.stage_clock import CLOCK
 
 FILE_NAME = "part-0.parquet"
@@ -313,9 +314,10 @@ class StorageResource(dg.ConfigurableResource):
         return name
 
     def read_text(self, asset: str, source_id: str, name: str) -> str:
-        """A text stored beside the row of (asset, source) by `write_text`."""
+        """A text stored beside the row of (asset, source) by `write_text`, decoded a step at a
+        time (`utf8_text`): its bytes read whole and then decoded were twice the text at once."""
         with (self.path(asset, source_id).parent / name).open("rb") as f:
-            return f.read().decode("utf-8")
+            return utf8_text(f)
 
     def read_blob(self, asset: str, source_id: str, limit: int = -1) -> bytes:
         """The blob of (asset, source), or its first `limit` bytes."""
