@@ -23,7 +23,8 @@ a select, a template, an SVG icon, a MathML formula, ruby and an escaped script 
 a page laid out in a table, all its text in one cell (`html-layout`), a forum's page of posts,
 each a table in that cell (`html-forum`), one large `pre` (`html-pre`), and a page in
 Windows-1252; and Markdown of one long block: a mail thread quoted whole (`markdown-quote`),
-indented code (`markdown-code`) and an HTML table pasted in (`markdown-html`). Prints each case's peak above the baseline as a multiple of the file's size, the
+indented code (`markdown-code`), a fence (`markdown-fence`) and an HTML table pasted in
+(`markdown-html`). Prints each case's peak above the baseline as a multiple of the file's size, the
 median of `--rounds`; the bound for a file under INDX_MAX_FILE_MB is 2x. `--chunk` cuts the read
 pages too (`chunk_map`: the peak is then the larger of the read's and the cut's), `--reader`
 measures the reader alone (see `READER_PROBE`). `--against` names another interpreter (another
@@ -164,6 +165,8 @@ _BLOCKS = {
                             b" last night.\n>\n" * 10382),
     # one indented code block, blank lines within it
     "markdown-code": (b"", b"    wall = harbour.hold(tide, town='slept')  # behind it\n\n" * 18078),
+    # one fenced code block (a log or a program pasted in), never closed: the rest of the page
+    "markdown-fence": (b"```python\n", b"    wall = harbour.hold(tide, town='slept')  # behind it\n" * 18078),
     # one raw HTML block: a table pasted in, no blank line in it
     "markdown-html": (b"<table>\n", b"<tr><td>harbour wall</td><td>held the tide</td><td>1887</td></tr>\n" * 15887),
 }

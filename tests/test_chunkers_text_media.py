@@ -812,3 +812,28 @@ def test_a_break_right_at_half_a_segment_leaves_the_later_breaks_to_cut_at(
     monkeypatch.setattr(paragraphs, "SEGMENT", 20)
     text = "aaaa aaaaa" + break_at_half + "bb cc dd " + "e" * 60 + " ff gg hh ii jj kk"
     assert list(paragraphs.run_segments(text, 0, len(text))) == [(0, 19), (20, 80), (81, 98)]
+
+
+@pytest.mark.parametrize("code", [
+    "x" + " " * 70,  # code that ends in a long run of spaces (an HTML `pre`'s last line)
+    " " * 45 + "x" + " " * 30 + "y",  # ... or starts with one, two words after it
+    "a\n" + " " * 60 + "\nb c d e f g h i j k l m n o p q r s t u v w x y z",  # a stretch of only whitespace
+    "    def f(x):\n        return x\n" * 6,  # indented lines
+])
+def test_code_with_long_runs_of_whitespace_is_segmented_within_its_span(monkeypatch: pytest.MonkeyPatch, code: str) -> None:
+    """Code's segments (`paragraphs.code_segments`) lie within the block, in order, none empty
+    and none only whitespace, and hold its words whole and in order, wherever its whitespace
+    falls: the block's span is not trimmed (an HTML `pre` may begin and end with spaces). A cut
+    walked back over whitespace into the block before it, or found no word after it, and raised
+    (found by reading the code)."""
+    from indx_assets.pipeline.chunking import paragraphs
+
+    monkeypatch.setattr(paragraphs, "SEGMENT", 20)
+    text = "before it\n\n" + code + "\n\nafter it"
+    start, end = 11, 11 + len(code)
+    segments = list(paragraphs.code_segments(text, start, end))
+    assert segments and all(start <= line <= a < b <= end for line, a, b in segments)
+    assert all(b <= after for (_, _, b), (_, after, _) in zip(segments, segments[1:]))
+    assert all(text[a:b].strip() for _, a, b in segments)
+    assert [w for line, _, b in segments for w in text[line:b].split()] == code.split()
+    assert all(text[line - 1] == "\n" or line == a for line, a, _ in segments[1:])

@@ -34,7 +34,13 @@ from indx_assets.pipeline.chunking.markdown_parse import (
     code_text,
     parse_sections,
 )
-from indx_assets.pipeline.chunking.paragraphs import collapsed_run, iter_line_runs, line_runs, run_segments
+from indx_assets.pipeline.chunking.paragraphs import (
+    code_segments,
+    collapsed_run,
+    iter_line_runs,
+    line_runs,
+    run_segments,
+)
 
 
 def _place(element: Element, span: tuple[int, int] | None) -> Element:
@@ -148,9 +154,10 @@ class _Blocks:
                         run = f"{marker} {run}"
                 yield _place(cls(run), (a, b))
 
-    def elements(self, tokens: list[Any]) -> list[Element]:
+    def elements(self, tokens: list[Any]) -> Iterator[Element]:
+        """The elements of a section's block tokens, in order, each made as it is asked for (a
+        long block's segments are not all held at once)."""
         text, lines = self.text, self.lines
-        elements: list[Element] = []
         i = 0
         while i < len(tokens):
             token = tokens[i]
@@ -164,7 +171,7 @@ class _Blocks:
             elif kind == "heading_open":
                 title = Title(elide_inline_data(tokens[i + 1].content))
                 title.metadata.category_depth = int(token.tag[1:])
-                elements.append(_place(title, lines.span(token.map)))
+                yield _place(title, lines.span(token.map))
                 i += 2
             elif kind == "paragraph_open":
                 cls = ListItem if self.list_depth else NarrativeText
@@ -173,32 +180,39 @@ class _Blocks:
                     content[0], self.marker = f"{self.marker} {content[0]}", None
                 first, last = token.map or (0, 0)
                 if len(content) != last - first:  # no line-for-line source map: keep it whole
-                    elements.append(_place(cls("\n".join(content)), lines.span(token.map)))
+                    yield _place(cls("\n".join(content)), lines.span(token.map))
                 else:
                     for a, b in line_runs(content):
-                        elements.append(_place(cls("\n".join(content[a:b])), lines.span([first + a, first + b])))
+                        yield _place(cls("\n".join(content[a:b])), lines.span([first + a, first + b]))
                 i += 2
             elif kind == "fence":  # its fences and info string too ("```html"): words of the page
                 span = lines.span(token.map)
-                code = text[span[0] : span[1]] if span else token.content
-                elements.append(_place(CodeSnippet(elide_inline_data(code)), span))
+                if span is None:
+                    yield CodeSnippet(elide_inline_data(token.content))
+                else:  # a long one a segment at a time
+                    for line, a, b in code_segments(text, *span):
+                        yield _place(CodeSnippet(elide_inline_data(text[line:b])), (a, b))
             elif kind == "code_block":  # a long one's token holds its first window's content only: from the page
                 span = lines.span(token.map)
-                code = token.content
-                if span and token.level == 0:  # to its last line's end, whitespace and all (not its line break)
+                if span and not token.level:  # to its last line's end, whitespace and all (not its line break)
                     start, end = lines.span(token.map, trim=False)  # type: ignore[misc]
-                    code = code_text(text, start, end - 1 if text.endswith("\r", start, end) else end)
-                elements.append(_place(CodeSnippet(code), span))
+                    end = end - 1 if text.endswith("\r", start, end) else end
+                    for line, a, b in code_segments(text, *span, start):
+                        yield _place(CodeSnippet(code_text(text, line, end if b == span[1] else b)), (a, b))
+                else:
+                    yield _place(CodeSnippet(token.content), span)
             elif kind == "table_open":
                 table, i = _table(tokens, i)
-                elements.append(_place(table, lines.span(token.map)))
+                yield _place(table, lines.span(token.map))
             elif kind == "html_block":  # its source, tags and all: they are words of the page
                 span = lines.span(token.map)
-                source = text[span[0] : span[1]] if span else token.content
-                if source.strip():
-                    elements.append(_place(NarrativeText(elide_inline_data(source)), span))
+                if span is None:
+                    if token.content.strip():
+                        yield NarrativeText(elide_inline_data(token.content))
+                elif span[0] < span[1]:  # a long one a segment at a time
+                    for _, a, b in code_segments(text, *span):
+                        yield _place(NarrativeText(elide_inline_data(text[a:b])), (a, b))
             i += 1
-        return elements
 
 
 def _paragraph_lines(text: str, lines: LineOffsets, paragraph: LongParagraph, marker: str | None,
@@ -235,12 +249,11 @@ def markdown_elements(text: str) -> Iterator[Element]:
         if isinstance(section, LongParagraph):
             yield from blocks.long_paragraph(section)
             continue
-        elements = blocks.elements(section.tokens)
         extra = _unstructured(text, section, lines)
         if (head := next(extra, None)) is None:
-            yield from elements
+            yield from blocks.elements(section.tokens)
         else:  # by start (stable): the span search walks the page forward
-            yield from heapq.merge(sorted(elements, key=_start), chain((head,), extra), key=_start)
+            yield from heapq.merge(sorted(blocks.elements(section.tokens), key=_start), chain((head,), extra), key=_start)
 
 
 def _start(element: Element) -> int:

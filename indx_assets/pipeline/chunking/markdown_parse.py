@@ -354,9 +354,10 @@ def _code_end(md: Any, lines: LineOffsets, opening: int, line: int) -> int:
 #: in its text (`_CODE_INDENT`: at the start of a line after the first).
 _FOUR_COLUMNS = re.compile(r" {4}| {0,3}\t")
 _CODE_INDENT = re.compile(rf"(?<=[\r\n])(?:{_FOUR_COLUMNS.pattern})")
-#: What a line feed's plain replace cannot tell: an indent a tab ends, a line that a carriage
-#: return alone ends.
-_ODD_INDENT = re.compile(r"(?<=[\r\n]) {0,3}\t|\r(?!\n)")
+#: An indent that a tab ends, which a plain replace of four spaces cannot take.
+_TAB_INDENT = re.compile(r"(?<=[\r\n]) {0,3}\t")
+#: A line break that is a carriage return alone.
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 def code_text(text: str, start: int, end: int) -> str:
@@ -364,18 +365,21 @@ def code_text(text: str, start: int, end: int) -> str:
     in `text`, as the parser's content has it: each line less four columns of indent, a NUL read
     as U+FFFD; but for the spaces of a blank line (under four columns, kept).
 
-    Made by `str.replace`, its line breaks as the page has them, from a slice of the page: two
-    copies of the code at most while it is made, one kept. Unless a tab indents a line or a
-    carriage return alone ends one: then its line breaks are made line feeds first, as the parser
-    reads them (a blank line's indent taken from between a carriage return and a line feed would
-    join two line breaks into one), and the indents taken by a regular expression. A log pasted
-    as code, its lines cut and joined again, cost some 4x the block."""
+    Made by `str.replace` from a slice of the page, its line breaks as the page has them: two
+    copies of the code at most while it is made, one kept. Unless a carriage return alone ends a
+    line: then its line breaks are made line feeds first, as the parser reads them (a blank
+    line's indent taken from between a carriage return and a line feed would join two line
+    breaks into one). Only where a tab indents a line are the indents taken by a regular
+    expression, which holds each line apart while it joins them (a log pasted as code, its
+    lines cut and joined again, cost some 4x the block)."""
     first = _FOUR_COLUMNS.match(text, start)
     source = text[first.end() if first else start : end]
     if "\0" in source:
         source = source.replace("\0", "\ufffd")
-    if ("\t" in source or "\r" in source) and _ODD_INDENT.search(source):
-        return _CODE_INDENT.sub("", _LINE_BREAK.sub("\n", source) if "\r" in source else source)
+    if "\r" in source and _LONE_CR.search(source):
+        source = source.replace("\r\n", "\n").replace("\r", "\n")
+    if "\t" in source and _TAB_INDENT.search(source):
+        return _CODE_INDENT.sub("", source)
     return source.replace("\n    ", "\n")
 
 

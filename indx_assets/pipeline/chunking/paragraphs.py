@@ -68,38 +68,54 @@ def collapsed_run(text: str, start: int, end: int, clean: Callable[[str], str] |
 SEGMENT = 1 << 20
 
 
-def run_segments(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    """The run `text[start:end]` (no whitespace at its ends) as the spans of its elements: one,
-    unless it is longer than `SEGMENT`. A longer run (a log, a word list, a book with no blank
-    line) is cut into elements of about `SEGMENT` characters, each at the last sentence end in
-    its second half, else line break, else space: a chunk never spans two, which costs a chunk
-    boundary a MiB, where a chunk may end anyway, and spares the chunker a collapsed copy of the
-    whole run beside the page (`collapsed_run`). Only a sentence end that no space follows (CJK
-    text) falls inside a word: a word longer than half a segment ends its segment, whole (an
-    inline image's data, cut in two, would leave its second half in the chunks). No segment is
-    shorter than half of one (the last takes what would be left): a short one would pass for
-    a heading or a lead-in line (`chunkers.base`), which a stretch of a paragraph is not."""
+def run_segments(text: str, start: int, end: int, *, sentences: bool = True) -> Iterator[tuple[int, int]]:
+    """The run `text[start:end]` as the spans of its elements: one, unless it is longer than
+    `SEGMENT`. A longer run (a log, a word list, a book with no blank line) is cut into elements
+    of about `SEGMENT` characters, each at the last sentence end in its second half (with
+    `sentences`; code has none), else line break, else space: a chunk never spans two, which
+    costs a chunk boundary a MiB, where a chunk may end anyway, and spares the chunker a copy of
+    the whole run beside the page (`collapsed_run`). Only a sentence end that no space follows
+    (CJK text) falls inside a word: a word longer than half a segment ends its segment, whole
+    (an inline image's data, cut in two, would leave its second half in the chunks). No segment
+    is shorter than half of one (the last takes what would be left): a short one would pass for
+    a heading or a lead-in line (`chunkers.base`), which a stretch of a paragraph is not. A
+    segment has no whitespace at its ends, but where the run has (code may): a stretch of only
+    whitespace is no segment."""
     while end - start > SEGMENT:
         half, limit = start + SEGMENT // 2, start + SEGMENT
         cut = None
-        for cut in sentence_ends(text, half, limit, floor=start):  # noqa: B007 (the last one is wanted)
+        for cut in sentence_ends(text, half, limit, floor=start) if sentences else ():  # noqa: B007 (the last one is wanted)
             pass
         if cut is None:  # (a break at `half` itself would make a segment of only its first half)
-            cut = text.rfind("\n", half + 1, limit)
+            cut = max(text.rfind("\n", half + 1, limit), text.rfind("\r", half + 1, limit))  # a Mac's lines end in "\r"
             cut = cut if cut >= 0 else _last_space(text, half + 1, limit)
         if cut <= half:  # no boundary in the second half: the segment ends with the word it is in
             found = _SPACE.search(text, limit, end)
             if found is None:
                 break
             cut = found.start()
-        following = _NOT_SPACE.search(text, cut, end).start()  # type: ignore[union-attr]  # the run ends in one
-        if end - following < SEGMENT // 2:
-            break
-        while text[cut - 1].isspace():
+        following = _NOT_SPACE.search(text, cut, end)
+        if following is None or end - following.start() < SEGMENT // 2:
+            break  # (a code block may end in whitespace: then the last segment takes it)
+        while cut > start and text[cut - 1].isspace():
             cut -= 1
-        yield start, cut
-        start = following
+        if cut > start:  # (a stretch of a code block only whitespace is no segment)
+            yield start, cut
+        start = following.start()
     yield start, end
+
+
+def code_segments(text: str, start: int, end: int, first_line: int | None = None) -> Iterator[tuple[int, int, int]]:
+    """The segments of the code or markup `text[start:end]` (`run_segments` at line ends: code
+    has no sentences), each as where its text starts and its span. The first's text starts at
+    `first_line` (by default `start`); a later one's at its first line's start, so that line
+    keeps its indent, which is the code's (at its span, where a line too long for a segment was
+    cut at a space)."""
+    floor, first = start if first_line is None else first_line, True
+    for a, b in run_segments(text, start, end, sentences=False):
+        found = max(text.rfind("\n", floor, a), text.rfind("\r", floor, a))
+        yield (found + 1 if found >= 0 else floor if first else a), a, b
+        floor, first = b, False
 
 
 def _last_space(text: str, start: int, end: int) -> int:
