@@ -1528,6 +1528,37 @@ def test_a_long_pre_in_a_mapped_file_is_cut_with_few_of_its_pages_in_memory(tmp_
     assert most < path.stat().st_size >> 12, f"{most} KiB of the file's {path.stat().st_size >> 10} resident"
 
 
+def test_a_long_pre_or_paragraph_is_given_to_the_chunker_a_segment_at_a_time() -> None:
+    """The HTML chunker takes a block longer than a segment from the page text a segment of
+    about a MiB at a time (`paragraphs.code_segments`, `run_segments`): a `pre` of 6 MiB is cut
+    at line ends, each segment from its first line's start, indent and all, and making its
+    elements holds 0.58x the page beside it (1.00x when the block was one element, its text a
+    copy of the page's); a paragraph of 3 MiB at sentence ends. Their words are the page's."""
+    from metered import cost
+
+    from indx_assets.pipeline.chunkers.html import iter_html_elements
+    from indx_assets.pipeline.chunking.paragraphs import SEGMENT
+
+    pre = ("<!DOCTYPE html><html><body><div class=highlight><pre class=code>\n"
+           + "    wall = harbour.hold(tide)  # &lt;town&gt;\n" * ((6 << 20) // 46) + "</pre></div><p>After it.</p>")
+    prose = ("<!DOCTYPE html><html><body><p>" + "The harbour wall held the tide back, and the town slept. " * ((3 << 20) // 58)
+             + "</p><p>After it.</p>")
+    for html, kind, count in ((pre, "CodeSnippet", 5), (prose, "NarrativeText", 3)):
+        data = html.encode()
+        page = read_document(data, "text/html", ReaderConfig()).pages[0].text
+        elements, _, peak = cost(lambda: [(type(e).__name__, e.metadata.start, e.metadata.end, e.text[:30], e.text[-1])
+                                          for e in iter_html_elements(data, page)])  # noqa: B023 (called at once)
+        assert [name for name, *_ in elements] == [kind] * count + ["NarrativeText"]
+        spans = [(start, end) for _, start, end, *_ in elements[:-1]]
+        assert all(SEGMENT // 2 < end - start <= SEGMENT for start, end in spans[:-1])
+        assert [w for e in iter_html_elements(data, page) for w in e.text.split()] == page.split()
+        if kind == "CodeSnippet":
+            assert peak < 0.8 * len(page), f"{peak / len(page):.2f}x the page"
+            assert all(head.startswith("    wall = harbour") for _, _, _, head, _ in elements[:-1])
+        else:
+            assert all(last == "." for *_, last in elements[:-1])
+
+
 @pytest.mark.parametrize("page", [b"<p>small</p>", b"<frameset><frame>" + b"<p>x</p>" * 100])
 def test_a_page_not_cut_is_let_go_once_copied(page: bytes) -> None:
     # a page parsed whole was never let go from its map: held beside its tree through the parse

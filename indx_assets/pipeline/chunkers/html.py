@@ -21,6 +21,7 @@ from indx_interfaces import PageOutput
 from indx_assets.pipeline.chunkers.base import PageDisagrees, StructuredProvider, StructuredTextChunker
 from indx_assets.pipeline.chunking.elements import CodeSnippet, Element, Footer, ListItem, NarrativeText, Table, Title
 from indx_assets.pipeline.chunking.page_numbers import PAGE_NUMBER
+from indx_assets.pipeline.chunking.paragraphs import SEGMENT, code_segments, run_segments
 from indx_assets.pipeline.scratch import scratch_file
 
 _KINDS: dict[str, type[Element]] = {
@@ -43,7 +44,9 @@ def html_elements(html: str, page_text: str) -> list[Element] | None:
 def iter_html_elements(html: str | bytes, page_text: str) -> Iterator[Element]:
     """`html_elements` (of the document's text or UTF-8 bytes), each made as it is asked for;
     `PageDisagrees` where the blocks are not the page text (the walk's whole text is compared
-    with it before the first element)."""
+    with it before the first element). A block of prose or code longer than a segment (a long
+    `pre`, a page's text in one block) is taken from the page a segment at a time
+    (`paragraphs.run_segments`, `code_segments`), as the `text` chunker's runs are."""
     from indx_assets.pipeline.readers.html import BLOCK_SEPARATOR, page_blocks
 
     blocks = page_blocks(html.encode("utf-8", errors="ignore") if isinstance(html, str) else html, page_text)
@@ -55,18 +58,28 @@ def iter_html_elements(html: str | bytes, page_text: str) -> Iterator[Element]:
             if not page_text.startswith(BLOCK_SEPARATOR, offset):
                 raise PageDisagrees(f"no block separator at {offset} of the page text")
             offset += len(BLOCK_SEPARATOR)
-        if not page_text.startswith(block.text, offset):
+        if block.start != offset:
             raise PageDisagrees(f"a block at {offset} is not the page text there")
-        start, offset = offset, offset + len(block.text)
-        furniture = block.kind == "text" and block.ends_page and PAGE_NUMBER.fullmatch(block.text)
+        start, offset = offset, block.end
+        furniture = block.kind == "text" and block.ends_page and PAGE_NUMBER.fullmatch(page_text, start, offset)
         cls = Footer if furniture else _KINDS.get(block.kind, NarrativeText)
-        element = cls(block.text, text_as_html=block.html if cls is Table else None)
+        if offset - start > SEGMENT and cls in (NarrativeText, ListItem, CodeSnippet):
+            segments = (code_segments(page_text, start, offset) if cls is CodeSnippet
+                        else ((a, a, b) for a, b in run_segments(page_text, start, offset)))
+            for text_start, a, b in segments:
+                yield _placed(cls(page_text[text_start:b]), a, b)
+            continue
+        element = cls(page_text[start:offset], text_as_html=block.html if cls is Table else None)
         if cls is Title:
             element.metadata.category_depth = block.level or 1
-        element.metadata.start, element.metadata.end = start, offset
-        yield element
+        yield _placed(element, start, offset)
     if offset != len(page_text):
         raise PageDisagrees(f"the blocks end at {offset} of the page's {len(page_text)} characters")
+
+
+def _placed(element: Element, start: int, end: int) -> Element:
+    element.metadata.start, element.metadata.end = start, end
+    return element
 
 
 class HtmlChunker(StructuredTextChunker):

@@ -251,6 +251,18 @@ class HtmlBlock:
     ends_page: bool = False
 
 
+class BlockSpan(NamedTuple):
+    """A block as `page_blocks` gives it: an `HtmlBlock` whose text is its span of the page
+    text (`start`, `end`), which the caller holds."""
+
+    kind: str
+    level: int
+    start: int
+    end: int
+    html: str | SpooledText | None
+    ends_page: bool
+
+
 def _hidden(node: LexborNode) -> bool:
     return hidden(node.tag or "", node.attributes)
 
@@ -399,7 +411,7 @@ class _Spans:
         """The last block ends a printed page."""
         self._page_ends.add(len(self._kinds) - 1)
 
-    def __iter__(self) -> Iterator[tuple[str, int, int, int, str | SpooledText | None, bool]]:
+    def __iter__(self) -> Iterator["BlockSpan"]:
         """Each block's kind, level, start, end, markup and whether it ends a printed page."""
         marked = 0  # the next block with a small table's markup: `_marked[marked]`
         for i, kind in enumerate(self._kinds):
@@ -407,7 +419,8 @@ class _Spans:
             if marked < len(self._marked) and self._marked[marked] == i:
                 markup = self._markup[marked]
                 marked += 1
-            yield _KINDS[kind], self._levels[i], self._ends[2 * i], self._ends[2 * i + 1], markup, i in self._page_ends
+            yield BlockSpan(_KINDS[kind], self._levels[i], self._ends[2 * i], self._ends[2 * i + 1], markup,
+                            i in self._page_ends)
 
 
 #: What a walk leaves on its stack after an element's children: the kind of block it closes.
@@ -681,18 +694,16 @@ def iter_html_blocks(html: str | bytes, piece_bytes: int = PIECE_BYTES) -> Itera
                         ends_page)
 
 
-def page_blocks(html: Source, page_text: str, piece_bytes: int = PIECE_BYTES) -> Iterator[HtmlBlock] | None:
+def page_blocks(html: Source, page_text: str, piece_bytes: int = PIECE_BYTES) -> Iterator[BlockSpan] | None:
     """`iter_html_blocks` of the UTF-8 `html` (bytes, or a map of a file of them, whose pages are
     let go as they are walked) whose page text the caller holds (`page_text`, as the reader read
-    it): the walk's text is compared with it rather than kept beside it, and each block's text
-    is a slice of it. None when the walk's text is not `page_text`."""
+    it): the walk's text is compared with it rather than kept beside it, and each block is given
+    as its span of it (a long block's text need never be held whole). None when the walk's text
+    is not `page_text`."""
     released = map_releaser(html) if isinstance(html, mmap.mmap) else None
     same, blocks = _walk(html, piece_bytes, keep_blocks=True, released=released,
                          finish=lambda sink: same_utf8_text(sink, page_text))
-    if not same:
-        return None
-    return (HtmlBlock(kind, page_text[start:end], level, markup, ends_page)
-            for kind, level, start, end, markup, ends_page in blocks)
+    return iter(blocks) if same else None
 
 
 def _walk(source: Source, piece_bytes: int, keep_blocks: bool, released: Callable[[int], None] | None = None,
