@@ -539,6 +539,9 @@ def _cut_in_steps(source_id: str, storage: StorageResource, chain: Chain, conten
                 offset += len(page.text) + 1
                 if page.page == 1 and total <= PICTURE_MAX_PAGES:
                     picture = first_page_picture(content, step, cut.boxes, own)
+        # the last page's text let go before the chunk map is stored: a long page's text, held
+        # while its chunks were written, lifted the peak past the cut's
+        batch = read = page = step = own = None  # type: ignore[assignment]
         version = cut.store()
     if isinstance(parsed, SheetSpool):
         parsed.close()
