@@ -279,6 +279,26 @@ def test_a_long_table_s_rows_are_read_a_piece_at_a_time_as_the_whole_parse_has_t
         assert list(html_rows(markup, every) or ()) == whole
 
 
+@pytest.mark.parametrize("shape", sorted(_IN_ONE_CELL))
+def test_a_row_cut_in_its_cell_and_over_every_chunk_is_given_a_part_at_a_time(shape: str) -> None:
+    """A row the table's pieces cut in a cell, once its text is over every chunk (`over`), is
+    given a part at a time, each a row of its own with no markup (`tables._CutRow.given`): the
+    parts' texts, joined, are the whole parse's row, and the rows around it are the whole
+    parse's. Joined, the parts of a page laid out in one cell were held twice beside the page."""
+    from indx_assets.pipeline.chunking.tables import _tree_rows, html_rows
+    from indx_assets.pipeline.readers.html import parse_html
+
+    head, row, tail = _ROW_SHAPES[shape]
+    markup = head + "".join(row.format(i=i) for i in range(3000)) + tail
+    whole = _tree_rows(parse_html(markup))
+    long = max(range(len(whole)), key=lambda i: len(whole[i].text))
+    given = list(html_rows(markup, 4096, over=lambda text: len(text) > 2000) or ())
+    parts = given[long : len(given) - (len(whole) - 1 - long)]
+    assert len(parts) > 10 and all(part.html == "" and not part.is_header for part in parts)
+    assert " ".join(part.text for part in parts) == whole[long].text
+    assert given[:long] == whole[:long] and given[len(given) - (len(whole) - 1 - long):] == whole[long + 1:]
+
+
 @pytest.mark.parametrize("after", [0, 3])
 def test_pieces_of_a_table_its_cuts_did_not_keep_cost_the_bound_not_a_row(
         after: int, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
@@ -310,15 +330,16 @@ def test_pieces_of_a_table_its_cuts_did_not_keep_cost_the_bound_not_a_row(
 
 def test_a_row_cut_in_its_cell_keeps_no_markup_where_its_text_is_over_every_chunk() -> None:
     """A page laid out in one cell is one row of megabytes, split by its text alone: its markup,
-    as large as the page's, is let go as its parts are read, not joined; a row that would fit a
-    chunk keeps it."""
+    as large as the page's, is let go as its parts are read, not joined (nor its text: it is
+    given a part at a time); a row that would fit a chunk keeps it."""
     from indx_assets.pipeline.chunking.tables import html_rows
 
     head, row, tail = _ROW_SHAPES["a page laid out in one cell"]
     markup = head + "".join(row.format(i=i) for i in range(3000)) + tail
     (whole,) = html_rows(markup, 4096) or ()
-    (over,) = html_rows(markup, 4096, over=lambda text: len(text) > 20_000) or ()
-    assert over.text == whole.text and len(whole.html) > len(markup) // 2 and over.html == ""
+    over = list(html_rows(markup, 4096, over=lambda text: len(text) > 20_000) or ())
+    assert " ".join(part.text for part in over) == whole.text and len(whole.html) > len(markup) // 2
+    assert len(over) > 1 and all(part.html == "" for part in over)
     (kept,) = html_rows(markup, 4096, over=lambda text: len(text) > len(whole.text)) or ()
     assert kept == whole
 

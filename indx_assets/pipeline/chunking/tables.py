@@ -44,7 +44,8 @@ def html_rows(text_as_html: str | SpooledText, piece_bytes: int | None = None,
     or a block between two words keeps them apart, hidden cells and rows are left out). A long
     table is parsed a piece at a time (`readers.html.table_trees`, pieces of `piece_bytes`; by
     default the reader's), and a row cut in a cell joined again (`_CutRow`): with no markup
-    where `over` says its text is over every chunk (it is then split by its text alone)."""
+    where `over` says its text is over every chunk, given a part at a time from then on
+    (`_CutRow.given`: it is then split by its text alone)."""
     from indx_assets.pipeline.readers.html import PIECE_BYTES, HtmlTooDeep
 
     rows = _html_rows(text_as_html, PIECE_BYTES if piece_bytes is None else piece_bytes, over or (lambda text: False))
@@ -84,6 +85,7 @@ def _piece_rows(text_as_html: str | SpooledText, piece_bytes: int, over: Callabl
                 raise _disagree("a row cut in its cell is not continued by the next piece")
             if reopens_cell and len(rows) == 1:  # a row cut again in this piece
                 cut.continued_by(rows[0], reopens_cell)
+                yield from cut.given()
                 continue
             rows[0], cut = cut.ended_by(rows[0]), None
         if reopens_cell:
@@ -91,6 +93,8 @@ def _piece_rows(text_as_html: str | SpooledText, piece_bytes: int, over: Callabl
                 raise _disagree("a piece ends in a cell of no row")
             cut = _CutRow(rows.pop(), reopens_cell, over)
         yield from (row for row in rows if row.text)
+        if cut is not None:
+            yield from cut.given()
     if cut is not None:
         raise _disagree("the last piece of a table ends in a cell")
 
@@ -107,9 +111,13 @@ class _CutRow:
     after whitespace or before a block, so the whole row's cell text has one there), its markup
     theirs with the tags that closed and opened it again at each cut left out.
 
-    Its markup is let go as soon as a part's text is `over` every chunk (a page laid out in one
-    cell is such a row, of megabytes, never a chunk whole), and not joined when the whole row's
-    is: `over` is taken to hold for a text that holds a text it holds for (a measure of size)."""
+    Its markup is let go as soon as its text so far is `over` every chunk (a page laid out in
+    one cell is such a row, of megabytes, never a chunk whole), and not joined when the whole
+    row's is: `over` is taken to hold for a text that holds a text it holds for (a measure of size).
+    From then on its text is given a part at a time (`given`), each a row of its own, split by
+    its text alone: joined, the parts of a row of megabytes were held twice beside the page. A
+    chunk of the row then ends where a part does, as a chunk of a long run ends where its
+    segment does (`paragraphs.run_segments`)."""
 
     def __init__(self, row: Row, reopens_cell: bytes, over: Callable[[str], bool]) -> None:
         self.over = over
@@ -135,7 +143,8 @@ class _CutRow:
             html = html[: -len(end)]
         if row.text:
             self.texts.append(row.text)
-            if self.keeps_markup and self.over(row.text):
+            # (the parts held are joined only while none is given: together, under every chunk)
+            if self.keeps_markup and self.over(" ".join(self.texts)):
                 self.keeps_markup, self.html = False, []
         if self.keeps_markup:
             self.html.append(html)
@@ -145,8 +154,15 @@ class _CutRow:
         """`row` is the next part, and the row goes on past its piece too."""
         self._add(row, reopens_cell)
 
+    def given(self) -> Iterator[Row]:
+        """The row's text so far as a row of its own, once it is over every chunk (none before:
+        its markup is kept until then, and its text joined)."""
+        if not self.keeps_markup and self.texts:
+            yield Row(" ".join(self.texts), "", False)
+            self.texts = []
+
     def ended_by(self, row: Row) -> Row:
-        """The whole row, `row` its last part."""
+        """The whole row, `row` its last part (the rest of it, if some was `given`)."""
         self._add(row, b"")
         text = " ".join(self.texts)
         html = "".join(self.html) if self.keeps_markup and not self.over(text) else ""
@@ -203,11 +219,12 @@ def table_chunks(table: Table, opts: ChunkingOptions, table_id: str) -> Iterator
     if not text:
         return
     measure = opts.measure
-    if measure.size(text) <= opts.hard_max:
+    if measure.sizes([text], opts.hard_max)[0] <= opts.hard_max:  # (a table of megabytes counted only that far)
         markup = table.metadata.text_as_html
         yield Table(text, metadata=_metadata(table, opts, markup.read() if isinstance(markup, SpooledText) else markup))
         return
-    from_html = html_rows(table.metadata.text_as_html, over=lambda text: measure.size(text) > opts.hard_max) \
+    from_html = html_rows(table.metadata.text_as_html,
+                          over=lambda text: measure.sizes([text], opts.hard_max)[0] > opts.hard_max) \
         if table.metadata.text_as_html else None
     rows: Iterator[Row] = from_html or _text_rows(text)
     row_sep = " " if from_html else "\n"
