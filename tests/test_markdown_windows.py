@@ -368,6 +368,7 @@ FOUND_IN_CODE_BY_REVIEW = [
     "    a\x00b\n",  # a NUL
     "    a\r    \n    b\n", "    a\r\t\n    b\n",  # a blank line between a carriage return alone and a line feed
     "    a \n", "    a\xa0", "    a\n    \xa0\n", "    \xa0\n", "    a\xa0\r\n",  # whitespace ending the last line
+    "    \u3000\n    x\n", "    \x0c\n    x\n",  # a first line of whitespace Markdown does not count as blank
 ]
 
 
@@ -378,6 +379,23 @@ def test_code_pages_a_review_found_are_the_parser_s_lines(text: str) -> None:
     parsed = [t.content for t in markdown_parse.parse_markdown(text)[0] if t.type == "code_block"]
     code = [e.text for e in markdown_elements(text) if type(e).__name__ == "CodeSnippet"]
     assert [_as_lines(c) for c in code] == [_as_lines(c) for c in parsed]
+
+
+def test_indented_code_s_line_breaks_are_the_parser_s_where_a_tab_indents_it_and_its_inline_data_elided() -> None:
+    """Where a tab indents a line of indented code, its line breaks are line feeds, as the
+    parser's content has them (carriage returns and line feeds were kept, found by a review);
+    an inline image's data in it keeps only its type, as in a fence (its payload was cut into
+    chunks and counted as foreign words)."""
+    from indx_assets.pipeline.chunkers.markdown import markdown_elements
+
+    text = "    x\r\n\ty\r\n"
+    parsed = [t.content for t in markdown_parse.parse_markdown(text)[0] if t.type == "code_block"]
+    assert [e.text for e in markdown_elements(text)] == parsed == ["x\ny\n"]
+    payload = "QUJD" * 500
+    for code in (f"    img ![a](data:image/png;base64,{payload}) end\n    more\n",
+                 f"> quoted:\n>\n>     img ![a](data:image/png;base64,{payload}) end\n"):
+        texts = [e.text for e in markdown_elements("# T\n\n" + code + "\nAfter.\n")]
+        assert not any(payload[:40] in t for t in texts) and any("data:image/png" in t for t in texts)
 
 
 #: Pages a review found windows to cut apart from the whole parse, and the windows that did.

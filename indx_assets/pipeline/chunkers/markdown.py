@@ -198,9 +198,10 @@ class _Blocks:
                     start, end = lines.span(token.map, trim=False)  # type: ignore[misc]
                     end = end - 1 if text.endswith("\r", start, end) else end
                     for line, a, b in code_segments(text, *span, start):
-                        yield _place(CodeSnippet(code_text(text, line, end if b == span[1] else b)), (a, b))
+                        code = code_text(text, line, end if b == span[1] else b)
+                        yield _place(CodeSnippet(elide_inline_data(code)), (a, b))
                 else:
-                    yield _place(CodeSnippet(token.content), span)
+                    yield _place(CodeSnippet(elide_inline_data(token.content)), span)
             elif kind == "table_open":
                 table, i = _table(tokens, i)
                 yield _place(table, lines.span(token.map))

@@ -367,18 +367,19 @@ def code_text(text: str, start: int, end: int) -> str:
 
     Made by `str.replace` from a slice of the page, its line breaks as the page has them: two
     copies of the code at most while it is made, one kept. Unless a carriage return alone ends a
-    line: then its line breaks are made line feeds first, as the parser reads them (a blank
-    line's indent taken from between a carriage return and a line feed would join two line
-    breaks into one). Only where a tab indents a line are the indents taken by a regular
-    expression, which holds each line apart while it joins them (a log pasted as code, its
-    lines cut and joined again, cost some 4x the block)."""
+    line, or a tab indents one: then its line breaks are made line feeds first, as the parser
+    reads them (a blank line's indent taken from between a carriage return and a line feed would
+    join two line breaks into one). Only where a tab indents a line are the indents taken by a
+    regular expression, which holds each line apart while it joins them (a log pasted as code,
+    its lines cut and joined again, cost some 4x the block)."""
     first = _FOUR_COLUMNS.match(text, start)
     source = text[first.end() if first else start : end]
     if "\0" in source:
         source = source.replace("\0", "\ufffd")
-    if "\r" in source and _LONE_CR.search(source):
+    tabbed = "\t" in source and _TAB_INDENT.search(source) is not None
+    if "\r" in source and (tabbed or _LONE_CR.search(source)):
         source = source.replace("\r\n", "\n").replace("\r", "\n")
-    if "\t" in source and _TAB_INDENT.search(source):
+    if tabbed:
         return _CODE_INDENT.sub("", source)
     return source.replace("\n    ", "\n")
 

@@ -80,7 +80,7 @@ def run_segments(text: str, start: int, end: int, *, sentences: bool = True) -> 
     is shorter than half of one (the last takes what would be left): a short one would pass for
     a heading or a lead-in line (`chunkers.base`), which a stretch of a paragraph is not. A
     segment has no whitespace at its ends, but where the run has (code may): a stretch of only
-    whitespace is no segment."""
+    whitespace is no segment (so one that fills a segment's second half leaves it short)."""
     while end - start > SEGMENT:
         half, limit = start + SEGMENT // 2, start + SEGMENT
         cut = None
@@ -111,11 +111,14 @@ def code_segments(text: str, start: int, end: int, first_line: int | None = None
     `first_line` (by default `start`); a later one's at its first line's start, so that line
     keeps its indent, which is the code's (at its span, where a line too long for a segment was
     cut at a space)."""
-    floor, first = start if first_line is None else first_line, True
+    floor = None  # where the segment before ended
     for a, b in run_segments(text, start, end, sentences=False):
-        found = max(text.rfind("\n", floor, a), text.rfind("\r", floor, a))
-        yield (found + 1 if found >= 0 else floor if first else a), a, b
-        floor, first = b, False
+        if floor is None:
+            yield (start if first_line is None else first_line), a, b
+        else:
+            found = max(text.rfind("\n", floor, a), text.rfind("\r", floor, a))
+            yield (found + 1 if found >= 0 else a), a, b
+        floor = b
 
 
 def _last_space(text: str, start: int, end: int) -> int:
