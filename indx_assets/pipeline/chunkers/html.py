@@ -67,19 +67,17 @@ def iter_html_elements(html: str | bytes, page_text: str) -> Iterator[Element]:
             segments = (code_segments(page_text, start, offset) if cls is CodeSnippet
                         else ((a, a, b) for a, b in run_segments(page_text, start, offset)))
             for text_start, a, b in segments:
-                yield _placed(cls(page_text[text_start:b]), a, b)
+                element = cls(page_text[text_start:b])
+                element.metadata.start, element.metadata.end = a, b
+                yield element
             continue
         element = cls(page_text[start:offset], text_as_html=block.html if cls is Table else None)
         if cls is Title:
             element.metadata.category_depth = block.level or 1
-        yield _placed(element, start, offset)
+        element.metadata.start, element.metadata.end = start, offset
+        yield element
     if offset != len(page_text):
         raise PageDisagrees(f"the blocks end at {offset} of the page's {len(page_text)} characters")
-
-
-def _placed(element: Element, start: int, end: int) -> Element:
-    element.metadata.start, element.metadata.end = start, end
-    return element
 
 
 class HtmlChunker(StructuredTextChunker):

@@ -211,7 +211,7 @@ class _Blocks:
                     if token.content.strip():
                         yield NarrativeText(elide_inline_data(token.content))
                 elif span[0] < span[1]:  # a long one a segment at a time
-                    for _, a, b in code_segments(text, *span):
+                    for a, b in run_segments(text, *span, sentences=False):
                         yield _place(NarrativeText(elide_inline_data(text[a:b])), (a, b))
             i += 1
 

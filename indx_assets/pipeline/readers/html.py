@@ -411,7 +411,7 @@ class _Spans:
         """The last block ends a printed page."""
         self._page_ends.add(len(self._kinds) - 1)
 
-    def __iter__(self) -> Iterator["BlockSpan"]:
+    def __iter__(self) -> Iterator[BlockSpan]:
         """Each block's kind, level, start, end, markup and whether it ends a printed page."""
         marked = 0  # the next block with a small table's markup: `_marked[marked]`
         for i, kind in enumerate(self._kinds):
