@@ -167,3 +167,48 @@ def test_a_page_of_distinct_words_is_measured_without_counting_them():
     lost = measure_page(1, text, lambda: chunks(short=1))
     assert (lost.words, lost.foreign, lost.lost, lost.duplicated) == (100_001, 0, 1, 0)
     assert [e.word for e in lost.examples] == [lines[199].strip()]
+
+
+def test_a_word_longer_than_a_chunk_may_be_cut_where_its_pieces_fill_their_chunks():
+    # a paragraph of Chinese has no spaces; a signed link may be thousands of characters: a
+    # chunker must cut such a word between characters, and the pieces joined are the page's word
+    run = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可也你" * 20
+    text = f"第一章\n\n{run}。\n\n短句。"
+    pieces = [run[:250], run[250:500], run[500:]]
+    result = measure_page(1, text, [chunk("第一章"), chunk(pieces[0]), chunk(pieces[1]), chunk(f"{pieces[2]}。 短句。")])
+    assert (result.words, result.foreign, result.lost, result.duplicated) == (3, 0, 0, 0) and result.passes
+    # cut where its text has marks: the pieces' edges are the word's inside
+    url = "https://example.org/report.pdf?sig=" + "ab/cd.ef-" * 60 + "&date=2026"
+    text = f"The link {url} expires."
+    cuts = [0, url.index("/", 100) + 1, url.index(".", 300) + 1, url.index("-", 450) + 1, len(url)]
+    chunks = [chunk("The link")] + [chunk(url[a:b]) for a, b in zip(cuts, cuts[1:-1])] + [chunk(f"{url[cuts[-2]:]} expires.")]
+    result = measure_page(1, text, chunks)
+    assert (result.words, result.foreign, result.lost, result.duplicated) == (4, 0, 0, 0)
+    # a word cut where its chunk holds more than it could have started the next chunk whole
+    result = measure_page(1, text, [chunk(f"The link {url[:cuts[1]]}"), chunk(f"{url[cuts[1]:]} expires.")])
+    assert (result.foreign, result.lost) == (2, 1)
+    # and pieces that spell no page word are foreign, the words after them counted as ever
+    result = measure_page(1, "The abcdefghijk rest of it.", [chunk("The"), chunk("abcdefgh"), chunk("XYZ rest of it.")])
+    assert (result.words, result.foreign, result.lost) == (5, 2, 1)
+    assert {e.word for e in result.examples if e.kind == "foreign"} == {"abcdefgh", "XYZ"}
+
+
+def test_a_page_holding_a_word_longer_than_a_chunk_keeps_its_words_as_the_chain_cuts_it():
+    # the default chain, end to end: a Chinese paragraph of 1,200 characters and a Markdown link
+    # of 3,000 (each several chunks long) were found foreign and lost, though every character was kept
+    import random
+
+    from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
+
+    rnd = random.Random(3)
+    run = "".join(rnd.choice("的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可也你") for _ in range(1200))
+    url = "https://storage.example.org/report.pdf?X-Amz-Signature=" + "".join(rnd.choices("0123456789abcdef", k=3000))
+    files = {"zh.txt": f"第一章\n\n{run}。\n\n短句。\n", "links.md": f"# Links\n\nThe signed link {url} expires.\n\nMore.\n"}
+    for name, text in files.items():
+        encoded = encode_bytes(text.encode(), source_id=name, name=name)
+        chunks = to_document(encoded).chunks
+        long_word = run if name == "zh.txt" else url
+        assert len([c for c in chunks if long_word[100:200] in c.content or c.content in long_word]) > 2
+        result = measure(name, encoded.read.pages, chunks)
+        assert result.passes, result.to_json()
+        assert result.totals()["words"] == len(words(text))
