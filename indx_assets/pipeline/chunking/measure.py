@@ -6,11 +6,11 @@ Token counting is the expensive part of token-limited chunking, so it is organis
 
 - A tokenizer whose tokens never cross whitespace (BERT's WordPiece, the embedder's own, is
   one) is *whitespace-additive*: the count of a text is the sum of the counts of its
-  whitespace-separated words. Such a tokenizer is asked only once per distinct word; every
-  element, join and split is then summed from that cache, exactly. The cache belongs to the
-  tokenizer object, shared by every measure of it (a chunker measures page after page, and
-  a document's pages share most of their words), and is emptied when it passes
-  `WORD_CACHE_LIMIT` words.
+  whitespace-separated words. Such a tokenizer is asked for the count of a word once while the
+  word is in use, and every element, join and split is summed from a cache of counts, exactly.
+  The cache belongs to the tokenizer object, shared by every measure of it (a chunker measures
+  page after page, and a document's pages share most of their words); it keeps the words of
+  the last `WORD_CACHE_LIMIT` learnt and those met since (`WordCache`).
 - Any other tokenizer is asked for whole texts (in batches where it offers `count_batch`), and
   joins are counted exactly where they are decided.
 
@@ -20,8 +20,8 @@ tokenizer with BERT normalisation and pre-tokenization is recognised without it.
 
 import re
 import weakref
-from collections.abc import Iterable, Sequence
-from itertools import chain
+from collections.abc import Callable, Iterable, Sequence
+from itertools import chain, filterfalse
 from typing import Any, Protocol
 
 from indx_assets.pipeline.tokenizer import TokenCounter
@@ -87,22 +87,66 @@ def whitespace_additive(tokenizer: Any) -> bool:
 
 
 _SPACE = re.compile(r"\s")
-#: Words whose counts a tokenizer's shared cache holds before it is emptied (memory bound).
-WORD_CACHE_LIMIT = 200_000
+#: Words a generation of a tokenizer's shared cache holds (`WordCache`): some 4 MiB of a log's.
+WORD_CACHE_LIMIT = 32_768
+
+
+class _Generation(dict[str, int]):
+    """The words learnt or met lately and their counts; a word only the generation before has
+    is read from that one, and kept in this one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.before: dict[str, int] = {}
+
+    def __missing__(self, word: str) -> int:
+        count = self[word] = self.before[word]  # a KeyError when neither has it: not counted yet
+        return count
+
+
+class WordCache:
+    """A tokenizer's word counts, shared by every measure of it, in two generations: the words
+    learnt or met lately (`counts`, which measures sum from) and those of the generation before.
+    When the new one is full it becomes the old one, and a word of the old one met again comes
+    back into the new one: a document's common words stay, counted once, and its words met only
+    once (a log's ids and times, a list's links) go. A single cache of 200,000 words held some
+    30 MiB of them, about as much as the 32 MiB log or list that brought them."""
+
+    def __init__(self) -> None:
+        self.counts = _Generation()
+
+    def learn(self, words: set[str], count: Callable[[list[str]], list[int]]) -> None:
+        """Make `counts` give every word of `words`, counting with `count` those neither generation has."""
+        counts = self.counts
+        # looked up in C: most words are known already (not by `words.difference(counts)`, which
+        # for a dict that is a subclass goes through all of the dict's words)
+        missing = set(filterfalse(counts.__contains__, words))
+        if not missing:
+            return
+        if len(counts) + len(missing) > WORD_CACHE_LIMIT:
+            # a new generation, empty: what is met again of this one comes back as it is read
+            counts.before = dict(counts)
+            counts.clear()
+        missing = missing.difference(counts.before)
+        if missing:
+            new = list(missing)
+            counts.update(zip(new, count(new)))
+
+
 #: Per tokenizer object: whether it is whitespace-additive, and its shared word counts.
-_SHARED: "weakref.WeakKeyDictionary[Any, tuple[bool, dict[str, int]]]" = weakref.WeakKeyDictionary()
+_SHARED: "weakref.WeakKeyDictionary[Any, tuple[bool, WordCache]]" = weakref.WeakKeyDictionary()
 
 
-def _shared(tokenizer: Any) -> tuple[bool, dict[str, int]]:
+def _shared(tokenizer: Any) -> tuple[bool, WordCache]:
     """`tokenizer`'s additivity (probed once) and the word counts every measure of it shares;
     a fresh probe and a private cache for a tokenizer that cannot be weakly keyed."""
     try:
         found = _SHARED.get(tokenizer)
         if found is None:
-            found = _SHARED[tokenizer] = (whitespace_additive(tokenizer), {})
+            found = _SHARED[tokenizer] = (whitespace_additive(tokenizer), WordCache())
         return found
     except TypeError:
-        return whitespace_additive(tokenizer), {}
+        return whitespace_additive(tokenizer), WordCache()
 
 
 class TokenMeasure:
@@ -112,7 +156,8 @@ class TokenMeasure:
 
     def __init__(self, tokenizer: TokenCounter) -> None:
         self.tokenizer = tokenizer
-        self.additive, self._words = _shared(tokenizer)
+        self.additive, self._cache = _shared(tokenizer)
+        self._words = self._cache.counts
         self._batch = getattr(tokenizer, "count_batch", None)
         # a whitespace-additive tokenizer may count many single words in one go
         self._words_at_once = getattr(tokenizer, "count_words", None) if self.additive else None
@@ -129,15 +174,8 @@ class TokenMeasure:
         return _ODD_SPLIT.split(text.strip()) if _ODD.search(text) else text.split()
 
     def _learn(self, words: Iterable[str] | set[str]) -> None:
-        cache = self._words
-        wanted = words if isinstance(words, set) else set(words)
-        missing = list(wanted.difference(cache))  # looked up in C: most words are known already
-        if missing:
-            if len(cache) + len(missing) > WORD_CACHE_LIMIT:
-                cache.clear()  # memory bound; the words asked for now are all counted again
-                missing = list(wanted)
-            counted = self._words_at_once(missing) if self._words_at_once is not None else self._count_many(missing)
-            cache.update(zip(missing, counted))
+        self._cache.learn(words if isinstance(words, set) else set(words),
+                          self._words_at_once if self._words_at_once is not None else self._count_many)
 
     def size(self, text: str) -> int:
         if not self.additive:
