@@ -8,9 +8,7 @@ reader's text of that page (for a PDF, PDFium's text layer; for Markdown, the so
   hyphen) removed. A token that ends in a hyphen at a line end joins the word on the next
   line: the page's word is then the joined one, spelled with or without the hyphen.
 - A chunk word is *foreign* when it is no word of its page. Two whole words run together
-  ("exerciseshas") and a fragment ("rown" of "Brown") are foreign. A word longer than a chunk
-  (a paragraph of Chinese, a signed link) is cut between characters by its chunker: its pieces
-  are that word where the first fills a chunk alone and the chunks after go on with it.
+  ("exerciseshas") and a fragment ("rown" of "Brown") are foreign.
 - Sub/superscript *notation* is listed apart from foreign: a chunk word that is a page word
   run together with the mark beside it ("word1" for "word" and its footnote mark "1", "CO2"
   for "CO" and "2"), or a page word the chunk cut before such a mark ("x 2" for "x2"). A mark
@@ -35,7 +33,6 @@ A page passes when none of its chunk words is foreign (notation aside) and at le
 `MIN_KEPT` of its words are in its chunks or furniture; a document passes when every page does.
 """
 
-import bisect
 import functools
 import itertools
 from collections import Counter, deque
@@ -149,7 +146,6 @@ class _Page:
     counts: Counter[str] = field(default_factory=Counter)
     joins: dict[str, str] = field(default_factory=dict)
     glued: dict[str, tuple[str, str]] = field(default_factory=dict)
-    _sorted: list[str] | None = None  # its words and spellings in order, once asked for (`starting`)
 
     @classmethod
     def of(cls, text: str, furniture: frozenset[str] = frozenset()) -> "_Page":
@@ -169,13 +165,6 @@ class _Page:
         """The page word spelled `spelling`, None when the page has no such word."""
         key = self.joins.get(spelling)
         return key if key is not None else (spelling if spelling in self.counts else None)
-
-    def starting(self, prefix: str) -> list[str]:
-        """The page's words (and their other spellings) that start with `prefix`."""
-        if self._sorted is None:
-            self._sorted = sorted(itertools.chain(self.counts, self.joins))
-        at = bisect.bisect_left(self._sorted, prefix)
-        return list(itertools.takewhile(lambda w: w.startswith(prefix), itertools.islice(self._sorted, at, None)))
 
     def _spell(self, spelling: str, key: str) -> str:
         """The page word spelled `spelling`: the one it already is, else `key`."""
@@ -409,11 +398,11 @@ def measure_page(number: int, text: str, chunks: Iterable[ChunkText] | Callable[
     spelled = page.word
     found: Counter[str] = Counter()
     findings = _Findings()
-    stream = _Stream(_chunk_words(_measured(chunks())))
-    current = stream.pull()
+    stream = _chunk_words(_measured(chunks()))
+    current = next(stream, None)
     while current is not None:
         word, line, ends, chunk = current
-        after = stream.pull()
+        after = next(stream, None)
         following = after[0] if after is not None else None
         body, locator = chunk.content, chunk.locator
         key = spelled(word)
@@ -422,7 +411,7 @@ def measure_page(number: int, text: str, chunks: Iterable[ChunkText] | Callable[
             joined = spelled(word + after[0]) or spelled(f"{word}-{after[0]}")
             if joined is not None and (after[1] != line or key is None or spelled(after[0]) is None):
                 found[joined] += 1
-                current = stream.pull()  # the two words were one
+                current = next(stream, None)  # the two words were one
                 continue
         if key is not None:
             found[key] += 1
@@ -432,11 +421,7 @@ def measure_page(number: int, text: str, chunks: Iterable[ChunkText] | Callable[
         elif after is not None and after[3] is chunk and _glues(word, after[0]) and spelled(word + after[0]):
             found[spelled(word + after[0])] += 1
             findings.add("notation", f"{word} {following}", body, locator, n=2)
-            current = stream.pull()  # the word and its mark were one
-            continue
-        elif after is not None and after[3] is not chunk and (cut := _cut_word(chunk, after, stream, page)):
-            found[cut[0]] += 1
-            current = cut[1]  # the word after the pieces
+            current = next(stream, None)  # the word and its mark were one
             continue
         else:
             findings.add("foreign", word, body, locator)
@@ -454,60 +439,6 @@ def measure_page(number: int, text: str, chunks: Iterable[ChunkText] | Callable[
     c = findings.counts
     examples = tuple(e for kind in KINDS for e in findings.examples[kind])
     return PageFidelity(number, page.total, c["foreign"], c["notation"], c["lost"], c["duplicated"], examples)
-
-
-#: A chunk's word, with its line, how it ends, and its chunk (`_chunk_words`).
-_ChunkWord = tuple[str, int, int, ChunkText]
-
-
-class _Stream:
-    """Chunk words read one at a time, with the words read ahead given back (`give_back`)."""
-
-    def __init__(self, words: Iterator[_ChunkWord]) -> None:
-        self._words, self._back = words, deque[_ChunkWord | None]()
-
-    def pull(self) -> _ChunkWord | None:
-        return self._back.popleft() if self._back else next(self._words, None)
-
-    def give_back(self, words: list[_ChunkWord | None]) -> None:
-        self._back.extendleft(reversed(words))
-
-
-def _cut_word(first: ChunkText, following: _ChunkWord, stream: _Stream, page: "_Page") -> tuple[str, _ChunkWord | None] | None:
-    """A word longer than a chunk, which its chunker had to cut between characters: the page word
-    it spells and the chunk word after its pieces; else None, with nothing read.
-
-    Its first piece is the whole of its chunk (`first`: a word that fits a chunk starts one,
-    so a word cut where a chunk holds more is a fragment, foreign), and each chunk after goes on
-    with it, from `following`, the first word of the next: whole chunks, then the first word of
-    the chunk that ends it. (A chunk that repeats text of the one before, its overlap or its
-    table's header, ends the search: its first word is no piece of the word.)"""
-    raw = elide_inline_data(first.content).strip()
-    if not raw or any(c.isspace() for c in raw):
-        return None
-    # the page words it may be: those its first piece starts (spelled as a word, it is their start)
-    start = tokens(raw)
-    longer = [len(w) for w in page.starting(start[0][0]) if len(w) > len(raw)] if start else []
-    if not longer:
-        return None
-    shortest = min(longer)
-    read: list[_ChunkWord | None] = []
-    piece = following
-    while not piece[3].metadata.get(OVERLAP_KEY) and not piece[3].metadata.get(HEADER_KEY):
-        head = elide_inline_data(piece[3].content).split(maxsplit=1)
-        raw += head[0]
-        after = stream.pull()
-        read.append(after)
-        if len(raw) >= shortest:  # spelling a long word afresh for each of its pieces took a while
-            word = tokens(raw)
-            key = page.word(word[0][0]) if len(word) == 1 else None
-            if key is not None:
-                return key, after
-        if len(head) > 1 or after is None or after[3] is piece[3]:
-            break  # the chunk goes on after the piece: the word ends there, and is no page word
-        piece = after
-    stream.give_back(read)
-    return None
 
 
 def _measured(chunks: Iterable[ChunkText]) -> Iterator[ChunkText]:
