@@ -166,8 +166,9 @@ class WordAsker:
 
 
 def test_words_met_once_do_not_stay_counted(minilm) -> None:
-    # a list of links or a log: 400,000 distinct words, whose counts a cache of 200,000 words
-    # kept for nothing (its peak: 27 MB); two generations of the last words learnt hold a part (14.5)
+    # a list of links or a log: 400,000 distinct words, whose counts a single cache of 200,000
+    # words kept for nothing (measuring them peaked at 27 MB); two generations of the words
+    # learnt lately hold a bounded part of them (14.5 MB)
     rnd = random.Random(5)
     page = "\n".join(f"{rnd.getrandbits(28):07x}" for _ in range(400_000))
     measure = TokenMeasure(WordAsker(minilm, note=False))
