@@ -167,3 +167,40 @@ def test_a_page_of_distinct_words_is_measured_without_counting_them():
     lost = measure_page(1, text, lambda: chunks(short=1))
     assert (lost.words, lost.foreign, lost.lost, lost.duplicated) == (100_001, 0, 1, 0)
     assert [e.word for e in lost.examples] == [lines[199].strip()]
+
+
+def test_a_han_character_is_a_word_of_its_own():
+    # Chinese and Japanese set no space between words: a paragraph of Chinese was one word, and
+    # every chunk that ended inside it (at a sentence end) held foreign parts of it
+    assert words("第一章 这是测试。日本語のテキスト「中文」,ok") == [*"第一章这是测试日本語", "のテキスト", "中", "文", "ok"]
+    text = "第一章\n\n一二三四五。六七八九十。"
+    result = measure_page(1, text, [chunk("第一章\n\n一二三四五。"), chunk("六七八九十。")])
+    assert (result.words, result.foreign, result.lost, result.duplicated) == (13, 0, 0, 0) and result.passes
+    # a character left out or repeated is still found
+    result = measure_page(1, text, [chunk("第一章\n\n一二三四五。"), chunk("六七九九十。")])
+    assert (result.lost, result.duplicated) == (1, 1)
+
+
+def test_chinese_pages_keep_their_words_as_the_chain_cuts_them():
+    # the default chain, end to end: paragraphs of Chinese (sentences of 40 characters, and one of
+    # 1,200 with no mark at all, cut between characters), as text, Markdown (one in a table's
+    # cell) and HTML
+    import random
+
+    from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
+
+    rnd = random.Random(4)
+    chars = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可也你"
+    paragraphs = ["".join("".join(rnd.choices(chars, k=39)) + "。" for _ in range(rnd.randrange(3, 40))) for _ in range(6)]
+    paragraphs.append("".join(rnd.choices(chars, k=1200)))
+    files = {"zh.txt": "第一章\n\n" + "\n\n".join(paragraphs) + "\n",
+             "zh.md": "# 第一章\n\n" + "\n\n".join(paragraphs) + f"\n\n| 列 | 值 |\n|---|---|\n| x | {paragraphs[0]} |\n",
+             "zh.html": "<h1>第一章</h1>" + "".join(f"<p>{p}</p>" for p in paragraphs)}
+    for name, text in files.items():
+        encoded = encode_bytes(text.encode(), source_id=name, name=name)
+        chunks = to_document(encoded).chunks
+        assert len(chunks) > 10
+        result = measure(name, encoded.read.pages, chunks)
+        assert result.passes, (name, result.to_json())
+        # a word a character, and the table's "x"
+        assert result.totals()["words"] == sum("\u4e00" <= c <= "\u9fff" for c in text) + (name == "zh.md")

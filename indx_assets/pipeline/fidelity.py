@@ -5,7 +5,9 @@ reader's text of that page (for a PDF, PDFium's text layer; for Markdown, the so
 
 - A *word* is a whitespace-separated token with its surrounding punctuation and symbols
   (Unicode categories P and S) stripped, soft hyphens (U+00AD, and U+FFFE, PDFium's soft
-  hyphen) removed. A token that ends in a hyphen at a line end joins the word on the next
+  hyphen) removed. A Han character is a word of its own, as the embedder's tokenizer takes it:
+  Chinese and Japanese set no space between words, so a chunk of them ends between two
+  characters (a paragraph of Chinese was one word, its chunks' parts of it foreign). A token that ends in a hyphen at a line end joins the word on the next
   line: the page's word is then the joined one, spelled with or without the hyphen.
 - A chunk word is *foreign* when it is no word of its page. Two whole words run together
   ("exerciseshas") and a fragment ("rown" of "Brown") are foreign.
@@ -71,6 +73,10 @@ _NO_SOFT_HYPHENS = str.maketrans("", "", _SOFT_HYPHENS)
 _HYPHENATED = regex.compile(r"[\p{L}\p{N}][-\u2010]$")
 _SCRIPT_MARK = regex.compile(r"\d{1,3}|\p{L}|[\u00b2\u00b3\u00b9\u2070-\u209f]+")
 _HAS_LETTER = regex.compile(r"\p{L}")
+#: A Han character (an ideograph of Chinese, Japanese or Korean), and a token's parts: each Han
+#: character alone, and the runs between them.
+_HAN = regex.compile(r"\p{Han}")
+_HAN_PARTS = regex.compile(r"\p{Han}|\P{Han}+")
 _KEEPS_HYPHEN = regex.compile(r"[-\d]")
 
 #: A token: its word, the number of its line, and how it ends (`_SOFT`, `_HARD` hyphen, or 0).
@@ -84,6 +90,12 @@ def iter_tokens(text: str) -> Iterator[Token]:
         for raw in iter_words(line):
             soft = _SOFT_HYPHENS[0] in raw or _SOFT_HYPHENS[1] in raw
             bare = raw.translate(_NO_SOFT_HYPHENS) if soft else raw
+            if not bare.isascii() and _HAN.search(bare):
+                # each Han character a word; the last part of the token goes on as the token
+                *parts, bare = _HAN_PARTS.findall(bare)
+                for part in parts:
+                    if word := _EDGES.sub("", part):
+                        yield word, number, 0
             # most tokens are a bare word: the regex only for those with something at an edge
             word = bare if bare[:1].isalnum() and bare[-1:].isalnum() else _EDGES.sub("", bare)
             if word:
