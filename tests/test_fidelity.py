@@ -204,3 +204,19 @@ def test_chinese_pages_keep_their_words_as_the_chain_cuts_them():
         assert result.passes, (name, result.to_json())
         # a word a character, and the table's "x"
         assert result.totals()["words"] == sum("\u4e00" <= c <= "\u9fff" for c in text) + (name == "zh.md")
+
+
+def test_a_long_run_cut_into_foreign_pieces_is_measured_in_bounded_time():
+    # a word longer than a chunk (a run of one letter, a Thai paragraph, a signed link) is cut
+    # between characters, its pieces foreign; finding where each stands took time with the cube
+    # of the run's length (4,000 characters: 18 s; this page's 8,000 some 140 s)
+    run = "a" * 8000
+    text = f"Before {run} after."
+    pieces = [chunk("Before"), *(chunk(run[i : i + 1000], f"page:1/chunk:{i}") for i in range(0, len(run), 1000)),
+              chunk("after.")]
+    result, seconds, _ = cost(lambda: measure_page(1, text, pieces))
+    assert (result.words, result.foreign, result.lost) == (3, 8, 1)
+    assert seconds < 10, f"measured in {seconds:.1f} s"
+    # and a Han character lost is shown where it stands
+    result = measure_page(1, "一二三四五。", [chunk("一二四五。")])
+    assert [(e.kind, e.word, e.context) for e in result.examples] == [("lost", "三", "一二三四五。")]
