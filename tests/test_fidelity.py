@@ -169,10 +169,14 @@ def test_a_page_of_distinct_words_is_measured_without_counting_them():
     assert [e.word for e in lost.examples] == [lines[199].strip()]
 
 
-def test_a_han_character_is_a_word_of_its_own():
+def test_a_chinese_or_japanese_character_is_a_word_of_its_own():
     # Chinese and Japanese set no space between words: a paragraph of Chinese was one word, and
     # every chunk that ended inside it (at a sentence end) held foreign parts of it
-    assert words("第一章 这是测试。日本語のテキスト「中文」,ok") == [*"第一章这是测试日本語", "のテキスト", "中", "文", "ok"]
+    assert words("第一章 这是测试。日本語のテキスト「中文」,ok") == [*"第一章这是测试日本語のテキスト中文", "ok"]
+    # two characters side by side are no word and its mark, nor halves of a hyphenated word
+    for text, content in (("Unicode-\n中文", "Unicode-中文"), ("中文\u00ad\n字母", "中文字母"), ("表1 中文", "表 1 中文")):
+        result = measure_page(1, text, [chunk(content)])
+        assert (result.foreign, result.notation, result.lost, result.duplicated) == (0, 0, 0, 0), text
     text = "第一章\n\n一二三四五。六七八九十。"
     result = measure_page(1, text, [chunk("第一章\n\n一二三四五。"), chunk("六七八九十。")])
     assert (result.words, result.foreign, result.lost, result.duplicated) == (13, 0, 0, 0) and result.passes
@@ -182,15 +186,17 @@ def test_a_han_character_is_a_word_of_its_own():
 
 
 def test_chinese_pages_keep_their_words_as_the_chain_cuts_them():
-    # the default chain, end to end: paragraphs of Chinese (sentences of 40 characters, and one of
-    # 1,200 with no mark at all, cut between characters), as text, Markdown (one in a table's
-    # cell) and HTML
+    # the default chain, end to end: paragraphs of Chinese and Japanese (sentences of 40
+    # characters, and one of 1,200 with no mark at all, cut between characters), as text,
+    # Markdown (one in a table's cell) and HTML
     import random
+
+    import regex
 
     from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
 
     rnd = random.Random(4)
-    chars = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可也你"
+    chars = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可也你日本語のテキストです"
     paragraphs = ["".join("".join(rnd.choices(chars, k=39)) + "。" for _ in range(rnd.randrange(3, 40))) for _ in range(6)]
     paragraphs.append("".join(rnd.choices(chars, k=1200)))
     files = {"zh.txt": "第一章\n\n" + "\n\n".join(paragraphs) + "\n",
@@ -203,7 +209,7 @@ def test_chinese_pages_keep_their_words_as_the_chain_cuts_them():
         result = measure(name, encoded.read.pages, chunks)
         assert result.passes, (name, result.to_json())
         # a word a character, and the table's "x"
-        assert result.totals()["words"] == sum("\u4e00" <= c <= "\u9fff" for c in text) + (name == "zh.md")
+        assert result.totals()["words"] == len(regex.findall(r"[\p{Han}\p{Hiragana}\p{Katakana}]", text)) + (name == "zh.md")
 
 
 def test_a_long_run_cut_into_foreign_pieces_is_measured_in_bounded_time():
@@ -217,6 +223,6 @@ def test_a_long_run_cut_into_foreign_pieces_is_measured_in_bounded_time():
     result, seconds, _ = cost(lambda: measure_page(1, text, pieces))
     assert (result.words, result.foreign, result.lost) == (3, 8, 1)
     assert seconds < 10, f"measured in {seconds:.1f} s"
-    # and a Han character lost is shown where it stands
+    # and a Chinese character lost is shown where it stands
     result = measure_page(1, "一二三四五。", [chunk("一二四五。")])
     assert [(e.kind, e.word, e.context) for e in result.examples] == [("lost", "三", "一二三四五。")]

@@ -5,9 +5,10 @@ reader's text of that page (for a PDF, PDFium's text layer; for Markdown, the so
 
 - A *word* is a whitespace-separated token with its surrounding punctuation and symbols
   (Unicode categories P and S) stripped, soft hyphens (U+00AD, and U+FFFE, PDFium's soft
-  hyphen) removed. A Han character is a word of its own, as the embedder's tokenizer takes it:
-  Chinese and Japanese set no space between words, so a chunk of them ends between two
-  characters (a paragraph of Chinese was one word, its chunks' parts of it foreign). A token that ends in a hyphen at a line end joins the word on the next
+  hyphen) removed. A character of Chinese or Japanese (Han, hiragana, katakana) is a word of
+  its own, as the embedder's tokenizer takes a Han character: they set no space between words,
+  so a chunk of them ends between two characters (a paragraph of Chinese was one word, its
+  chunks' parts of it foreign). Such a character is no hyphenated word's second half. A token that ends in a hyphen at a line end joins the word on the next
   line: the page's word is then the joined one, spelled with or without the hyphen.
 - A chunk word is *foreign* when it is no word of its page. Two whole words run together
   ("exerciseshas") and a fragment ("rown" of "Brown") are foreign.
@@ -71,12 +72,14 @@ _SOFT_HYPHENS = "\u00ad\ufffe"
 _NO_SOFT_HYPHENS = str.maketrans("", "", _SOFT_HYPHENS)
 #: A hyphen after a letter or digit ends the token (a double hyphen is a dash: "exposed--").
 _HYPHENATED = regex.compile(r"[\p{L}\p{N}][-\u2010]$")
-_SCRIPT_MARK = regex.compile(r"\d{1,3}|\p{L}|[\u00b2\u00b3\u00b9\u2070-\u209f]+")
+#: A sub/superscript mark: a number, a letter (but no character of a script set without spaces:
+#: two Chinese characters side by side are two words, no word and its mark), super/subscripts.
+_SCRIPT_MARK = regex.compile(r"\d{1,3}|(?![\p{Han}\p{Hiragana}\p{Katakana}])\p{L}|[\u00b2\u00b3\u00b9\u2070-\u209f]+")
 _HAS_LETTER = regex.compile(r"\p{L}")
-#: A Han character (an ideograph of Chinese, Japanese or Korean), and a token's parts: each Han
-#: character alone, and the runs between them.
-_HAN = regex.compile(r"\p{Han}")
-_HAN_PARTS = regex.compile(r"\p{Han}|\P{Han}+")
+#: A character of a script set without spaces between words (Chinese and Japanese: Han,
+#: hiragana, katakana), and a token's parts: each such character alone, and the runs between them.
+_UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]")
+_UNSPACED_PARTS = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}]|[^\p{Han}\p{Hiragana}\p{Katakana}]+")
 _KEEPS_HYPHEN = regex.compile(r"[-\d]")
 
 #: A token: its word, the number of its line, and how it ends (`_SOFT`, `_HARD` hyphen, or 0).
@@ -90,16 +93,18 @@ def iter_tokens(text: str) -> Iterator[Token]:
         for raw in iter_words(line):
             soft = _SOFT_HYPHENS[0] in raw or _SOFT_HYPHENS[1] in raw
             bare = raw.translate(_NO_SOFT_HYPHENS) if soft else raw
-            if not bare.isascii() and _HAN.search(bare):
-                # each Han character a word; the last part of the token goes on as the token
-                *parts, bare = _HAN_PARTS.findall(bare)
+            unspaced = not bare.isascii() and _UNSPACED.search(bare) is not None
+            if unspaced:
+                # each character a word; the last part of the token goes on as the token
+                *parts, bare = _UNSPACED_PARTS.findall(bare)
                 for part in parts:
                     if word := _EDGES.sub("", part):
                         yield word, number, 0
             # most tokens are a bare word: the regex only for those with something at an edge
             word = bare if bare[:1].isalnum() and bare[-1:].isalnum() else _EDGES.sub("", bare)
             if word:
-                ends = (_SOFT if soft and raw.endswith(tuple(_SOFT_HYPHENS))
+                ends = (0 if unspaced and _UNSPACED.fullmatch(word)  # a character hyphenates no word
+                        else _SOFT if soft and raw.endswith(tuple(_SOFT_HYPHENS))
                         else _HARD if raw[-1] in "-\u2010" and _HYPHENATED.search(raw) else 0)
                 yield word, number, ends
 
@@ -206,7 +211,7 @@ class _Page:
                 while (token := peek(k)) is not None and token[1] in apart and token[1] != line:
                     k += 1
             following = peek(k) if ends else None
-            if following is not None and following[1] != line:
+            if following is not None and following[1] != line and not _UNSPACED.match(following[0]):
                 # a word hyphenated across a line end: one word, with or without its hyphen
                 passed = [ahead.popleft() for _ in range(k)]  # furniture words between its halves
                 ahead.popleft()
@@ -338,12 +343,12 @@ CONTEXT_TRIES = 64
 
 def _context(text: str, word: str, width: int = 30) -> tuple[int, int, str] | None:
     """Where `word` first stands as a whole word in `text` (no letter or digit on either side,
-    unless it is a Han character, a word wherever it stands), and the text around it; None when
+    unless it is a Chinese or Japanese character, a word wherever it stands), and the text around it; None when
     it does not in its first `CONTEXT_TRIES` places. Found by `str.find`, not by a regular
     expression with look-arounds, which took time with the cube of a long run's length (a
     foreign piece of 4,000 characters of one letter: 18 s)."""
     at, end = text.find(word), len(text)
-    anywhere = _HAN.fullmatch(word) is not None
+    anywhere = _UNSPACED.fullmatch(word) is not None
     for _ in range(CONTEXT_TRIES):
         if at < 0:
             return None
