@@ -8,8 +8,9 @@ reader's text of that page (for a PDF, PDFium's text layer; for Markdown, the so
   hyphen) removed. A character of Chinese or Japanese (Han, hiragana, katakana) is a word of
   its own, as the embedder's tokenizer takes a Han character: they set no space between words,
   so a chunk of them ends between two characters (a paragraph of Chinese was one word, its
-  chunks' parts of it foreign). Such a character is no hyphenated word's second half. A token that ends in a hyphen at a line end joins the word on the next
-  line: the page's word is then the joined one, spelled with or without the hyphen.
+  chunks' parts of it foreign), and no half of a hyphenated word. A token that ends in a
+  hyphen at a line end joins the word on the next line: the page's word is then the joined
+  one, spelled with or without the hyphen.
 - A chunk word is *foreign* when it is no word of its page. Two whole words run together
   ("exerciseshas") and a fragment ("rown" of "Brown") are foreign.
 - Sub/superscript *notation* is listed apart from foreign: a chunk word that is a page word
@@ -343,10 +344,10 @@ CONTEXT_TRIES = 64
 
 def _context(text: str, word: str, width: int = 30) -> tuple[int, int, str] | None:
     """Where `word` first stands as a whole word in `text` (no letter or digit on either side,
-    unless it is a Chinese or Japanese character, a word wherever it stands), and the text around it; None when
-    it does not in its first `CONTEXT_TRIES` places. Found by `str.find`, not by a regular
-    expression with look-arounds, which took time with the cube of a long run's length (a
-    foreign piece of 4,000 characters of one letter: 18 s)."""
+    unless it is a Chinese or Japanese character, a word wherever it stands), and the text
+    around it; None when it does not in its first `CONTEXT_TRIES` places. Found by `str.find`,
+    not by a regular expression with look-arounds, which took time with the cube of a long
+    run's length (a foreign piece of 4,000 characters of one letter: 18 s)."""
     at, end = text.find(word), len(text)
     anywhere = _UNSPACED.fullmatch(word) is not None
     for _ in range(CONTEXT_TRIES):
