@@ -8,9 +8,10 @@ text reader refuses it: the case of issue 17, where 1 GiB cost 5.5 GB) and a fil
 the same size as plain text, Markdown and HTML (one page whose text is stored; `--formats` picks
 them), a server log and a word list (`text-log`, `text-words`: lines drawn afresh, so its words
 are distinct), prose wrapped at 72 characters in one paragraph (`text-wrapped`, and as Markdown
-`markdown-wrapped`), a Markdown list of links (`markdown-list`), and pages of
-HTML's other shapes (`_BLOCKS`): short paragraphs (an element every 80 bytes, where the parser's
-tree and the walk over it dominate), paragraphs and list items closed only implicitly,
+`markdown-wrapped`), distinct words hyphenated across every line end (`text-hyphenated`), a
+Markdown list of links (`markdown-list`), and pages of HTML's other shapes (`_BLOCKS`): short
+paragraphs (an element every 80 bytes, where the parser's tree and the walk over it dominate),
+paragraphs and list items closed only implicitly,
 paragraphs inside wrapping containers, one large table (and one as a page writes it:
 `html-table-page`), paragraphs in one form around the page (`html-form`) or in formatting
 elements around it, as old pages write them (`html-font`), or each with a `font` left open in
@@ -190,6 +191,11 @@ def _wrapped_line(rnd: random.Random) -> bytes:
     return " ".join(words).capitalize()[:72].rstrip().encode() + b"\n"
 
 
+def _hyphenated_line(rnd: random.Random) -> bytes:
+    words = ["".join(rnd.choices("abcdefghijklmnopqrstuvwxyz", k=rnd.randrange(3, 11))) for _ in range(9)]
+    return " ".join(words).encode() + b"-\n"  # the last word goes on on the next line
+
+
 def _list_line(rnd: random.Random) -> bytes:
     return f"- [Tide table {rnd.randrange(10**6)}](https://example.org/tides/{rnd.getrandbits(32):08x}) held back\n".encode()
 
@@ -197,9 +203,10 @@ def _list_line(rnd: random.Random) -> bytes:
 #: Text files of lines, each line drawn afresh: a server log (a session id and numbers on every
 #: line), a word list, a distinct word a line (a page of distinct tokens), and prose wrapped at
 #: 72 characters with no blank line (one paragraph of sentences, as text dumped from a PDF), as
-#: plain text and as Markdown, and a Markdown list of links (one list, an item a line).
+#: plain text and as Markdown, distinct words hyphenated at every line end (a word across each
+#: line break, as a typeset book's text), and a Markdown list of links (one list, an item a line).
 _LINES = {"text-log": _log_line, "text-words": _word_line, "text-wrapped": _wrapped_line,
-          "markdown-wrapped": _wrapped_line, "markdown-list": _list_line}
+          "markdown-wrapped": _wrapped_line, "text-hyphenated": _hyphenated_line, "markdown-list": _list_line}
 
 
 def _write(path: Path, size: int, binary: bool, name: str) -> None:

@@ -167,6 +167,17 @@ def test_a_page_of_distinct_words_is_measured_without_counting_them():
     lost = measure_page(1, text, lambda: chunks(short=1))
     assert (lost.words, lost.foreign, lost.lost, lost.duplicated) == (100_001, 0, 1, 0)
     assert [e.word for e in lost.examples] == [lines[199].strip()]
+    # prose hyphenated at its line ends, some of its words across a chunk's end: each such word
+    # is one on both sides, and still not counted (this took the word-by-word path: 12x the page)
+    for i in range(99, len(lines) - 1, 100):
+        lines[i] = lines[i].rstrip("\n") + "-\n"
+    text = "".join(lines)
+    result, _, peak = cost(lambda: measure_page(1, text, chunks))
+    assert (result.words, result.foreign, result.lost, result.duplicated) == (100_001 - 999, 0, 0, 0)
+    assert peak < len(text) // 4, f"measuring a page of {len(text):,} characters peaked at {peak:,} bytes"
+    # and the chunks that join such a word whole still hold it (measured word by word)
+    joined = [chunk(text.replace("-\n", ""))]
+    assert (measure_page(1, text, joined).foreign, measure_page(1, text, joined).lost) == (0, 0)
 
 
 def test_a_chinese_or_japanese_character_is_a_word_of_its_own():

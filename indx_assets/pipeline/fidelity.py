@@ -480,35 +480,47 @@ def _measured(chunks: Iterable[ChunkText]) -> Iterator[ChunkText]:
 
 def _same_words(text: str, measured: Iterable[ChunkText]) -> int | None:
     """How many words the page `text` holds, when the `measured` chunks hold exactly its words,
-    each as often, and no word on either side that ends in a hyphen has a word after it on a later
-    line; else None (all chunks are read either way). Such a page's measure finds nothing,
-    whatever its words: no word is joined across a line end or to a mark, none is foreign, lost
-    or duplicated. (A word that ends in a hyphen where its line goes on, or at the very end, as a
-    log cut off mid-line ends, is a word as any other.)
+    each as often; else None (all chunks are read either way). A word hyphenated across a line
+    end is one word on either side, its two halves (`_word_sums`): chunks that keep the
+    page's line-end hyphenation, or cut a chunk where the page breaks the line, hold the page's
+    word. Such a page's measure finds nothing, whatever its words: no word is joined to a mark,
+    none is foreign, lost or duplicated.
 
     The two multisets of words are compared by the sums of their words' hashes and of those
     hashes squared (Python's string hash, SipHash under the process's random key): equal words
     give equal sums, and different words equal sums with a chance of about 2**-64. So a page of
-    a million distinct words (a log, a word list) is compared in constant memory, where counting
-    its words costs some 12x the page."""
+    a million distinct words (a log, a word list, prose hyphenated at its line ends) is compared
+    in constant memory, where counting its words costs some 12x the page."""
     chunks = iter(measured)
     page = _word_sums(iter_tokens(text))
-    held = page and _word_sums((word, line, ends) for word, line, ends, _ in _chunk_words(chunks))
+    held = _word_sums((word, line, ends) for word, line, ends, _ in _chunk_words(chunks))
     for _ in chunks:  # the rest read all the same: the caller may count the chunks as they are read
         pass
-    return page[0] if page is not None and held == page else None
+    return page[0] if held == page else None
 
 
-def _word_sums(words: Iterable[Token]) -> tuple[int, int, int] | None:
-    """How many `words` there are, and the sums of their hashes and of those squared; None at
-    the first word after one that ends in a hyphen on an earlier line."""
+def _word_sums(tokens: Iterable[Token]) -> tuple[int, int, int]:
+    """How many words `tokens` hold as `_Page.read` counts them (furniture aside), and the sums
+    of their hashes and of those squared. A word that ends in a hyphen and the word that starts
+    a later line are one word, hashed as the pair of them: which spelling the page counts it by
+    does not matter when both sides hold the same pairs."""
     count = total = squares = 0
-    hyphenated = -1  # the line of the word before, where it ends in a hyphen
-    for word, line, ends in words:
-        if hyphenated >= 0 and line != hyphenated:
-            return None
-        hyphenated = line if ends else -1
-        h = hash(word)
+    pending: Token | None = None  # a word that ends in a hyphen, waiting for the next
+    for token in tokens:
+        if pending is not None:
+            joins = token[1] != pending[1] and not _UNSPACED.match(token[0])
+            h = hash((pending[0], token[0]) if joins else pending[0])
+            count, total, squares = count + 1, total + h, squares + h * h
+            pending = None
+            if joins:
+                continue
+        if token[2]:
+            pending = token
+            continue
+        h = hash(token[0])
+        count, total, squares = count + 1, total + h, squares + h * h
+    if pending is not None:
+        h = hash(pending[0])
         count, total, squares = count + 1, total + h, squares + h * h
     return count, total, squares
 
