@@ -2,35 +2,35 @@
 
     python bench/bench_source_memory.py [--mb 256] [--rounds 3] [--reader] [--chunk] [--against /work/main/.venv/bin/python]
 
-Each case runs in its own process (peak RSS is per process: VmHWM) against a fresh data
-directory: a baseline with a one-line file, then a binary file of `--mb` MiB (NUL bytes, so the
-text reader refuses it: the case of issue 17, where 1 GiB cost 5.5 GB) and a file of words of
-the same size as plain text, Markdown and HTML (one page whose text is stored; `--formats` picks
-them), a server log and a word list (`text-log`, `text-words`: lines drawn afresh, so its words
-are distinct), prose wrapped at 72 characters in one paragraph (`text-wrapped`, and as Markdown
-`markdown-wrapped`), distinct words hyphenated across every line end (`text-hyphenated`), a
-Markdown list of links (`markdown-list`), and pages of HTML's other shapes (`_BLOCKS`): short
-paragraphs (an element every 80 bytes, where the parser's tree and the walk over it dominate),
-paragraphs and list items closed only implicitly,
-paragraphs inside wrapping containers, one large table (and one as a page writes it:
-`html-table-page`), paragraphs in one form around the page (`html-form`) or in formatting
-elements around it, as old pages write them (`html-font`), or each with a `font` left open in
-it, which the parser reconstructs in the next (`html-font-unclosed`), or each in a `b` closed
-inside it (`html-misnested`, the adoption agency with a furthest block), sections of tables and
-forms as old sites write them (`html-old-tables`), rows whose cells a `font` wraps
-(`html-font-rows`), tables with a `div` among their rows (`html-fostered-blocks`), sections of a
-page with no DOCTYPE, a table in a `p` and a form a `div` closes (`html-quirks`), sections with
-a select, a template, an SVG icon, a MathML formula, ruby and an escaped script (`html-modern`),
-a page laid out in a table, all its text in one cell (`html-layout`), a forum's page of posts,
-each a table in that cell (`html-forum`), one large `pre` (`html-pre`), and a page in
-Windows-1252; and Markdown of one long block: a mail thread quoted whole (`markdown-quote`),
-indented code (`markdown-code`), a fence (`markdown-fence`) and an HTML table pasted in
-(`markdown-html`). Prints each case's peak above the baseline as a multiple of the file's size, the
-median of `--rounds`; the bound for a file under INDX_MAX_FILE_MB is 2x. `--chunk` cuts the read
-pages too (`chunk_map`: the peak is then the larger of the read's and the cut's), `--reader`
-measures the reader alone (see `READER_PROBE`). `--against` names another interpreter (another
-tree's venv, main's) whose cases run in the same rounds, each beside this tree's, so both are
-measured on the same load.
+Each case runs in its own process (peak RSS is per process: VmHWM) against a fresh data directory:
+a baseline with a one-line file, then a binary file of `--mb` MiB (NUL bytes, so the text reader
+refuses it: the case of issue 17, where 1 GiB cost 5.5 GB) and a file of words of the same size as
+plain text, Markdown and HTML (one page whose text is stored; `--formats` picks them), a server log
+and a word list (`text-log`, `text-words`: lines drawn afresh, so its words are distinct), a log
+with a blob longer than a chunk in one line of 500 (`text-log-blobs`: its chunks cut a word, so the
+page is measured word by word, `fidelity.measure_page`), prose wrapped at 72 characters in one
+paragraph (`text-wrapped`, and as Markdown `markdown-wrapped`), distinct words hyphenated across
+every line end (`text-hyphenated`), a Markdown list of links (`markdown-list`), and pages of HTML's
+other shapes (`_BLOCKS`): short paragraphs (an element every 80 bytes, where the parser's tree and
+the walk over it dominate), paragraphs and list items closed only implicitly, paragraphs inside
+wrapping containers, one large table (and one as a page writes it: `html-table-page`), paragraphs
+in one form around the page (`html-form`) or in formatting elements around it, as old pages write
+them (`html-font`), or each with a `font` left open in it, which the parser reconstructs in the
+next (`html-font-unclosed`), or each in a `b` closed inside it (`html-misnested`, the adoption
+agency with a furthest block), sections of tables and forms as old sites write them
+(`html-old-tables`), rows whose cells a `font` wraps (`html-font-rows`), tables with a `div` among
+their rows (`html-fostered-blocks`), sections of a page with no DOCTYPE, a table in a `p` and a
+form a `div` closes (`html-quirks`), sections with a select, a template, an SVG icon, a MathML
+formula, ruby and an escaped script (`html-modern`), a page laid out in a table, all its text in
+one cell (`html-layout`), a forum's page of posts, each a table in that cell (`html-forum`), one
+large `pre` (`html-pre`), and a page in Windows-1252; and Markdown of one long block: a mail thread
+quoted whole (`markdown-quote`), indented code (`markdown-code`), a fence (`markdown-fence`) and an
+HTML table pasted in (`markdown-html`). Prints each case's peak above the baseline as a multiple of
+the file's size, the median of `--rounds`; the bound for a file under INDX_MAX_FILE_MB is 2x.
+`--chunk` cuts the read pages too (`chunk_map`: the peak is then the larger of the read's and the
+cut's), `--reader` measures the reader alone (see `READER_PROBE`). `--against` names another
+interpreter (another tree's venv, main's) whose cases run in the same rounds, each beside this
+tree's, so both are measured on the same load.
 """
 
 import argparse
@@ -179,6 +179,12 @@ def _log_line(rnd: random.Random) -> bytes:
             f" {rnd.choice((200, 200, 304, 404))} {rnd.randrange(2000)}ms\n").encode()
 
 
+def _blob_line(rnd: random.Random) -> bytes:
+    """A log line, one in 500 carrying a blob longer than a chunk (a payload dumped whole)."""
+    blob = b" payload=" + rnd.randbytes(4_500).hex().encode() if rnd.random() < 0.002 else b""
+    return _log_line(rnd).rstrip(b"\n") + blob + b"\n"
+
+
 def _word_line(rnd: random.Random) -> bytes:
     return "".join(rnd.choices("abcdefghijklmnopqrstuvwxyz", k=rnd.randrange(4, 12))).encode() + b"\n"
 
@@ -205,8 +211,9 @@ def _list_line(rnd: random.Random) -> bytes:
 #: 72 characters with no blank line (one paragraph of sentences, as text dumped from a PDF), as
 #: plain text and as Markdown, distinct words hyphenated at every line end (a word across each
 #: line break, as a typeset book's text), and a Markdown list of links (one list, an item a line).
-_LINES = {"text-log": _log_line, "text-words": _word_line, "text-wrapped": _wrapped_line,
-          "markdown-wrapped": _wrapped_line, "text-hyphenated": _hyphenated_line, "markdown-list": _list_line}
+_LINES = {"text-log": _log_line, "text-log-blobs": _blob_line, "text-words": _word_line,
+          "text-wrapped": _wrapped_line, "markdown-wrapped": _wrapped_line, "text-hyphenated": _hyphenated_line,
+          "markdown-list": _list_line}
 
 
 def _write(path: Path, size: int, binary: bool, name: str) -> None:

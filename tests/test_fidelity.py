@@ -1,6 +1,7 @@
 """The word-fidelity measure (`indx_assets.pipeline.fidelity`): what counts as a word, and what a page's
 chunks are charged with (foreign, notation, lost, duplicated)."""
 
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -178,6 +179,47 @@ def test_a_page_of_distinct_words_is_measured_without_counting_them():
     # and the chunks that join such a word whole still hold it (measured word by word)
     joined = [chunk(text.replace("-\n", ""))]
     assert (measure_page(1, text, joined).foreign, measure_page(1, text, joined).lost) == (0, 0)
+
+
+def test_a_long_page_whose_chunks_miss_words_is_measured_a_stretch_at_a_time(monkeypatch):
+    """A page whose chunks do not hold exactly its words is measured word by word, which for a
+    log or a word list costs many times the page. When its chunks say where they stand on it
+    (their offsets), a long page is measured a stretch at a time, each as a page of its own, and
+    the measure finds what it finds word by word: a word lost, where it stands on the page, and a
+    word longer than a chunk, cut, as foreign pieces."""
+    import random
+
+    from indx_assets.pipeline import fidelity
+    from indx_assets.pipeline.identity import char_locator
+
+    monkeypatch.setattr(fidelity, "STRETCH_CHARS", 1 << 12)
+    rnd = random.Random(6)
+    lines = ["".join(rnd.choices("abcdefghijklmnopqrstuvwxyz", k=rnd.randrange(4, 12))) + "\n" for _ in range(100_000)]
+    lines[50_000] = "".join(rnd.choices("abcdefghijklmnopqrstuvwxyz", k=3_000)) + "\n"  # longer than a chunk
+    text = "".join(lines)
+    starts = [0, *itertools.accumulate(len(line) for line in lines)]
+    cuts = sorted({*starts[::200], starts[50_000] + 1_500, len(text)})  # a chunk every 200 lines, one in the long word
+    gone = lines[70_001].strip()
+
+    def chunks() -> Iterator[DocumentChunk]:
+        for start, end in itertools.pairwise(cuts):
+            content = text[start:end]
+            if start <= starts[70_001] < end:
+                content = content.replace(f"\n{gone}\n", "\n", 1)
+            yield DocumentChunk(source_id="doc", locator=f"char:{start}-{end}", content=content, page=1,
+                                start_offset=start + 10, end_offset=end + 10)  # the page starts at 10
+
+    result, _, peak = cost(lambda: measure_page(1, text, chunks, origin=10))
+    assert (result.words, result.foreign, result.lost, result.duplicated) == (100_000, 2, 2, 0)
+    lost = [e for e in result.examples if e.kind == "lost"]
+    assert [(e.word, e.locator) for e in lost] == [(lines[50_000].strip(), char_locator(starts[50_000], starts[50_001] - 1, page=1)),
+                                                   (gone, char_locator(starts[70_001], starts[70_002] - 1, page=1))]
+    # a stretch's words at a time (word by word, the whole page at once took 34x the page)
+    assert peak < len(text) // 2, f"measuring a page of {len(text):,} characters peaked at {peak:,} bytes"
+    # word by word, the whole page at once: the same findings
+    whole = measure_page(1, text, chunks)
+    assert (whole.words, whole.foreign, whole.lost, whole.duplicated) == (100_000, 2, 2, 0)
+    assert [e.locator for e in whole.examples] == [e.locator for e in result.examples]
 
 
 def test_a_chinese_or_japanese_character_is_a_word_of_its_own():

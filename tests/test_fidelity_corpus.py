@@ -7,7 +7,7 @@ when recorded in `PDF_AT_MOST` (no more foreign or lost words), so a regression 
 corpus PDF meets the thresholds now, so none is recorded.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -79,3 +79,53 @@ def test_corpus_pdfs_keep_their_words_no_worse_than_recorded(corpus: Path,
     assert not regressions, "\n".join(regressions)
     assert set(PDF_AT_MOST) <= set(measured)  # a recorded file that left the corpus would pass unseen
     assert MIN_KEPT == 0.99
+
+
+@pytest.mark.parametrize("kind", ["html", "markdown", "text"])
+def test_a_page_measured_a_stretch_at_a_time_is_measured_as_it_is_whole(
+        corpus: Path, cut_corpus_file: Callable[[Path], Encoded], kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long page whose chunks do not hold exactly its words is measured a stretch at a time
+    (`fidelity._stretches`). Cut into stretches of 40 characters (so nearly every chunk's end
+    is one's end), every page of the corpus whose chunks drop a word, run two together or repeat
+    one is measured as it is whole: the same counts, the same words found, the same verdict."""
+    from dataclasses import replace
+
+    from indx_assets.pipeline import fidelity
+    from indx_assets.pipeline.read_and_chunk import page_origins
+
+    monkeypatch.setattr(fidelity, "STRETCH_CHARS", 40)
+    stretches = []  # how many stretches each page measured so was cut into
+
+    def counted(*args: object) -> Iterator[tuple[int, int, list[fidelity.ChunkText]]]:
+        stretches.append(0)
+        for stretch in cut_into(*args):
+            stretches[-1] += 1
+            yield stretch
+
+    def measured(page: fidelity.PageFidelity) -> tuple[object, ...]:
+        return (*(getattr(page, name) for name in fidelity.COUNTS), page.passes,
+                sorted((e.kind, e.word) for e in page.examples))
+
+    cut_into = fidelity._stretches
+    monkeypatch.setattr(fidelity, "_stretches", counted)
+    compared = 0
+    for path in _files(corpus, kind):
+        encoded = cut_corpus_file(path)
+        origins = page_origins(encoded.read)
+        chunks = to_document(encoded).chunks
+        for page in encoded.read.pages:
+            held = [c for c in chunks if c.page == page.page and c.chunk_type == "content" and " " in c.content.strip()]
+            if len(page.text) <= 80 or not held:
+                continue
+            middle = held[len(held) // 2]
+            first, _, rest = middle.content.strip().partition(" ")
+            faults = {"dropped": rest, "run together": first + rest, "repeated": f"{first} {middle.content}"}
+            for fault, content in faults.items():
+                faulty = [replace(c, content=content) if c is middle else c for c in chunks if c.page == page.page]
+                whole = fidelity.measure_page(page.page, page.text, faulty)
+                stretched = fidelity.measure_page(page.page, page.text, faulty, origin=origins[page.page])
+                # the same counts and words found; a word's example is where its stretch has it (a
+                # word the page holds twice is shown where it was lost, not at its first place)
+                assert measured(stretched) == measured(whole), f"{path.name} page {page.page}, a word {fault}"
+                compared += 1
+    assert compared >= 9 and sum(n > 1 for n in stretches) >= compared // 2, (compared, stretches)

@@ -336,6 +336,8 @@ class ChunkText(Protocol):
     chunk_type: str
     content: str
     metadata: Mapping[str, Any]
+    start_offset: int | None  # where it stands in its page's text (or the document's), when it says
+    end_offset: int | None
 
 
 #: The places `_context` tries for a word standing whole before it gives up.
@@ -386,9 +388,11 @@ def _repeats(previous: list[str], current: list[str], n: int) -> int | None:
 
 
 class _Findings:
-    """Counts and the first few examples of each kind, for one page."""
+    """Counts and the first few examples of each kind, for one page (or a stretch of it that
+    starts at `offset`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, offset: int = 0) -> None:
+        self.offset = offset
         self.counts: Counter[str] = Counter()
         self.examples: dict[str, list[Example]] = {kind: [] for kind in KINDS}
 
@@ -398,7 +402,7 @@ class _Findings:
             return
         where = _context(text, word.split()[0])
         if locator is None:  # a page word: its own span on the page
-            locator = char_locator(where[0], where[1], page=page) if where else f"page:{page}"
+            locator = char_locator(self.offset + where[0], self.offset + where[1], page=page) if where else f"page:{page}"
         self.examples[kind].append(Example(kind, word, locator, where[2] if where else ""))
 
 
@@ -412,11 +416,15 @@ def page_furniture(chunks: Iterable[ChunkText]) -> set[str]:
 
 
 def measure_page(number: int, text: str, chunks: Iterable[ChunkText] | Callable[[], Iterable[ChunkText]],
-                 furniture: Collection[str] | None = None) -> PageFidelity:
+                 furniture: Collection[str] | None = None, origin: int | None = None) -> PageFidelity:
     """The measure of page `number` (its reader's `text`) against its chunks, in chunk order:
     `chunks` gives them afresh each time it is called (a page's chunks spooled are read back), or
     they are held. They are read once when they hold the page's words exactly (`_same_words`),
-    again when not, and once more before when their `furniture` is not given (`page_furniture`)."""
+    again when not, and once more before when their `furniture` is not given (`page_furniture`).
+
+    `origin` is where the page's text starts in the chunks' offsets (`start_offset`), when they
+    are offsets of it: a long page whose chunks do not hold exactly its words is then measured a
+    stretch at a time (`_stretches`), in memory a stretch's words take, not the page's."""
     if not callable(chunks):
         listed = list(chunks)
         chunks = lambda: listed  # noqa: E731
@@ -426,11 +434,93 @@ def measure_page(number: int, text: str, chunks: Iterable[ChunkText] | Callable[
     total = _same_words(elided, _measured(chunks()))
     if total is not None:
         return PageFidelity(number, total)
+    if origin is not None and not furniture and len(text) > 2 * STRETCH_CHARS:
+        by_stretches = _measure_stretches(number, text, chunks(), origin)
+        if by_stretches is not None:
+            return by_stretches
+    return _compare(number, text, elided, lambda: _measured(chunks()), furniture)
+
+
+#: The length a page is measured in stretches of (`_stretches`), when it is twice as long: a
+#: stretch measured word by word costs some 30x its length (a word list's), 8 MiB.
+STRETCH_CHARS = 1 << 18
+
+
+class _Unplaced(Exception):
+    """A chunk does not say where it stands on its page, or stands before one before it."""
+
+
+def _stretches(text: str, measured: Iterable[ChunkText], origin: int) -> Iterator[tuple[int, int, list[ChunkText]]]:
+    """The page `text` cut into stretches of at least `STRETCH_CHARS` (start, end, and the
+    chunks that stand in it), when its chunks come in the order they stand on it. A stretch
+    ends where a chunk ends and the page's words break (`_breaks`), and the next chunk starts
+    there or after, but for the overlap it says it repeats: so every page word and every chunk
+    word is in one stretch, and a word is only one where it is on the page. A chunk cut inside
+    a word (or inside one hyphenated across a line end) keeps its stretch going. Raises
+    `_Unplaced` when a chunk has no offsets on the page, or comes before one before it."""
+    start, held = 0, []
+    cut: int | None = None  # where the stretch may end, if the next chunk starts there or after
+    last = (0, 0)
+    for chunk in measured:
+        if chunk.start_offset is None or chunk.end_offset is None:
+            raise _Unplaced
+        at, end = chunk.start_offset - origin, chunk.end_offset - origin
+        if not (0 <= at <= end <= len(text) and at >= last[0] and end >= last[1]):
+            raise _Unplaced
+        if cut is not None and at + (chunk.metadata.get(OVERLAP_KEY) or 0) >= cut:
+            yield start, cut, held
+            start, held = cut, []
+        held.append(chunk)
+        last = (at, end)
+        cut = end if end - start >= STRETCH_CHARS and _breaks(text, end) else None
+    yield start, len(text), held
+
+
+#: How far back past whitespace `_breaks` looks for a hyphen.
+_BREAK_LOOKBACK = 256
+
+
+def _breaks(text: str, at: int) -> bool:
+    """Whether the page's words break at `at`: whitespace on one side of it, and the word before
+    it does not end in a hyphen (which joins the word on the next line)."""
+    if at >= len(text):
+        return True
+    if not (text[at].isspace() or text[at - 1].isspace()):
+        return False
+    before = text[max(0, at - _BREAK_LOOKBACK) : at].rstrip()
+    return bool(before) and before[-1] not in "-\u2010" + _SOFT_HYPHENS
+
+
+def _measure_stretches(number: int, text: str, chunks: Iterable[ChunkText], origin: int) -> PageFidelity | None:
+    """The measure of page `number`, a stretch at a time (`_stretches`), each as a page of its
+    own; None when its chunks do not say where they stand in order."""
+    parts: list[PageFidelity] = []
+    before: ChunkText | None = None  # the chunk before the stretch, whose words an overlap repeats
+    try:
+        for start, end, held in _stretches(text, _measured(chunks), origin):
+            stretch = text[start:end]
+            elided = elide_inline_data(stretch)
+            total = _same_words(elided, held, before)
+            parts.append(PageFidelity(number, total) if total is not None
+                         else _compare(number, stretch, elided, lambda: held, (), offset=start, before=before))
+            before = held[-1] if held else before
+    except _Unplaced:
+        return None
+    counts = {name: sum(getattr(p, name) for p in parts) for name in COUNTS}
+    examples = tuple(e for kind in KINDS for e in [e for p in parts for e in p.examples if e.kind == kind][:EXAMPLES_PER_KIND])
+    return PageFidelity(number, **counts, examples=examples)
+
+
+def _compare(number: int, text: str, elided: str, measured: Callable[[], Iterable[ChunkText]],
+             furniture: Collection[str], offset: int = 0, before: ChunkText | None = None) -> PageFidelity:
+    """The measure of page `number` word by word: its words counted (`_Page`), each chunk word
+    found among them. `text` may be a stretch of the page that starts at `offset`, and `before`
+    the chunk before its first."""
     page = _Page.of(elided, frozenset(" ".join(line.split()) for line in furniture))
     spelled = page.word
     found: Counter[str] = Counter()
-    findings = _Findings()
-    stream = _chunk_words(_measured(chunks()))
+    findings = _Findings(offset)
+    stream = _chunk_words(measured(), before)
     current = next(stream, None)
     while current is not None:
         word, line, ends, chunk = current
@@ -478,7 +568,7 @@ def _measured(chunks: Iterable[ChunkText]) -> Iterator[ChunkText]:
     return (c for c in chunks if c.chunk_type not in EXCLUDED_TYPES and c.content)
 
 
-def _same_words(text: str, measured: Iterable[ChunkText]) -> int | None:
+def _same_words(text: str, measured: Iterable[ChunkText], before: ChunkText | None = None) -> int | None:
     """How many words the page `text` holds, when the `measured` chunks hold exactly its words,
     each as often; else None (all chunks are read either way). A word hyphenated across a line
     end is one word on either side, its two halves (`_word_sums`): chunks that keep the
@@ -493,7 +583,7 @@ def _same_words(text: str, measured: Iterable[ChunkText]) -> int | None:
     in constant memory, where counting its words costs some 12x the page."""
     chunks = iter(measured)
     page = _word_sums(iter_tokens(text))
-    held = _word_sums((word, line, ends) for word, line, ends, _ in _chunk_words(chunks))
+    held = _word_sums((word, line, ends) for word, line, ends, _ in _chunk_words(chunks, before))
     for _ in chunks:  # the rest read all the same: the caller may count the chunks as they are read
         pass
     return page[0] if held == page else None
@@ -525,13 +615,13 @@ def _word_sums(tokens: Iterable[Token]) -> tuple[int, int, int]:
     return count, total, squares
 
 
-def _chunk_words(counted: Iterable[ChunkText]) -> Iterator[tuple[str, int, int, ChunkText]]:
+def _chunk_words(counted: Iterable[ChunkText], before: ChunkText | None = None) -> Iterator[tuple[str, int, int, ChunkText]]:
     """The counted chunks' words as one stream, each with its line, how it ends and its chunk,
     made a chunk at a time (a page's words held at once, as tuples, cost some 16x the
     page). A chunk boundary counts as a line end, so a word the page hyphenates across a line
     end may end one chunk and start the next; what a chunk repeats of the one before (its
     overlap, its table's header) is left out."""
-    previous: list[str] = []
+    previous = [t[0] for t in tokens(elide_inline_data(before.content))] if before is not None else []
     line_base = 0
     for chunk in counted:
         chunk_tokens = tokens(elide_inline_data(chunk.content))
@@ -545,12 +635,15 @@ def _chunk_words(counted: Iterable[ChunkText]) -> Iterator[tuple[str, int, int, 
         line_base += (chunk_tokens[-1][1] + 1) if chunk_tokens else 0
 
 
-def measure(source_id: str, pages: Sequence[PageOutput], chunks: Iterable[ChunkText]) -> DocumentFidelity:
-    """The measure of a document: every page with text or chunks, against its chunks."""
+def measure(source_id: str, pages: Sequence[PageOutput], chunks: Iterable[ChunkText],
+            origins: Mapping[int, int] | None = None) -> DocumentFidelity:
+    """The measure of a document: every page with text or chunks, against its chunks; `origins`
+    says where each page's text starts in the chunks' offsets (`measure_page`)."""
     by_page: dict[int, list[ChunkText]] = {}
     for chunk in chunks:
         if chunk.page is not None:
             by_page.setdefault(chunk.page, []).append(chunk)
     texts = {p.page: p.text for p in pages}
     numbers = sorted({n for n, t in texts.items() if not blank(t)} | set(by_page))
-    return DocumentFidelity(source_id, tuple(measure_page(n, texts.get(n, ""), by_page.get(n, ())) for n in numbers))
+    return DocumentFidelity(source_id, tuple(
+        measure_page(n, texts.get(n, ""), by_page.get(n, ()), origin=origins.get(n) if origins else None) for n in numbers))

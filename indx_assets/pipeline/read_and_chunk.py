@@ -59,14 +59,17 @@ def encode_file(path: Path, *, source_id: str | None = None, **kwargs: object) -
     return encode_bytes(path.read_bytes(), source_id=source_id or path.name, name=path.name, **kwargs)  # type: ignore[arg-type]
 
 
-def _page_starts(read: DocumentRead, offset: int = 0) -> dict[int, int]:
-    """Where each page's text starts in `read.content` (pages joined by one form feed), its
-    first page's at `offset`."""
-    starts = {}
+def page_origins(read: DocumentRead, offset: int = 0) -> dict[int, int]:
+    """Where each page's text starts in its chunks' offsets (`DocumentChunk.start_offset`): a
+    paged source's offsets are its page's own; a text's are the whole text's (`read.content`,
+    pages joined by one form feed), its first page's at `offset`."""
+    if not is_text_type(read.media_type):
+        return {page.page: 0 for page in read.pages}
+    origins = {}
     for page in read.pages:
-        starts[page.page] = offset
+        origins[page.page] = offset
         offset += len(page.text) + 1
-    return starts
+    return origins
 
 
 def _part_pages(read: DocumentRead) -> dict[int, tuple[int, int]]:
@@ -76,15 +79,14 @@ def _part_pages(read: DocumentRead) -> dict[int, tuple[int, int]]:
             for p in read.pages if p.metadata.get(PART_KEY)}
 
 
-def _locate(mapped: MappedChunk, paged: bool, starts: dict[int, int], page: int) -> tuple[str, int | None, int | None]:
-    """The chunk's locator and offsets; `page` is the number its page has in its own part."""
+def _locate(mapped: MappedChunk, paged: bool, origin: int, page: int) -> tuple[str, int | None, int | None]:
+    """The chunk's locator and offsets, its page's text starting at `origin`; `page` is the
+    number its page has in its own part."""
     piece = mapped.piece
     if piece.start is None or piece.end is None:
         return position_locator(page, mapped.index), None, None
-    if paged:
-        return char_locator(piece.start, piece.end, page=page), piece.start, piece.end
-    start, end = starts[mapped.page] + piece.start, starts[mapped.page] + piece.end
-    return char_locator(start, end), start, end
+    start, end = origin + piece.start, origin + piece.end
+    return char_locator(start, end, page=page if paged else None), start, end
 
 
 class PageSpans:
@@ -135,11 +137,15 @@ class ChunkPlacer:
     def __init__(self, source_id: str, read: DocumentRead, offset: int = 0) -> None:
         self.source_id = source_id
         self._paged = not is_text_type(read.media_type)
-        self._starts = _page_starts(read, offset)
+        self._origins = page_origins(read, offset)
         self._parts = _part_pages(read)
         self._page: int | None = None  # the page being placed
         self._spans = PageSpans()  # its spans
         self._holder: tuple[ChunkPiece, str] | None = None  # its last chunk that is no sentence, and that one's id
+
+    def origin(self, page: int) -> int:
+        """Where page `page`'s text starts in its chunks' offsets (`page_origins`)."""
+        return self._origins[page]
 
     def place(self, mapped: MappedChunk) -> DocumentChunk:
         """The document's chunk for the next of its mapped chunks."""
@@ -151,7 +157,7 @@ class ChunkPlacer:
         # (`attachment:2:page:1:char:0-80`), the body as a document of its own
         part, page = self._parts.get(mapped.page, (0, mapped.page))
         chunk_type = piece.chunk_type or "content"
-        locator, start, end = _locate(mapped, self._paged, self._starts, page)
+        locator, start, end = _locate(mapped, self._paged, self._origins[mapped.page], page)
         if piece.start is not None and not self._spans.add(chunk_type, piece.start, piece.end):  # type: ignore[arg-type]
             locator = position_locator(page, mapped.index)  # unique: no two pieces share a page and position
         locator = part_locator(part, typed_locator(chunk_type, locator))

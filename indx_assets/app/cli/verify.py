@@ -28,12 +28,12 @@ def _cut(paths: list[Path], chain: "Chain") -> Iterator[DocumentFidelity]:
     one `indx ingest` would give it: `{folder name}/{path below the folder}` (its name when
     given itself)."""
     from indx_assets.pipeline.fidelity import measure
-    from indx_assets.pipeline.read_and_chunk import encode_bytes, to_document
+    from indx_assets.pipeline.read_and_chunk import encode_bytes, page_origins, to_document
     from indx_assets.wiring.resources.corpus import CorpusResource
 
     for source_id, path in CorpusResource(roots=[str(p) for p in paths]).iter_sources():
         encoded = encode_bytes(path.read_bytes(), source_id=source_id, name=path.name, chain=chain)
-        yield measure(source_id, encoded.read.pages, to_document(encoded).chunks)
+        yield measure(source_id, encoded.read.pages, to_document(encoded).chunks, page_origins(encoded.read))
 
 
 def _print(documents: list[DocumentFidelity], console: Console) -> None:

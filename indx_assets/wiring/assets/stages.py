@@ -395,7 +395,8 @@ class _Cut:
                 def read_chunks() -> Iterator[DocumentChunk]:  # counted as the measure first reads them, all
                     return self._counted(page.page, rows.chunks()) if next(reads) == 0 else rows.chunks()
 
-                self.fidelity.append(measure_page(page.page, page.text, read_chunks, rows.furniture))
+                self.fidelity.append(measure_page(page.page, page.text, read_chunks, rows.furniture,
+                                                 origin=placer.origin(page.page)))
             for batch in rows.batches():
                 self.pending.append(batch)
                 if sum(b.num_rows for b in self.pending) >= SPOOL_ROWS:
