@@ -177,6 +177,21 @@ def test_words_met_once_do_not_stay_counted(minilm) -> None:
     assert peak < 20 << 20, f"measuring {len(page):,} characters of distinct words peaked at {peak:,} bytes"
 
 
+def test_a_blob_cut_between_characters_leaves_no_heap_of_its_prefixes(minilm) -> None:
+    # a log with a blob longer than a chunk in one line of 100: cutting it between characters
+    # measures its prefixes, each a word to the cache; a cache bound by words alone kept
+    # thousands of them (here 20.6 MB, against 6.9 MB bound by their characters too)
+    from indx_assets.pipeline.chunking.text_splitter import TextSplitter
+
+    rnd = random.Random(3)
+    text = "\n".join(f"12:{rnd.randrange(60):02d} GET /items/{rnd.randrange(10**6)} {rnd.getrandbits(32):08x}"
+                     + (" payload=" + rnd.randbytes(4_500).hex() if i % 100 == 0 else "") for i in range(12_000))
+    measure = TokenMeasure(WordAsker(minilm, note=False))
+    pieces, _, peak = cost(lambda: TextSplitter(measure, 256).split_all(text))
+    assert "".join("".join(piece.split()) for piece, _ in pieces) == "".join(text.split())
+    assert peak < 10 << 20, f"cutting {len(text):,} characters with 120 blobs peaked at {peak:,} bytes"
+
+
 def test_a_documents_common_words_are_counted_once_among_words_met_once(minilm) -> None:
     # the words a document repeats come back into each new generation, and are not asked again
     rnd = random.Random(6)
