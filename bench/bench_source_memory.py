@@ -24,7 +24,8 @@ form a `div` closes (`html-quirks`), sections with a select, a template, an SVG 
 formula, ruby and an escaped script (`html-modern`), a page laid out in a table, all its text in
 one cell (`html-layout`), a forum's page of posts, each a table in that cell (`html-forum`), one
 large `pre` (`html-pre`), and a page in Windows-1252; and Markdown of one long block: a mail thread
-quoted whole (`markdown-quote`), indented code (`markdown-code`), a fence (`markdown-fence`) and an
+quoted whole (`markdown-quote`, and one with no blank line, one paragraph:
+`markdown-quote-paragraph`), indented code (`markdown-code`), a fence (`markdown-fence`) and an
 HTML table pasted in (`markdown-html`). Prints each case's peak above the baseline as a multiple of
 the file's size, the median of `--rounds`; the bound for a file under INDX_MAX_FILE_MB is 2x.
 `--chunk` cuts the read pages too (`chunk_map`: the peak is then the larger of the read's and the
@@ -164,6 +165,8 @@ _BLOCKS = {
     # Markdown: a mail thread quoted whole (one blockquote of short paragraphs)
     "markdown-quote": (b"", b"> The harbour wall held the *tide* back, and the town slept behind it.\n> It held again"
                             b" last night.\n>\n" * 10382),
+    # Markdown: a mail quoted whole with no blank line in it (one paragraph of the whole page)
+    "markdown-quote-paragraph": (b"", b"> The harbour wall held the *tide* back, and the town slept behind it.\n" * 14768),
     # one indented code block, blank lines within it
     "markdown-code": (b"", b"    wall = harbour.hold(tide, town='slept')  # behind it\n\n" * 18078),
     # one fenced code block (a log or a program pasted in), never closed: the rest of the page
