@@ -37,7 +37,6 @@ A page passes when none of its chunk words is foreign (notation aside) and at le
 `MIN_KEPT` of its words are in its chunks or furniture; a document passes when every page does.
 """
 
-import functools
 import itertools
 from collections import Counter, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -115,14 +114,15 @@ def tokens(text: str) -> list[Token]:
     return list(iter_tokens(text))
 
 
-@functools.lru_cache(maxsize=65536)
 def _is_mark(word: str) -> bool:
-    return _SCRIPT_MARK.fullmatch(word) is not None
+    """Whether `word` is a sub/superscript mark; an ASCII word of more than three characters is
+    none. (Caches of 65,536 words each, for this and `_has_letter`, held 12 MiB of a log's.)"""
+    return not (len(word) > 3 and word.isascii()) and _SCRIPT_MARK.fullmatch(word) is not None
 
 
-@functools.lru_cache(maxsize=65536)
 def _has_letter(word: str) -> bool:
-    return _HAS_LETTER.search(word) is not None
+    """Whether `word` holds a letter: an ASCII one has one when its cases differ."""
+    return word.lower() != word.upper() if word.isascii() else _HAS_LETTER.search(word) is not None
 
 
 def _glues(a: str, b: str) -> bool:
