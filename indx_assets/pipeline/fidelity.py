@@ -455,8 +455,8 @@ def _stretches(text: str, measured: Iterable[ChunkText], origin: int) -> Iterato
     chunks that stand in it), when its chunks come in the order they stand on it. A stretch
     ends where a chunk ends and the page's words break (`_breaks`), and the next chunk starts
     there or after, but for the overlap it says it repeats: so every page word and every chunk
-    word is in one stretch, and a word is only one where it is on the page. A chunk cut inside
-    a word (or inside one hyphenated across a line end) keeps its stretch going. Raises
+    word falls in one stretch, the one where the page has it. A chunk that ends inside a word
+    (or inside one hyphenated across a line end) keeps its stretch going. Raises
     `_Unplaced` when a chunk has no offsets on the page, or comes before one before it."""
     start, held = 0, []
     cut: int | None = None  # where the stretch may end, if the next chunk starts there or after
