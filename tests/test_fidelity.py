@@ -222,6 +222,41 @@ def test_a_long_page_whose_chunks_miss_words_is_measured_a_stretch_at_a_time(mon
     assert [e.locator for e in whole.examples] == [e.locator for e in result.examples]
 
 
+def test_a_markdown_page_with_an_inline_image_is_measured_in_stretches_as_it_is_whole(monkeypatch):
+    """The Markdown chunker ends a chunk's span at its last word on the page, while its text
+    holds an inline image's alt text after it; the text between two chunks goes with the
+    stretch before, so the stretched measure finds what the whole one does, wherever the
+    stretches end (it found the image's word foreign in one stretch and lost in the next)."""
+    import json
+    import random
+
+    from indx_assets.pipeline import fidelity
+    from indx_assets.pipeline.chain import ChainConfig, load_chain
+    from indx_assets.pipeline.read_and_chunk import encode_bytes, page_origins, to_document
+
+    rnd = random.Random(5)
+    vocabulary = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+
+    def paragraph(n: int) -> str:
+        said = [rnd.choice(vocabulary) for _ in range(n)]
+        return "\r\n".join(" ".join(said[i : i + 8]) for i in range(0, n, 8))
+
+    page = (paragraph(40) + "\r\n\r\n" + paragraph(16) + " hyphen-\r\nated " + paragraph(16) + "\r\n\r\n## Results\r\n\r\n"
+            + "![plot](data:image/png;base64," + "iVBORw0KGgo" * 10 + ")\r\n\r\n" + paragraph(60) + "\r\n")
+    chain = load_chain(ChainConfig.parse(json.dumps({"options": {"markdown": {"max_characters": 300}}})))
+    encoded = encode_bytes(page.encode(), source_id="notes.md", name="notes.md", chain=chain)
+    text, chunks = encoded.read.pages[0].text, to_document(encoded).chunks
+    whole = measure_page(1, text, chunks)
+    assert whole.passes and whole.words > 100
+    measured = 0
+    for size in range(100, len(text) // 2, 20):
+        monkeypatch.setattr(fidelity, "STRETCH_CHARS", size)
+        stretched = measure_page(1, text, chunks, origin=page_origins(encoded.read)[1])
+        assert [getattr(stretched, n) for n in fidelity.COUNTS] == [getattr(whole, n) for n in fidelity.COUNTS], size
+        measured += 1
+    assert measured >= 10
+
+
 def test_a_chinese_or_japanese_character_is_a_word_of_its_own():
     # Chinese and Japanese set no space between words: a paragraph of Chinese was one word, and
     # every chunk that ended inside it (at a sentence end) held foreign parts of it

@@ -454,10 +454,17 @@ def _stretches(text: str, measured: Iterable[ChunkText], origin: int) -> Iterato
     """The page `text` cut into stretches of at least `STRETCH_CHARS` (start, end, and the
     chunks that stand in it), when its chunks come in the order they stand on it. A stretch
     ends where a chunk ends and the page's words break (`_breaks`), and the next chunk starts
-    there or after, but for the overlap it says it repeats: so every page word and every chunk
+    there or after, but for the overlap it says it repeats (at that chunk's start, where the
+    words break there too): so every page word and every chunk
     word falls in one stretch, the one where the page has it. A chunk that ends inside a word
     (or inside one hyphenated across a line end) keeps its stretch going. Raises
-    `_Unplaced` when a chunk has no offsets on the page, or comes before one before it."""
+    `_Unplaced` when a chunk has no offsets on the page, or comes before one before it.
+
+    A stretch knows only its own words. Where the measure's judgement of a word rests on the
+    page's other words, a stretch may judge it otherwise: a word a chunk repeats from an
+    earlier stretch without saying so (`overlap`) is foreign there, not duplicated; a line-end
+    hyphenation a chunk writes on one line ("in- to") is joined when its halves are no words
+    of the stretch, as the page's "in" elsewhere would not have let it."""
     start, held = 0, []
     cut: int | None = None  # where the stretch may end, if the next chunk starts there or after
     last = (0, 0)
@@ -468,6 +475,9 @@ def _stretches(text: str, measured: Iterable[ChunkText], origin: int) -> Iterato
         if not (0 <= at <= end <= len(text) and at >= last[0] and end >= last[1]):
             raise _Unplaced
         if cut is not None and at + (chunk.metadata.get(OVERLAP_KEY) or 0) >= cut:
+            # the text between two chunks goes with the one before (a chunker may end a span at
+            # its last word on the page, its text holding more: an inline image's alt text)
+            cut = at if at > cut and _breaks(text, at) else cut
             yield start, cut, held
             start, held = cut, []
         held.append(chunk)
