@@ -23,7 +23,9 @@ from upath import UPath
 
 from indx_assets.pipeline.chunker_port import PageOutput
 from indx_assets.pipeline.fidelity import DocumentFidelity, measure
-from indx_assets.pipeline.schema import FIDELITY_KEY, chunks_from_table, text_files
+from indx_assets.pipeline.read_and_chunk import page_origins
+from indx_assets.pipeline.readers import DocumentRead
+from indx_assets.pipeline.schema import DOCUMENT_KEY, FIDELITY_KEY, chunks_from_table, text_files
 from indx_assets.wiring.assets import stages
 from indx_assets.wiring.resources.storage import FILE_NAME, StorageResource, row_group_batches
 
@@ -193,11 +195,15 @@ def stored_fidelity(storage_root: str, sources: Sequence[str] | None = None) -> 
     for fragment in sorted(page_data.get_fragments(filter=_of_sources(sources)), key=lambda f: f.path):
         source_id = ds.get_partition_keys(fragment.partition_expression)["source"]
         beside = text_files(fragment.physical_schema)  # long texts are stored beside the rows
-        pages = [PageOutput(page=r["page"], status=r["status"], text=r["text"] if r["page"] not in beside
-                            else storage.read_text(stages.PAGE_OUTPUTS, source_id, beside[r["page"]]))
-                 for r in fragment.to_table(columns=["page", "text", "status"]).to_pylist()]
+        pages = sorted((PageOutput(page=r["page"], status=r["status"], text=r["text"] if r["page"] not in beside
+                                   else storage.read_text(stages.PAGE_OUTPUTS, source_id, beside[r["page"]]))
+                        for r in fragment.to_table(columns=["page", "text", "status"]).to_pylist()),
+                       key=lambda page: page.page)
+        # where each page starts in its chunks' offsets, so a long page is measured in stretches as ingest measures it
+        document = json.loads((fragment.physical_schema.metadata or {}).get(DOCUMENT_KEY, b"{}"))
+        origins = page_origins(DocumentRead(document["media_type"], tuple(pages), "ok")) if "media_type" in document else None
         try:
             chunks = chunks_from_table(storage.read(stages.CHUNK_MAP, source_id))
         except FileNotFoundError:
             chunks = ()
-        yield measure(source_id, pages, chunks)
+        yield measure(source_id, pages, chunks, origins)

@@ -108,6 +108,8 @@ def _json(value: Any) -> str:
 LONG_TEXT = 1 << 20
 #: The schema metadata naming the files that hold long pages' texts: JSON {page: file name}.
 TEXT_FILES_KEY = b"indx.text_files"
+#: The page outputs' schema metadata key of the document's record (`document_metadata`).
+DOCUMENT_KEY = b"indx.document"
 
 
 def long_texts(read: DocumentRead) -> dict[int, str]:
@@ -129,7 +131,7 @@ def document_metadata(read: DocumentRead, text_files: Mapping[int, str] | None =
     """The schema metadata of a document's page outputs (`pages_table`): its record (media type,
     status, reason, metadata) and the names of the files holding long pages' texts."""
     document = {"media_type": read.media_type, "status": read.status, "reason": read.reason, "metadata": read.metadata}
-    metadata = {"indx.document": _json(document)}
+    metadata = {DOCUMENT_KEY.decode(): _json(document)}
     if text_files:
         metadata[TEXT_FILES_KEY.decode()] = _json({str(page): name for page, name in text_files.items()})
     return metadata
@@ -165,7 +167,7 @@ def text_files(schema: pa.Schema) -> dict[int, str]:
 def read_from_pages(table: pa.Table, read_text: Callable[[str], str] | None = None) -> DocumentRead:
     """The inverse of `pages_table`; `read_text` reads a text stored beside the row by its
     file's name (required when the table names any, see `text_files`)."""
-    document = json.loads(table.schema.metadata[b"indx.document"])
+    document = json.loads(table.schema.metadata[DOCUMENT_KEY])
     beside = text_files(table.schema)
     if beside and read_text is None:
         raise ValueError("these page outputs keep long texts beside their rows: read_from_pages needs read_text")
@@ -316,7 +318,7 @@ def digest(table: pa.Table, beside: Mapping[int, str] | None = None) -> str:
     (`pages_table`'s `text_files`), hashed as the row's `text`, so where a text is kept does
     not move the hash. `RowDigest` computes it batch by batch.
     """
-    rows = RowDigest((table.schema.metadata or {}).get(b"indx.document", b""), beside)
+    rows = RowDigest((table.schema.metadata or {}).get(DOCUMENT_KEY, b""), beside)
     rows.update(table)
     return rows.hexdigest()
 
