@@ -146,6 +146,10 @@ def test_words_counted_at_once_count_as_each_word_alone(minilm, corpus) -> None:
     # more new words than one encoding takes (a server log's numbers): counted in steps, the same
     numbers = [f"10.0.{n % 256}.{n // 256}:{n * 7919 % 65536}" for n in range(ENCODED_WORDS + 1000)]
     assert minilm.count_words(numbers) == [minilm.count(w) for w in numbers]
+    # and more characters (blobs among them, one longer than an encoding takes): the same
+    blobs = [word for n in range(300) for word in (f"payload={n:04x}" + "9f3a,b7" * (n * 13 % 700), f"id{n}")]
+    blobs.append("c0ffee" * 5_000)
+    assert minilm.count_words(blobs) == [minilm.count(w) for w in blobs]
 
 
 class WordAsker:
