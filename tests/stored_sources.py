@@ -20,3 +20,25 @@ def stored_text(tmp_path: Path, name: str, text: str, encoding: str = "utf-8") -
     stages.store_source(source, UPath(path), storage)
     stages.read_pages(source, storage, ReaderConfig())
     return source, storage
+
+
+#: The chain option that cuts `notes_with_an_image` into chunks whose words are not its exactly.
+NOTES_CHAIN = '{"options": {"markdown": {"max_characters": 300}}}'
+
+
+def notes_with_an_image() -> str:
+    """A Markdown page with Windows line ends, a line-end hyphenation and an inline image, which
+    the Markdown chunker cuts by `NOTES_CHAIN` into chunks whose words are not the page's
+    exactly (a slice written with its whitespace collapsed: "hyphen- ated" on one line), one of
+    them holding the image's alt text after its span (so the page is measured word by word)."""
+    import random
+
+    rnd = random.Random(5)
+    vocabulary = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+
+    def paragraph(n: int) -> str:
+        said = [rnd.choice(vocabulary) for _ in range(n)]
+        return "\r\n".join(" ".join(said[i : i + 8]) for i in range(0, n, 8))
+
+    return (paragraph(40) + "\r\n\r\n" + paragraph(16) + " hyphen-\r\nated " + paragraph(16) + "\r\n\r\n## Results\r\n\r\n"
+            + "![plot](data:image/png;base64," + "iVBORw0KGgo" * 10 + ")\r\n\r\n" + paragraph(60) + "\r\n")

@@ -96,9 +96,7 @@ def test_verify_of_what_is_stored_measures_a_long_page_in_stretches_as_ingest_di
     (`read_and_chunk.page_origins`), so `indx verify` of what an ingest stored measures a long
     page whose chunks do not hold exactly its words a stretch at a time, as the chunk stage did,
     with the same verdict."""
-    import random
-
-    from stored_sources import stored_text
+    from stored_sources import NOTES_CHAIN, notes_with_an_image, stored_text
 
     from indx_assets.app.analytics import stored_fidelity
     from indx_assets.pipeline import fidelity
@@ -116,19 +114,8 @@ def test_verify_of_what_is_stored_measures_a_long_page_in_stretches_as_ingest_di
     cut_into = fidelity._stretches
     monkeypatch.setattr(fidelity, "_stretches", counted)
     monkeypatch.setattr(fidelity, "STRETCH_CHARS", 200)
-    # Windows line ends, a line-end hyphenation and an inline image, cut by 300 characters:
-    # chunks whose words are not the page's exactly (a slice written with its whitespace
-    # collapsed: "hyphen- ated" on one line), and an image's alt text after a chunk's span
-    rnd = random.Random(5)
-    vocabulary = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
-
-    def paragraph(n: int) -> str:
-        said = [rnd.choice(vocabulary) for _ in range(n)]
-        return "\r\n".join(" ".join(said[i : i + 8]) for i in range(0, n, 8))
-
-    page = (paragraph(40) + "\r\n\r\n" + paragraph(16) + " hyphen-\r\nated " + paragraph(16) + "\r\n\r\n## Results\r\n\r\n"
-            + "![plot](data:image/png;base64," + "iVBORw0KGgo" * 10 + ")\r\n\r\n" + paragraph(60) + "\r\n")
-    monkeypatch.setenv(CHAIN_ENV, json.dumps({"options": {"markdown": {"max_characters": 300}}}))
+    monkeypatch.setenv(CHAIN_ENV, NOTES_CHAIN)
+    page = notes_with_an_image()
     source, storage = stored_text(tmp_path, "pilot.md", page)
     cut = stages.cut_chunks(source, storage, load_chain())
     at_ingest = cut.metadata["fidelity"]

@@ -227,23 +227,13 @@ def test_a_markdown_page_with_an_inline_image_is_measured_in_stretches_as_it_is_
     holds an inline image's alt text after it; the text between two chunks goes with the
     stretch before, so the stretched measure finds what the whole one does, wherever the
     stretches end (it found the image's word foreign in one stretch and lost in the next)."""
-    import json
-    import random
+    from stored_sources import NOTES_CHAIN, notes_with_an_image
 
     from indx_assets.pipeline import fidelity
     from indx_assets.pipeline.chain import ChainConfig, load_chain
     from indx_assets.pipeline.read_and_chunk import encode_bytes, page_origins, to_document
 
-    rnd = random.Random(5)
-    vocabulary = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
-
-    def paragraph(n: int) -> str:
-        said = [rnd.choice(vocabulary) for _ in range(n)]
-        return "\r\n".join(" ".join(said[i : i + 8]) for i in range(0, n, 8))
-
-    page = (paragraph(40) + "\r\n\r\n" + paragraph(16) + " hyphen-\r\nated " + paragraph(16) + "\r\n\r\n## Results\r\n\r\n"
-            + "![plot](data:image/png;base64," + "iVBORw0KGgo" * 10 + ")\r\n\r\n" + paragraph(60) + "\r\n")
-    chain = load_chain(ChainConfig.parse(json.dumps({"options": {"markdown": {"max_characters": 300}}})))
+    page, chain = notes_with_an_image(), load_chain(ChainConfig.parse(NOTES_CHAIN))
     encoded = encode_bytes(page.encode(), source_id="notes.md", name="notes.md", chain=chain)
     text, chunks = encoded.read.pages[0].text, to_document(encoded).chunks
     whole = measure_page(1, text, chunks)
