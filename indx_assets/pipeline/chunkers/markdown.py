@@ -33,6 +33,8 @@ from indx_assets.pipeline.chunking.markdown_parse import (
     Section,
     code_text,
     parse_sections,
+    quote_content,
+    unquoted,
 )
 from indx_assets.pipeline.chunking.paragraphs import (
     code_segments,
@@ -41,6 +43,7 @@ from indx_assets.pipeline.chunking.paragraphs import (
     line_runs,
     run_segments,
 )
+from indx_assets.pipeline.whitespace import WINDOW
 
 
 def _place(element: Element, span: tuple[int, int] | None) -> Element:
@@ -136,20 +139,22 @@ class _Blocks:
     def long_paragraph(self, paragraph: LongParagraph) -> Iterator[Element]:
         """The elements of a paragraph too long to parse whole: its lines as the parser joins
         them (`_paragraph_lines`), in runs (`iter_line_runs`) as a parsed paragraph's. A long
-        run holds its text collapsed from the page (`paragraphs.collapsed_run`), a segment at a
-        time (`paragraphs.run_segments`), as the `text` chunker's do."""
+        run holds its text collapsed from the page (`paragraphs.collapsed_run`; a quoted one's
+        less its markers, `markdown_parse.unquoted`), a segment at a time
+        (`paragraphs.run_segments`), as the `text` chunker's do."""
         text, lines = self.text, self.lines
         cls = ListItem if self.list_depth else NarrativeText
         marker, self.marker = self.marker, None
         for first, last in iter_line_runs(_paragraph_lines(text, lines, paragraph, marker)):
             start, end = lines.span([first, last + 1])  # type: ignore[misc]  # lines given: a span
             for a, b in run_segments(text, start, end):
-                run = collapsed_run(text, a, b, _as_parsed)
+                held = unquoted(text, a, b) if paragraph.quoted and b - a > WINDOW else None  # (else held as its lines)
+                run = collapsed_run(text, a, b, _as_parsed) if held is None else collapsed_run(held, 0, len(held), _as_parsed)
                 if run is None and (a, b) == (start, end):  # its lines, the marker on the first
                     run = "\n".join(line for _, line in _paragraph_lines(text, lines, paragraph, marker, first, last + 1))
                 else:
                     if run is None:  # a segment mostly of whitespace (few words, long runs of spaces)
-                        run = _as_parsed(text[a:b])
+                        run = _as_parsed(text[a:b] if held is None else held)
                     if marker is not None and first == paragraph.first and a == start:
                         run = f"{marker} {run}"
                 yield _place(cls(run), (a, b))
@@ -220,10 +225,12 @@ def _paragraph_lines(text: str, lines: LineOffsets, paragraph: LongParagraph, ma
                      first: int | None = None, end: int | None = None) -> Iterator[tuple[int, str]]:
     """Lines `[first, end)` (by default all) of `paragraph` and their numbers, as its parsed
     text has them (`elide_inline_data(content).split("\n")`): the parser trims the paragraph's
-    ends, ends lines with a bare line feed and reads NUL as U+FFFD."""
+    ends, ends lines with a bare line feed, reads NUL as U+FFFD and a quoted line from past its
+    marker (`quote_content`)."""
     starts = lines.starts
     for number in range(paragraph.first if first is None else first, paragraph.end if end is None else end):
-        line = text[starts[number] : starts[number + 1] - 1 if number + 1 < len(starts) else len(text)]
+        stop = starts[number + 1] - 1 if number + 1 < len(starts) else len(text)
+        line = text[quote_content(text, starts[number], stop) if paragraph.quoted else starts[number] : stop]
         if line.endswith("\r"):
             line = line[:-1]
         if number == paragraph.first:

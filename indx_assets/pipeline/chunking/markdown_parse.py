@@ -97,13 +97,15 @@ class Section:
 
 @dataclass(frozen=True, slots=True)
 class LongParagraph:
-    """A top-level paragraph on lines `[first, end)` that runs past a window: its tokens are
-    not made (markdown-it holds a paragraph some 7x over: its line arrays, a normalized copy,
-    its lines joined); the chunker reads its lines from the text as the parser would join
-    them (`chunkers.markdown`)."""
+    """A top-level paragraph on lines `[first, end)` that runs past a window, or one of a
+    top-level blockquote (`quoted`: its lines hold the quote's markers): its tokens are not
+    made (markdown-it holds a paragraph some 7x over: its line arrays, a normalized copy, its
+    lines joined); the chunker reads its lines from the text as the parser would join them
+    (`chunkers.markdown`; a quoted line less its marker, `quote_content`)."""
 
     first: int
     end: int
+    quoted: bool = False
 
 
 def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongParagraph]:
@@ -125,6 +127,11 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
     followed to its end a window at a time (`_paragraph_end`) and given as a `LongParagraph`,
     unless a setext underline turns out to make it a heading, its last line is one the parser
     trims away, or it may be a link reference definition: those are parsed whole.
+
+    A paragraph of a top-level blockquote that runs past the window (a mail quoted whole, no
+    blank line in it) is followed alike (`_quote_runs_past`, `_quoted_paragraph_end`), and given
+    as a quoted `LongParagraph`; if the quote goes on after it, the section after is parsed as a
+    blockquote that goes on, as at a cut of the quote (below).
 
     A top-level fenced code block, HTML block or indented code that runs past the window is
     followed to its end a window at a time (`_block_end`, `_code_end`), and the section ends
@@ -165,6 +172,17 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
                 first, size, goes_on = paragraph_end, WINDOW_CHARS, False
                 continue
             follow = False  # a setext heading, or a last line trimmed away: parsed whole, however long
+        if cut is None and follow and (quoted := _quote_runs_past(tokens, lines, first, end - first)) is not None:
+            keep, opens = quoted
+            followed = _quoted_paragraph_end(md, lines, end - 1)
+            if followed is not None:
+                paragraph_end, quote_goes_on = followed
+                if opens > 0:
+                    yield Section(_shifted(tokens[skip:keep], first), first, first + opens, max_nesting)
+                yield LongParagraph(first + opens, paragraph_end, quoted=True)
+                first, size, goes_on = paragraph_end, WINDOW_CHARS, quote_goes_on
+                continue
+            follow = False
         if cut is None and (block := _runs_past_block(tokens, lines, first, end - first)) is not None:
             token = tokens[block]
             opening = first + token.map[0]
@@ -454,6 +472,118 @@ def _quote_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, windo
                 and md.parse(lines.source(first + line, first + line + 2))[0].type == "blockquote_open"):
             return i, line
     return None
+
+
+def quote_content(text: str, start: int, end: int) -> int:
+    """Where the parser reads the content of the line `text[start:end]` of a top-level
+    blockquote from: past its marker (however indented: after the quote's first line, a line is
+    only not outdented) and the one space after it, or a tab there when the marker is two
+    columns in (the tab reaches the next tab stop); else (a lazy line, no marker) its start."""
+    found = _QUOTE_MARKER.match(text, start, end)
+    if found is None:
+        return start
+    at = found.end()
+    if at < end and text[at] == " ":
+        return at + 1
+    if at < end and text[at] == "\t":
+        column = 0
+        for ch in text[start : at - 1]:
+            column += 4 - column % 4 if ch == "\t" else 1
+        return at + 1 if column % 4 == 2 else at
+    return at
+
+
+def unquoted(text: str, start: int, end: int) -> str:
+    """The stretch `text[start:end]` of a quoted paragraph less its lines' markers and the space
+    or tab after each, to be collapsed (where the parser reads a tab as content, it is whitespace
+    all the same); its first line's too if the stretch starts at that line's marker. A lazy line
+    has no marker to take: a line of a quote that starts with one is no lazy line.
+
+    Made a window of lines at a time, each window from a line break on (so the marker after it
+    is the window's): sliced whole and then made anew, the stretch was held twice at once."""
+    line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+    if not text[line_start:start].strip(" \t") and (found := _QUOTE_MARKER.match(text, start, end)) is not None:
+        start = found.end()
+    out = ""
+    for at, until in _line_windows(text, start, end):  # (`out` grows in place, see `collapse_whitespace`)
+        out += _QUOTE_MARKERS.sub("", text[at:until])
+    return out
+
+
+def _line_windows(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """`text[start:end]` as stretches of about `WINDOW_CHARS` characters, each after the first
+    starting at a line break."""
+    while start < end:
+        found = _LINE_BREAK.search(text, min(start + WINDOW_CHARS, end), end)
+        until = found.start() if found else end
+        yield start, until
+        start = until
+
+
+#: A blockquote's marker at a line's start, after any spaces and tabs (`quote_content`), and
+#: with the space or tab after it at the start of each line but a stretch's first (`unquoted`).
+_QUOTE_MARKER = re.compile(r"[ \t]*>")
+_QUOTE_MARKERS = re.compile(r"(?<=[\r\n])[ \t]*>[ \t]?")
+
+
+def _quote_runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int] | None:
+    """Where a paragraph of a blockquote, the last top-level block of a window, starts if it runs
+    to the end of the window (`window` lines counted from `first`): the index of its opening
+    token and its line. So long as the window holds its second line (with it, its first may open
+    a table) and its first line cannot open a link reference definition.
+
+    The blocks before it, in the quote and before the quote, are the whole text's: each ended
+    on lines the window holds, and none depends on the lines after it. Nor does where the
+    paragraph starts: markdown-it starts a block afresh at a line, whatever ended the one
+    before it (a blank line, a block that interrupts a paragraph)."""
+    at = _last_block(tokens)
+    if at is None or tokens[at].type != "blockquote_open" or tokens[at].map[1] != window:
+        return None
+    inner = next((i for i in range(len(tokens) - 1, at, -1)
+                  if tokens[i].level == 1 and tokens[i].nesting >= 0 and tokens[i].map), None)
+    if inner is None:
+        return None
+    token = tokens[inner]
+    if token.type != "paragraph_open" or token.map[1] != window or window - token.map[0] < 2:
+        return None
+    line = token.map[0]
+    start, end = lines.span([first + line, first + line + 1], trim=False)  # type: ignore[misc]
+    opening = lines.text[quote_content(lines.text, start, end) : end]
+    if opening.lstrip(" \t").startswith("[") or not opening.strip(PARAGRAPH_TRIM):
+        return None
+    return inner, line
+
+
+def _quoted_paragraph_end(md: Any, lines: LineOffsets, line: int) -> tuple[int, bool] | None:
+    """The line after a paragraph of a top-level blockquote that runs on through `line` at
+    least, and whether the quote goes on after it; None where `_paragraph_end` has None, or
+    where the quote goes on from a line a parse cannot start it on as the whole text has it.
+
+    As `_paragraph_end`, behind a line of its own ("> x") that opens the quote and a paragraph
+    its lines continue: markdown-it tells whether a line is the quote's (by its marker, or as a
+    lazy line after one that is not blank) and whether it ends the paragraph from that line and
+    the next. A quote that goes on after the paragraph goes on with a blank line of it or a
+    block that interrupts the paragraph: a parse that starts there opens a blockquote with it
+    (its marker at most three spaces in, and not a table's header row), whose lines and blocks
+    are the whole text's (see `_quote_cut`)."""
+    text, starts, count = lines.text, lines.starts, len(lines.starts)
+    while True:
+        window, end = _window(lines, line)
+        last = end >= count
+        quote, head = md.parse("> x\n" + window)[:2]
+        if head.type != "paragraph_open":
+            return None
+        after = line + head.map[1] - 1  # the parse's first line is not the text's
+        if last or after < end:
+            start, stop = lines.span([after - 1, after], trim=False)  # type: ignore[misc]
+            if not text[quote_content(text, start, stop) : stop].strip(PARAGRAPH_TRIM):
+                return None
+            goes_on = quote.map[1] > head.map[1]
+            if goes_on and not (_QUOTE_OPENING.match(text, starts[after])
+                                and md.parse(lines.source(after, after + 2))[0].type == "blockquote_open"):
+                return None
+            return after, goes_on
+        line = end - 1
 
 
 def _paragraph_end(md: Any, lines: LineOffsets, line: int) -> int | None:
