@@ -24,8 +24,8 @@ form a `div` closes (`html-quirks`), sections with a select, a template, an SVG 
 formula, ruby and an escaped script (`html-modern`), a page laid out in a table, all its text in
 one cell (`html-layout`), a forum's page of posts, each a table in that cell (`html-forum`), one
 large `pre` (`html-pre`), and a page in Windows-1252; and Markdown of one long block: a mail thread
-quoted whole (`markdown-quote`, and one with no blank line, one paragraph:
-`markdown-quote-paragraph`), indented code (`markdown-code`), a fence (`markdown-fence`) and an
+quoted whole (`markdown-quote`; one with no blank line, one paragraph:
+`markdown-quote-paragraph`; a reply quoting it: `markdown-quote-nested`), indented code (`markdown-code`), a fence (`markdown-fence`) and an
 HTML table pasted in (`markdown-html`). Prints each case's peak above the baseline as a multiple of
 the file's size, the median of `--rounds`; the bound for a file under INDX_MAX_FILE_MB is 2x.
 `--chunk` cuts the read pages too (`chunk_map`: the peak is then the larger of the read's and the
@@ -165,6 +165,10 @@ _BLOCKS = {
     # Markdown: a mail thread quoted whole (one blockquote of short paragraphs)
     "markdown-quote": (b"", b"> The harbour wall held the *tide* back, and the town slept behind it.\n> It held again"
                             b" last night.\n>\n" * 10382),
+    # Markdown: a reply quoting a reply whole (a blockquote of one blockquote of short paragraphs)
+    "markdown-quote-nested": (b"> On Monday, the harbour master wrote:\n",
+                              b"> > The harbour wall held the *tide* back, and the town slept behind it.\n"
+                              b"> > It held again last night.\n> >\n" * 9799),
     # Markdown: a mail quoted whole with no blank line in it (one paragraph of the whole page)
     "markdown-quote-paragraph": (b"", b"> The harbour wall held the *tide* back, and the town slept behind it.\n" * 14768),
     # one indented code block, blank lines within it

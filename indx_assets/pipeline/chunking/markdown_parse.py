@@ -142,12 +142,14 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
     (`_list_cut`): the items before it are the whole text's (each ends where the next one's
     marker is), and from that item on the text parses as a list that starts there, whose
     opening token is left out of the next section (the list goes on). A top-level blockquote
-    is cut alike, before its last block that starts after a blank line of it (`_quote_cut`).
+    is cut alike, before its last block that starts after a blank line of it (`_quote_cut`),
+    or of a quote within it that runs past the window too (a reply quoting a reply); a parse
+    that starts there opens the quotes around that block, whose opening tokens are left out.
     """
     md = _parser(inline=False)
     max_nesting = md.options["maxNesting"]
     count = len(lines.starts)
-    first, size, follow, goes_on = 0, WINDOW_CHARS, True, False
+    first, size, follow, reopened = 0, WINDOW_CHARS, True, 0
     while first < count:
         start = lines.starts[first]
         end = max(first + 1, bisect.bisect_left(lines.starts, start + size, first))
@@ -157,7 +159,7 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
             if not _skips_the_rest(tokens, max_nesting):
                 tokens = md.parse(text[start:])
             last = True
-        skip = 1 if goes_on else 0  # the opening of a list or blockquote an earlier section opened
+        skip = reopened  # the openings of a list or of blockquotes an earlier section opened
         if last:  # the rest of the text, parsed whole
             yield Section(_shifted(tokens[skip:], first), first, count, max_nesting)
             return
@@ -169,7 +171,7 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
                     keep = next(i for i, t in enumerate(tokens) if t.level == 0 and t.map and t.map[0] >= opens)
                     yield Section(_shifted(tokens[skip:keep], first), first, first + opens, max_nesting)
                 yield LongParagraph(first + opens, paragraph_end)
-                first, size, goes_on = paragraph_end, WINDOW_CHARS, False
+                first, size, reopened = paragraph_end, WINDOW_CHARS, 0
                 continue
             follow = False  # a setext heading, or a last line trimmed away: parsed whole, however long
         if cut is None and follow and (quoted := _quote_runs_past(tokens, lines, first, end - first)) is not None:
@@ -180,7 +182,7 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
                 if opens > 0:
                     yield Section(_shifted(tokens[skip:keep], first), first, first + opens, max_nesting)
                 yield LongParagraph(first + opens, paragraph_end, quoted=True)
-                first, size, goes_on = paragraph_end, WINDOW_CHARS, quote_goes_on
+                first, size, reopened = paragraph_end, WINDOW_CHARS, 1 if quote_goes_on else 0
                 continue
             follow = False
         if cut is None and (block := _runs_past_block(tokens, lines, first, end - first)) is not None:
@@ -192,20 +194,20 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
                 closed = _block_end(md, lines, opening, max(end - 1, opening + 1))
             token.map = [token.map[0], closed - first]
             yield Section(_shifted(tokens[skip : block + 1], first), first, closed, max_nesting)
-            first, size, follow, goes_on = closed, WINDOW_CHARS, True, False
+            first, size, follow, reopened = closed, WINDOW_CHARS, True, 0
             continue
         if cut is None and (item := _list_cut(md, tokens, lines, first, end - first)
                             or _quote_cut(md, tokens, lines, first, end - first)) is not None:
-            keep, line = item
+            keep, line, depth = item
             yield Section(_shifted(tokens[skip:keep], first), first, first + line, max_nesting)
-            first, size, follow, goes_on = first + line, WINDOW_CHARS, True, True
+            first, size, follow, reopened = first + line, WINDOW_CHARS, True, depth
             continue
         if cut is None:  # one block fills the window
             size *= 2
             continue
         keep = next(i for i, t in enumerate(tokens) if t.level == 0 and t.map and t.map[0] >= cut)
         yield Section(_shifted(tokens[skip:keep], first), first, first + cut, max_nesting)
-        first, size, follow, goes_on = first + cut, WINDOW_CHARS, True, False
+        first, size, follow, reopened = first + cut, WINDOW_CHARS, True, 0
 
 
 def _deep(tokens: list[Any], max_nesting: int) -> bool:
@@ -405,10 +407,10 @@ def code_text(text: str, start: int, end: int) -> str:
 _LISTS = frozenset({"bullet_list_open", "ordered_list_open"})
 
 
-def _list_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int] | None:
+def _list_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int, int] | None:
     """Where to cut a window whose last top-level block is a list that runs past its end: the
-    index of the token that opens the list's last item there that can start a section, and its
-    line (counted from `first`). Such an item is not the list's first; a leaf block starts on
+    index of the token that opens the list's last item there that can start a section, its
+    line (counted from `first`) and the one list a parse from there opens again. Such an item is not the list's first; a leaf block starts on
     its line (so the text no block holds lies within one section, as at a cut of
     `parse_sections`); and a parse that starts at its line opens a list of the same kind with
     it (the parser tells its first block from that line and the next)."""
@@ -431,47 +433,75 @@ def _list_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, window
         probe = md.parse(text[starts[first + line] : starts[after] if after < count else len(text)])
         if (len(probe) > 1 and probe[0].type == tokens[at].type and probe[1].type == "list_item_open"
                 and probe[1].map and probe[1].map[0] == 0 and probe[1].markup == item.markup):
-            return i, line
+            return i, line, 1
     return None
 
 
-#: A blank line of a blockquote: its marker alone (after at most three spaces).
-_QUOTE_BLANK = re.compile(r" {0,3}>[ \t]*(?:\r\n?|\n)?")
 #: A line that opens a blockquote where a block may start: its marker after at most three spaces.
 _QUOTE_OPENING = re.compile(r" {0,3}>")
 
 
-def _quote_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int] | None:
+def _quote_blank(depth: int) -> re.Pattern[str]:
+    """A blank line of a blockquote `depth` quotes deep: their markers alone (the first after
+    at most three spaces)."""
+    return re.compile(rf" {{0,3}}>(?:[ \t]*>){{{depth - 1}}}[ \t]*(?:\r\n?|\n)?")
+
+
+def _quote_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int, int] | None:
     """Where to cut a window whose last top-level block is a blockquote that runs past its end:
-    the index of the token that opens its last block there that starts after a blank line of
-    it, on a line a leaf block holds, and ends before the window does, and its line (counted
-    from `first`).
+    the index of the token that opens the last block there, of that quote or of the innermost
+    quote within it that runs past the window too (each its quote's last block), that starts
+    after a blank line of its quote, on a line a leaf block holds, and ends before the window
+    does; its line (counted from `first`); and how many quotes deep it is.
 
     Inside a blockquote markdown-it parses the lines less their markers as a text of their own,
     so a block there that starts after a blank line starts afresh, as a top-level one does (see
     `parse_sections`); and a line after a blank line of a blockquote is in it only with its
-    marker (not as a lazy continuation). A parse that starts at it opens a blockquote whose
-    lines and blocks from there are the whole text's if it opens one at all: its marker may be
-    indented four columns (in the quote, a line is only not outdented), and with the line after
-    it (a lazy delimiter row) it may open a table, which the parser tries first."""
-    at = _last_block(tokens)
-    if at is None or tokens[at].type != "blockquote_open" or tokens[at].map[1] != window:
+    marker (not as a lazy continuation). Whether each later line is a quote's, markdown-it tells
+    from that line and the last marked one. So a parse that starts at the block's line opens
+    the quotes around it, whose lines and blocks from there are the whole text's, if it opens
+    them all there: a marker may be indented four columns (in the quote, a line is only not
+    outdented), and with the line after it (a lazy delimiter row) the line may open a table,
+    which the parser tries first."""
+    outer = _last_block(tokens)
+    if outer is None or tokens[outer].type != "blockquote_open" or tokens[outer].map[1] != window:
         return None
+    quotes = [outer]
+    while (inner := _last_within(tokens, quotes[-1])) is not None and tokens[inner].type == "blockquote_open" \
+            and tokens[inner].map[1] == window:
+        quotes.append(inner)
     leaves = {t.map[0] for t in tokens if t.type in LEAF_BLOCKS and t.map}
     text, starts = lines.text, lines.starts
-    opening = tokens[at].map[0]
-    for i in range(len(tokens) - 1, at, -1):
-        block = tokens[i]
-        if block.level != 1 or not block.map or block.nesting == -1 or block.map[1] >= window:
-            continue
-        line = block.map[0]
-        if line <= opening:
-            return None
-        if (line in leaves and _QUOTE_BLANK.fullmatch(text, starts[first + line - 1], starts[first + line])
-                and _QUOTE_OPENING.match(text, starts[first + line])
-                and md.parse(lines.source(first + line, first + line + 2))[0].type == "blockquote_open"):
-            return i, line
+    for depth in range(len(quotes), 0, -1):  # (the innermost quote's blocks come last)
+        at, blank = quotes[depth - 1], _quote_blank(depth)
+        opening = tokens[at].map[0]
+        for i in range(len(tokens) - 1, at, -1):
+            block = tokens[i]
+            if block.level != depth or not block.map or block.nesting == -1 or block.map[1] >= window:
+                continue
+            line = block.map[0]
+            if line <= opening:
+                break
+            if (line in leaves and blank.fullmatch(text, starts[first + line - 1], starts[first + line])
+                    and _QUOTE_OPENING.match(text, starts[first + line]) and _opens_quotes(md, lines, first + line, depth)):
+                return i, line, depth
     return None
+
+
+def _last_within(tokens: list[Any], at: int) -> int | None:
+    """The index of the token that opens (or is) the last block of the container `tokens[at]`
+    opens."""
+    level = tokens[at].level + 1
+    return next((i for i in range(len(tokens) - 1, at, -1)
+                 if tokens[i].level == level and tokens[i].nesting >= 0 and tokens[i].map), None)
+
+
+def _opens_quotes(md: Any, lines: LineOffsets, line: int, depth: int) -> bool:
+    """Whether a parse of line `line` and the next opens `depth` blockquotes, one in another,
+    at that line."""
+    probe = md.parse(lines.source(line, line + 2))
+    return len(probe) > depth and all(token.type == "blockquote_open" and token.level == level and token.map[0] == 0
+                                      for level, token in enumerate(probe[:depth]))
 
 
 def quote_content(text: str, start: int, end: int) -> int:
@@ -539,8 +569,7 @@ def _quote_runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: 
     at = _last_block(tokens)
     if at is None or tokens[at].type != "blockquote_open" or tokens[at].map[1] != window:
         return None
-    inner = next((i for i in range(len(tokens) - 1, at, -1)
-                  if tokens[i].level == 1 and tokens[i].nesting >= 0 and tokens[i].map), None)
+    inner = _last_within(tokens, at)
     if inner is None:
         return None
     token = tokens[inner]
@@ -579,8 +608,7 @@ def _quoted_paragraph_end(md: Any, lines: LineOffsets, line: int) -> tuple[int, 
             if not text[quote_content(text, start, stop) : stop].strip(PARAGRAPH_TRIM):
                 return None
             goes_on = quote.map[1] > head.map[1]
-            if goes_on and not (_QUOTE_OPENING.match(text, starts[after])
-                                and md.parse(lines.source(after, after + 2))[0].type == "blockquote_open"):
+            if goes_on and not (_QUOTE_OPENING.match(text, starts[after]) and _opens_quotes(md, lines, after, 1)):
                 return None
             return after, goes_on
         line = end - 1
