@@ -270,15 +270,15 @@ def _runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -
     cannot open a link reference definition (one that spans the window's end is a paragraph in
     the window, a definition in the whole text)."""
     at = _last_block(tokens)
-    token = tokens[at] if at is not None else None
-    if token is None or token.type != "paragraph_open" or token.map[1] != window or window - token.map[0] < 2:
+    if at is None:
+        return None
+    token = tokens[at]
+    if token.type != "paragraph_open" or token.map[1] != window or window - token.map[0] < 2:
+        return None
+    if not _starts_afresh(tokens, at, -1, lines, first):
         return None
     line = token.map[0]
     text, starts = lines.text, lines.starts
-    before = _last_block(tokens[:at])
-    closed = before is not None and tokens[before].type in _CLOSED_BLOCKS and tokens[before].map[1] == line
-    if line > 0 and not closed and text[starts[first + line - 1] : starts[first + line]].strip(" \t\r\n"):
-        return None
     opening = text[starts[first + line] : starts[first + line + 1]]
     if opening.lstrip(" \t").startswith("[") or not opening.strip(PARAGRAPH_TRIM):
         return None
@@ -289,6 +289,28 @@ def _runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -
 #: lines say (a closing fence, an HTML block's end condition; indented code at a line that is
 #: neither blank nor indented), whatever came before them.
 _FOLLOWED = frozenset({"fence", "html_block", "code_block"})
+
+
+def _starts_afresh(tokens: list[Any], at: int, container: int, lines: LineOffsets, first: int,
+                   blank: re.Pattern[str] | None = None) -> bool:
+    """Whether the block `tokens[at]` opens, in the container `tokens[container]` opens (-1: the
+    text), starts where a cut may be made: on the window's first line, after a blank line (of its
+    quote: `blank`), or right after a block whose end its own lines tell. Elsewhere, what ended
+    the block before it may lie past the window: a link reference definition leaves no token,
+    and its title may run on for lines (cut short, the definition ends at its destination, and a
+    paragraph starts on the title's first line)."""
+    line = tokens[at].map[0]
+    if line == 0:
+        return True
+    level = tokens[at].level
+    before = next((i for i in range(at - 1, container, -1)
+                   if tokens[i].level == level and tokens[i].nesting >= 0 and tokens[i].map), None)
+    if before is not None and tokens[before].type in _CLOSED_BLOCKS and tokens[before].map[1] == line:
+        return True
+    previous, start = lines.starts[first + line - 1], lines.starts[first + line]
+    if blank is None:
+        return not lines.text[previous:start].strip(" \t\r\n")
+    return blank.fullmatch(lines.text, previous, start) is not None
 
 
 def _runs_past_block(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> int | None:
@@ -560,12 +582,9 @@ def _quote_runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: 
     """Where a paragraph of a blockquote, the last top-level block of a window, starts if it runs
     to the end of the window (`window` lines counted from `first`): the index of its opening
     token and its line. So long as the window holds its second line (with it, its first may open
-    a table) and its first line cannot open a link reference definition.
-
-    The blocks before it, in the quote and before the quote, are the whole text's: each ended
-    on lines the window holds, and none depends on the lines after it. Nor does where the
-    paragraph starts: markdown-it starts a block afresh at a line, whatever ended the one
-    before it (a blank line, a block that interrupts a paragraph)."""
+    a table), its first line cannot open a link reference definition, and it starts where a cut
+    may be made (`_starts_afresh`): in the quote, or as the quote's first block where the quote
+    starts."""
     at = _last_block(tokens)
     if at is None or tokens[at].type != "blockquote_open" or tokens[at].map[1] != window:
         return None
@@ -576,11 +595,26 @@ def _quote_runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: 
     if token.type != "paragraph_open" or token.map[1] != window or window - token.map[0] < 2:
         return None
     line = token.map[0]
+    if not (_starts_afresh(tokens, at, -1, lines, first) or _under_a_paragraph(tokens, at, lines, first)
+            if line == tokens[at].map[0] else _starts_afresh(tokens, inner, at, lines, first, _quote_blank(1))):
+        return None
     start, end = lines.span([first + line, first + line + 1], trim=False)  # type: ignore[misc]
     opening = lines.text[quote_content(lines.text, start, end) : end]
     if opening.lstrip(" \t").startswith("[") or not opening.strip(PARAGRAPH_TRIM):
         return None
     return inner, line
+
+
+def _under_a_paragraph(tokens: list[Any], at: int, lines: LineOffsets, first: int) -> bool:
+    """Whether the top-level block `tokens[at]` opens interrupts a paragraph (a mail's "On
+    Monday, … wrote:") that starts where a cut may be made and cannot open a link reference
+    definition: then that paragraph is one in the whole text too, and ends where the block
+    starts."""
+    before = _last_block(tokens[:at])
+    if before is None or tokens[before].type != "paragraph_open" or tokens[before].map[1] != tokens[at].map[0]:
+        return False
+    opening = lines.source(first + tokens[before].map[0], first + tokens[before].map[0] + 1)
+    return _starts_afresh(tokens, before, -1, lines, first) and not opening.lstrip(" \t").startswith("[")
 
 
 def _quoted_paragraph_end(md: Any, lines: LineOffsets, line: int) -> tuple[int, bool] | None:
