@@ -25,7 +25,8 @@ formula, ruby and an escaped script (`html-modern`), a page laid out in a table,
 one cell (`html-layout`), a forum's page of posts, each a table in that cell (`html-forum`), one
 large `pre` (`html-pre`), and a page in Windows-1252; and Markdown of one long block: a mail thread
 quoted whole (`markdown-quote`; one with no blank line, one paragraph:
-`markdown-quote-paragraph`; a reply quoting it: `markdown-quote-nested`), indented code (`markdown-code`), a fence (`markdown-fence`) and an
+`markdown-quote-paragraph`; a reply quoting them: `markdown-quote-nested`,
+`markdown-quote-nested-paragraph`), indented code (`markdown-code`), a fence (`markdown-fence`) and an
 HTML table pasted in (`markdown-html`). Prints each case's peak above the baseline as a multiple of
 the file's size, the median of `--rounds`; the bound for a file under INDX_MAX_FILE_MB is 2x.
 `--chunk` cuts the read pages too (`chunk_map`: the peak is then the larger of the read's and the
@@ -169,6 +170,9 @@ _BLOCKS = {
     "markdown-quote-nested": (b"> On Monday, the harbour master wrote:\n",
                               b"> > The harbour wall held the *tide* back, and the town slept behind it.\n"
                               b"> > It held again last night.\n> >\n" * 9799),
+    # Markdown: a reply quoting a mail with no blank line in it (a paragraph of a quote in a quote)
+    "markdown-quote-nested-paragraph": (b"> On Monday, the harbour master wrote:\n",
+                                        b"> > The harbour wall held the *tide* back, and the town slept behind it.\n" * 14364),
     # Markdown: a mail quoted whole with no blank line in it (one paragraph of the whole page)
     "markdown-quote-paragraph": (b"", b"> The harbour wall held the *tide* back, and the town slept behind it.\n" * 14768),
     # one indented code block, blank lines within it

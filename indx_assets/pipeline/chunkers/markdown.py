@@ -148,7 +148,7 @@ class _Blocks:
         for first, last in iter_line_runs(_paragraph_lines(text, lines, paragraph, marker)):
             start, end = lines.span([first, last + 1])  # type: ignore[misc]  # lines given: a span
             for a, b in run_segments(text, start, end):
-                held = unquoted(text, a, b) if paragraph.quoted and b - a > WINDOW else None  # (else held as its lines)
+                held = unquoted(text, a, b, paragraph.quotes) if paragraph.quotes and b - a > WINDOW else None  # (else its lines)
                 run = collapsed_run(text, a, b, _as_parsed) if held is None else collapsed_run(held, 0, len(held), _as_parsed)
                 if run is None and (a, b) == (start, end):  # its lines, the marker on the first
                     run = "\n".join(line for _, line in _paragraph_lines(text, lines, paragraph, marker, first, last + 1))
@@ -226,11 +226,11 @@ def _paragraph_lines(text: str, lines: LineOffsets, paragraph: LongParagraph, ma
     """Lines `[first, end)` (by default all) of `paragraph` and their numbers, as its parsed
     text has them (`elide_inline_data(content).split("\n")`): the parser trims the paragraph's
     ends, ends lines with a bare line feed, reads NUL as U+FFFD and a quoted line from past its
-    marker (`quote_content`)."""
+    markers (`quote_content`)."""
     starts = lines.starts
     for number in range(paragraph.first if first is None else first, paragraph.end if end is None else end):
         stop = starts[number + 1] - 1 if number + 1 < len(starts) else len(text)
-        line = text[quote_content(text, starts[number], stop) if paragraph.quoted else starts[number] : stop]
+        line = text[quote_content(text, starts[number], stop, paragraph.quotes) if paragraph.quotes else starts[number] : stop]
         if line.endswith("\r"):
             line = line[:-1]
         if number == paragraph.first:

@@ -8,6 +8,7 @@ parse (`parse_markdown`), so both see the same blocks in the same places.
 """
 
 import bisect
+import functools
 import re
 from array import array
 from collections.abc import Iterator
@@ -98,14 +99,14 @@ class Section:
 @dataclass(frozen=True, slots=True)
 class LongParagraph:
     """A top-level paragraph on lines `[first, end)` that runs past a window, or one of a
-    top-level blockquote (`quoted`: its lines hold the quote's markers): its tokens are not
+    top-level blockquote `quotes` deep (its lines hold the quotes' markers): its tokens are not
     made (markdown-it holds a paragraph some 7x over: its line arrays, a normalized copy, its
     lines joined); the chunker reads its lines from the text as the parser would join them
-    (`chunkers.markdown`; a quoted line less its marker, `quote_content`)."""
+    (`chunkers.markdown`; a quoted line less its markers, `quote_content`)."""
 
     first: int
     end: int
-    quoted: bool = False
+    quotes: int = 0
 
 
 def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongParagraph]:
@@ -128,10 +129,10 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
     unless a setext underline turns out to make it a heading, its last line is one the parser
     trims away, or it may be a link reference definition: those are parsed whole.
 
-    A paragraph of a top-level blockquote that runs past the window (a mail quoted whole, no
-    blank line in it) is followed alike (`_quote_runs_past`, `_quoted_paragraph_end`), and given
-    as a quoted `LongParagraph`; if the quote goes on after it, the section after is parsed as a
-    blockquote that goes on, as at a cut of the quote (below).
+    A paragraph of a top-level blockquote, or of a quote within it, that runs past the window
+    (a mail quoted whole, no blank line in it) is followed alike (`_quote_runs_past`,
+    `_quoted_paragraph_end`), and given as a quoted `LongParagraph`; the quotes that go on after
+    it the section after opens again, as at a cut of a quote (below).
 
     A top-level fenced code block, HTML block or indented code that runs past the window is
     followed to its end a window at a time (`_block_end`, `_code_end`), and the section ends
@@ -175,14 +176,14 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
                 continue
             follow = False  # a setext heading, or a last line trimmed away: parsed whole, however long
         if cut is None and follow and (quoted := _quote_runs_past(tokens, lines, first, end - first)) is not None:
-            keep, opens = quoted
-            followed = _quoted_paragraph_end(md, lines, end - 1)
+            keep, opens, depth = quoted
+            followed = _quoted_paragraph_end(md, lines, end - 1, depth)
             if followed is not None:
-                paragraph_end, quote_goes_on = followed
+                paragraph_end, going_on = followed
                 if opens > 0:
                     yield Section(_shifted(tokens[skip:keep], first), first, first + opens, max_nesting)
-                yield LongParagraph(first + opens, paragraph_end, quoted=True)
-                first, size, reopened = paragraph_end, WINDOW_CHARS, 1 if quote_goes_on else 0
+                yield LongParagraph(first + opens, paragraph_end, quotes=depth)
+                first, size, reopened = paragraph_end, WINDOW_CHARS, going_on
                 continue
             follow = False
         if cut is None and (block := _runs_past_block(tokens, lines, first, end - first)) is not None:
@@ -275,7 +276,7 @@ def _runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -
     token = tokens[at]
     if token.type != "paragraph_open" or token.map[1] != window or window - token.map[0] < 2:
         return None
-    if not _starts_afresh(tokens, at, -1, lines, first):
+    if not _starts_afresh(tokens, at, [], lines, first):
         return None
     line = token.map[0]
     text, starts = lines.text, lines.starts
@@ -291,26 +292,43 @@ def _runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -
 _FOLLOWED = frozenset({"fence", "html_block", "code_block"})
 
 
-def _starts_afresh(tokens: list[Any], at: int, container: int, lines: LineOffsets, first: int,
-                   blank: re.Pattern[str] | None = None) -> bool:
-    """Whether the block `tokens[at]` opens, in the container `tokens[container]` opens (-1: the
-    text), starts where a cut may be made: on the window's first line, after a blank line (of its
-    quote: `blank`), or right after a block whose end its own lines tell. Elsewhere, what ended
-    the block before it may lie past the window: a link reference definition leaves no token,
-    and its title may run on for lines (cut short, the definition ends at its destination, and a
-    paragraph starts on the title's first line)."""
+def _starts_afresh(tokens: list[Any], at: int, quotes: list[int], lines: LineOffsets, first: int, *,
+                   under: bool = False) -> bool:
+    """Whether the block `tokens[at]` opens, within the blockquotes `tokens[quotes]` open (the
+    outermost first), starts where a cut may be made: on the window's first line, after a blank
+    line (of its quote), right after a block whose end its own lines tell, or first in its quote
+    where that quote starts so; with `under`, under the line of a paragraph (a mail's "On
+    Monday, … wrote:") that starts so and cannot open a link reference definition (it ends
+    there in the whole text too). Elsewhere, what ended the block before it may lie past the
+    window: a link reference definition leaves no token, and its title may run on for lines
+    (cut short, the definition ends at its destination, and a paragraph starts on the title's
+    first line)."""
     line = tokens[at].map[0]
     if line == 0:
         return True
-    level = tokens[at].level
-    before = next((i for i in range(at - 1, container, -1)
-                   if tokens[i].level == level and tokens[i].nesting >= 0 and tokens[i].map), None)
-    if before is not None and tokens[before].type in _CLOSED_BLOCKS and tokens[before].map[1] == line:
-        return True
+    if quotes and tokens[quotes[-1]].map[0] == line:
+        return _starts_afresh(tokens, quotes[-1], quotes[:-1], lines, first, under=under)
+    before = _block_before(tokens, at, quotes[-1] if quotes else -1)
+    if before is not None and tokens[before].map[1] == line:
+        if tokens[before].type in _CLOSED_BLOCKS:
+            return True
+        if under and tokens[before].type == "paragraph_open":
+            number = first + tokens[before].map[0]
+            start, end = lines.span([number, number + 1], trim=False)  # type: ignore[misc]
+            opening = lines.text[quote_content(lines.text, start, end, len(quotes)) : end]
+            return not opening.lstrip(" \t").startswith("[") and _starts_afresh(tokens, before, quotes, lines, first)
     previous, start = lines.starts[first + line - 1], lines.starts[first + line]
-    if blank is None:
+    if not quotes:
         return not lines.text[previous:start].strip(" \t\r\n")
-    return blank.fullmatch(lines.text, previous, start) is not None
+    return _quote_blank(len(quotes)).fullmatch(lines.text, previous, start) is not None
+
+
+def _block_before(tokens: list[Any], at: int, container: int) -> int | None:
+    """The index of the token that opens (or is) the block before the one `tokens[at]` opens, in
+    the container `tokens[container]` opens (-1: the text)."""
+    level = tokens[at].level
+    return next((i for i in range(at - 1, container, -1)
+                 if tokens[i].level == level and tokens[i].nesting >= 0 and tokens[i].map), None)
 
 
 def _runs_past_block(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> int | None:
@@ -526,40 +544,68 @@ def _opens_quotes(md: Any, lines: LineOffsets, line: int, depth: int) -> bool:
                                       for level, token in enumerate(probe[:depth]))
 
 
-def quote_content(text: str, start: int, end: int) -> int:
-    """Where the parser reads the content of the line `text[start:end]` of a top-level
-    blockquote from: past its marker (however indented: after the quote's first line, a line is
-    only not outdented) and the one space after it, or a tab there when the marker is two
-    columns in (the tab reaches the next tab stop); else (a lazy line, no marker) its start."""
-    found = _QUOTE_MARKER.match(text, start, end)
-    if found is None:
-        return start
-    at = found.end()
-    if at < end and text[at] == " ":
-        return at + 1
-    if at < end and text[at] == "\t":
-        column = 0
-        for ch in text[start : at - 1]:
-            column += 4 - column % 4 if ch == "\t" else 1
-        return at + 1 if column % 4 == 2 else at
-    return at
+def quote_content(text: str, start: int, end: int, depth: int = 1) -> int:
+    """Where the parser reads the content of the line `text[start:end]` of a paragraph `depth`
+    blockquotes deep from: past the markers of as many of them as the line is marked in
+    (however indented: after a quote's first line, a line of it is only not outdented; a line
+    marked in fewer is a lazy line of the rest), each with the one space after it, or a tab
+    there that reaches a tab stop, as markdown-it counts columns from the quotes around it."""
+    at = start
+    while at < end and text[at] in " \t":
+        at += 1
+    columns, spaced = _columns(text, start, at, 0, 0), 0  # (the parser's `sCount` and `bsCount`)
+    content = start
+    for _ in range(depth):
+        if at >= end or text[at] != ">":
+            break
+        at += 1
+        initial = offset = columns + 1
+        space, adjust = at < end and text[at] in " \t", False
+        if at < end and (text[at] == " " or (text[at] == "\t" and (spaced + offset) % 4 == 3)):
+            at, initial, offset = at + 1, initial + 1, offset + 1
+        elif at < end and text[at] == "\t":
+            adjust = True
+        content = at
+        while at < end and text[at] in " \t":
+            offset = _columns(text, at, at + 1, offset, spaced + adjust)
+            at += 1
+        spaced, columns = columns + 1 + space, offset - initial
+    return content
 
 
-def unquoted(text: str, start: int, end: int) -> str:
-    """The stretch `text[start:end]` of a quoted paragraph less its lines' markers and the space
-    or tab after each, to be collapsed (where the parser reads a tab as content, it is whitespace
-    all the same); its first line's too if the stretch starts at that line's marker. A lazy line
-    has no marker to take: a line of a quote that starts with one is no lazy line.
+def _columns(text: str, start: int, end: int, offset: int, shift: int) -> int:
+    """`offset` past the spaces and tabs `text[start:end]`, a tab to the next stop of four
+    columns counted with `shift` more (as markdown-it counts a quote's line)."""
+    for ch in text[start:end]:
+        offset += 4 - (offset + shift) % 4 if ch == "\t" else 1
+    return offset
 
-    Made a window of lines at a time, each window from a line break on (so the marker after it
-    is the window's): sliced whole and then made anew, the stretch was held twice at once."""
+
+def unquoted(text: str, start: int, end: int, depth: int = 1) -> str:
+    """The stretch `text[start:end]` of a paragraph `depth` quotes deep less its lines' markers
+    (as many as `depth`) and the space or tab after each, to be collapsed (where the parser reads
+    a tab as content, it is whitespace all the same); its first line's too if the stretch starts
+    at that line's markers. A lazy line has no marker to take: a line of a quote that starts
+    with one is no lazy line of it.
+
+    Made a window of lines at a time, each window from a line break on (so the markers after it
+    are the window's): sliced whole and then made anew, the stretch was held twice at once."""
+    leading, later = _quote_markers(depth)
     line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
-    if not text[line_start:start].strip(" \t") and (found := _QUOTE_MARKER.match(text, start, end)) is not None:
+    if not text[line_start:start].strip(" \t") and (found := leading.match(text, start, end)) is not None:
         start = found.end()
     out = ""
     for at, until in _line_windows(text, start, end):  # (`out` grows in place, see `collapse_whitespace`)
-        out += _QUOTE_MARKERS.sub("", text[at:until])
+        out += later.sub("", text[at:until])
     return out
+
+
+@functools.cache
+def _quote_markers(depth: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Up to `depth` blockquote markers at a line's start, after any spaces and tabs, each with
+    the space or tab after it: at a stretch's start, and at each line's start after it."""
+    markers = rf"(?:[ \t]*>[ \t]?){{1,{depth}}}"
+    return re.compile(markers), re.compile(rf"(?<=[\r\n]){markers}")
 
 
 def _line_windows(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
@@ -572,79 +618,65 @@ def _line_windows(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
         start = until
 
 
-#: A blockquote's marker at a line's start, after any spaces and tabs (`quote_content`), and
-#: with the space or tab after it at the start of each line but a stretch's first (`unquoted`).
-_QUOTE_MARKER = re.compile(r"[ \t]*>")
-_QUOTE_MARKERS = re.compile(r"(?<=[\r\n])[ \t]*>[ \t]?")
-
-
-def _quote_runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int] | None:
-    """Where a paragraph of a blockquote, the last top-level block of a window, starts if it runs
-    to the end of the window (`window` lines counted from `first`): the index of its opening
-    token and its line. So long as the window holds its second line (with it, its first may open
-    a table), its first line cannot open a link reference definition, and it starts where a cut
-    may be made (`_starts_afresh`): in the quote, or as the quote's first block where the quote
-    starts."""
-    at = _last_block(tokens)
-    if at is None or tokens[at].type != "blockquote_open" or tokens[at].map[1] != window:
+def _quote_runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int, int] | None:
+    """Where a paragraph of a blockquote, the last top-level block of a window, or of the
+    innermost of the quotes within it that run past the window too (each its quote's last block),
+    starts if it runs to the end of the window (`window` lines counted from `first`): the index
+    of its opening token, its line, and how many quotes deep it is. So long as the window holds
+    its second line (with it, its first may open a table), its first line cannot open a link
+    reference definition, and it starts where a cut may be made, or under the line of a
+    paragraph that does (`_starts_afresh`)."""
+    outer = _last_block(tokens)
+    if outer is None or tokens[outer].type != "blockquote_open" or tokens[outer].map[1] != window:
         return None
-    inner = _last_within(tokens, at)
-    if inner is None:
-        return None
-    token = tokens[inner]
+    blocks = [outer]
+    while (inner := _last_within(tokens, blocks[-1])) is not None:
+        blocks.append(inner)
+        if tokens[inner].type != "blockquote_open" or tokens[inner].map[1] != window:
+            break
+    token = tokens[blocks[-1]]
     if token.type != "paragraph_open" or token.map[1] != window or window - token.map[0] < 2:
         return None
-    line = token.map[0]
-    if not (_starts_afresh(tokens, at, -1, lines, first) or _under_a_paragraph(tokens, at, lines, first)
-            if line == tokens[at].map[0] else _starts_afresh(tokens, inner, at, lines, first, _quote_blank(1))):
+    line, depth = token.map[0], len(blocks) - 1
+    if not _starts_afresh(tokens, blocks[-1], blocks[:-1], lines, first, under=True):
         return None
     start, end = lines.span([first + line, first + line + 1], trim=False)  # type: ignore[misc]
-    opening = lines.text[quote_content(lines.text, start, end) : end]
+    opening = lines.text[quote_content(lines.text, start, end, depth) : end]
     if opening.lstrip(" \t").startswith("[") or not opening.strip(PARAGRAPH_TRIM):
         return None
-    return inner, line
+    return blocks[-1], line, depth
 
 
-def _under_a_paragraph(tokens: list[Any], at: int, lines: LineOffsets, first: int) -> bool:
-    """Whether the top-level block `tokens[at]` opens interrupts a paragraph (a mail's "On
-    Monday, … wrote:") that starts where a cut may be made and cannot open a link reference
-    definition: then that paragraph is one in the whole text too, and ends where the block
-    starts."""
-    before = _last_block(tokens[:at])
-    if before is None or tokens[before].type != "paragraph_open" or tokens[before].map[1] != tokens[at].map[0]:
-        return False
-    opening = lines.source(first + tokens[before].map[0], first + tokens[before].map[0] + 1)
-    return _starts_afresh(tokens, before, -1, lines, first) and not opening.lstrip(" \t").startswith("[")
+def _quoted_paragraph_end(md: Any, lines: LineOffsets, line: int, depth: int) -> tuple[int, int] | None:
+    """The line after a paragraph `depth` blockquotes deep that runs on through `line` at
+    least, and how many of the quotes around it go on after it; None where `_paragraph_end` has
+    None, or where the quotes go on from a line a parse cannot start them on as the whole text
+    has them.
 
-
-def _quoted_paragraph_end(md: Any, lines: LineOffsets, line: int) -> tuple[int, bool] | None:
-    """The line after a paragraph of a top-level blockquote that runs on through `line` at
-    least, and whether the quote goes on after it; None where `_paragraph_end` has None, or
-    where the quote goes on from a line a parse cannot start it on as the whole text has it.
-
-    As `_paragraph_end`, behind a line of its own ("> x") that opens the quote and a paragraph
-    its lines continue: markdown-it tells whether a line is the quote's (by its marker, or as a
+    As `_paragraph_end`, behind a line of its own ("> > x") that opens the quotes and a paragraph
+    its lines continue: markdown-it tells whether a line is a quote's (by its marker, or as a
     lazy line after one that is not blank) and whether it ends the paragraph from that line and
-    the next. A quote that goes on after the paragraph goes on with a blank line of it or a
-    block that interrupts the paragraph: a parse that starts there opens a blockquote with it
-    (its marker at most three spaces in, and not a table's header row), whose lines and blocks
-    are the whole text's (see `_quote_cut`)."""
+    the next. Quotes that go on after the paragraph go on with a blank line of the innermost of
+    them or a block that interrupts the paragraph: a parse that starts there opens them with it
+    (the first marker at most three spaces in, and not a table's header row), and their lines
+    and blocks are the whole text's (see `_quote_cut`)."""
     text, starts, count = lines.text, lines.starts, len(lines.starts)
     while True:
         window, end = _window(lines, line)
         last = end >= count
-        quote, head = md.parse("> x\n" + window)[:2]
+        tokens = md.parse("> " * depth + "x\n" + window)
+        head = tokens[depth]
         if head.type != "paragraph_open":
             return None
         after = line + head.map[1] - 1  # the parse's first line is not the text's
         if last or after < end:
             start, stop = lines.span([after - 1, after], trim=False)  # type: ignore[misc]
-            if not text[quote_content(text, start, stop) : stop].strip(PARAGRAPH_TRIM):
+            if not text[quote_content(text, start, stop, depth) : stop].strip(PARAGRAPH_TRIM):
                 return None
-            goes_on = quote.map[1] > head.map[1]
-            if goes_on and not (_QUOTE_OPENING.match(text, starts[after]) and _opens_quotes(md, lines, after, 1)):
+            going_on = sum(1 for quote in tokens[:depth] if quote.map[1] > head.map[1])
+            if going_on and not (_QUOTE_OPENING.match(text, starts[after]) and _opens_quotes(md, lines, after, going_on)):
                 return None
-            return after, goes_on
+            return after, going_on
         line = end - 1
 
 
