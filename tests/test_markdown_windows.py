@@ -539,6 +539,15 @@ FOUND_BY_REVIEW = [
     # destination, and a paragraph (followed as one quoted) starts on the title's first line
     ("> [a]: /u\n> 't\n> b\n> c'\n> d\n", (1, 2, 8, 16)), ("> [a]: /u\n> (t\n> b\n> c\n> d)\n", (1, 2, 5, 8, 16)),
     ("> [a]:\n> /u\n> \"t\n> b\n> c\n> d\"\n", (3, 5, 24)),
+    # ... or runs through an `===` underline, which makes the title's first line a setext heading
+    ("> [a]: /u\n> 'x\n> ===\n> p\n> p\n> p\n> '\n", (1, 2, 8, 16)), ("> intro\n>\n> [a]: /u\n> 'x\n> ===\n> p\n> p\n> p\n> '\n", (5,)),
+    ("On Monday wrote:\n> [a]: /u\n> 'x\n> ===\n> p\n> p\n> p\n> '\n", (3, 24)),
+    ("> [foo\n> ===\n> bar\n> baz\n> qux\n> quux]: /u\n", (3, 5, 24)),  # a label across lines
+    ("> [a]: /u 'x\n> ===\n" + "> p\n" * 30 + "> '\n", (8, 64, 400)), ("> [a]:\n> /u\n> (x\n> ===\n" + "> p\n" * 30 + "> )\n", (8, 64, 400)),
+    ('> > > > [r16]: /u\r> > > > "t\r>>>> ===\r> > > > text 16\r> > > > text\r> > > > "', (1, 2, 8, 16, 64)),
+    # and at the top level (a paragraph under a heading is followed)
+    ("[a]: /u\n'x\n===\np\np\np\n'\n", (5,)), ("[a]: /u\n'x\n===\np\np\np\np\np\n'\n", (3, 5, 24)),
+    ("[foo\n===\nbar\nbaz\nqux\nquux]: /u\n", (1, 2, 5, 8, 16)),
 ]
 
 

@@ -300,9 +300,10 @@ def _starts_afresh(tokens: list[Any], at: int, quotes: list[int], lines: LineOff
     where that quote starts so; with `under`, under the line of a paragraph (a mail's "On
     Monday, … wrote:") that starts so and cannot open a link reference definition (it ends
     there in the whole text too). Elsewhere, what ended the block before it may lie past the
-    window: a link reference definition leaves no token, and its title may run on for lines
-    (cut short, the definition ends at its destination, and a paragraph starts on the title's
-    first line)."""
+    window: a link reference definition leaves no token, and its title (or label) may run on
+    for lines (cut short, the definition ends at its destination, and a paragraph starts on the
+    title's first line), through a setext underline (`===`, which makes that paragraph a
+    heading: one counts as a block that ends on its own lines only where it starts so too)."""
     line = tokens[at].map[0]
     if line == 0:
         return True
@@ -310,9 +311,11 @@ def _starts_afresh(tokens: list[Any], at: int, quotes: list[int], lines: LineOff
         return _starts_afresh(tokens, quotes[-1], quotes[:-1], lines, first, under=under)
     before = _block_before(tokens, at, quotes[-1] if quotes else -1)
     if before is not None and tokens[before].map[1] == line:
-        if tokens[before].type in _CLOSED_BLOCKS:
+        kind = tokens[before].type
+        setext = kind == "heading_open" and tokens[before].markup in ("=", "-")
+        if kind in _CLOSED_BLOCKS and not setext:
             return True
-        if under and tokens[before].type == "paragraph_open":
+        if setext or (under and kind == "paragraph_open"):  # lines that end here in the whole text if they start so
             number = first + tokens[before].map[0]
             start, end = lines.span([number, number + 1], trim=False)  # type: ignore[misc]
             opening = lines.text[quote_content(lines.text, start, end, len(quotes)) : end]
