@@ -52,6 +52,17 @@ def _cut_alike(monkeypatch: pytest.MonkeyPatch, text: str, windows: tuple[int, .
     return sections
 
 
+def _assert_chunks_hold_its_words(text: str) -> None:
+    """Asserts that the chunks cut from the Markdown page `text` hold its words, whole, and
+    nothing else (a NUL taken out: a file with a NUL byte is not read as text)."""
+    from indx_assets.pipeline.fidelity import measure
+    from indx_assets.pipeline.read_and_chunk import to_document
+
+    encoded = encode_bytes(text.replace("\0", "").encode(), source_id="harbour.md", name="harbour.md")
+    (measured,) = measure("harbour.md", encoded.read.pages, to_document(encoded).chunks).pages
+    assert (measured.foreign, measured.lost, measured.duplicated) == (0, 0, 0), measured.examples
+
+
 def test_markdown_parsed_a_window_at_a_time_has_the_elements_of_the_whole_page(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(7)
     for _ in range(60):
@@ -99,8 +110,6 @@ def test_a_long_markdown_paragraph_holds_a_long_run_collapsed_and_its_chunks_hol
     its whitespace collapsed, as the `text` chunker's runs do: the page's words, a NUL read as
     U+FFFD and an inline image's payload left out as in a parsed paragraph."""
     from indx_assets.pipeline.chunkers.markdown import markdown_elements
-    from indx_assets.pipeline.fidelity import measure
-    from indx_assets.pipeline.read_and_chunk import to_document
     from indx_assets.pipeline.whitespace import WINDOW
 
     line = "The harbour wall held the tide back,\tand the  boats rode at anchor."
@@ -111,10 +120,7 @@ def test_a_long_markdown_paragraph_holds_a_long_run_collapsed_and_its_chunks_hol
     assert run.text == " ".join(" ".join(lines).replace("\0", "\ufffd").split()).replace("QUJD" * 40, "…")
     assert (run.metadata.start, run.metadata.end) == (text.index("The harbour wall"), text.index("\r\n\nAfter"))
     assert (heading.text, after.text) == ("The harbour", "After it.")
-    text = text.replace("\0", "")  # a file with a NUL byte is not read as text
-    encoded = encode_bytes(text.encode(), source_id="harbour.md", name="harbour.md")
-    (measured,) = measure("harbour.md", encoded.read.pages, to_document(encoded).chunks).pages
-    assert (measured.foreign, measured.lost, measured.duplicated) == (0, 0, 0), measured.examples
+    _assert_chunks_hold_its_words(text)
 
 
 def test_past_a_deep_list_the_rest_of_a_markdown_page_is_read_as_text_without_parsing_it_whole(
@@ -360,8 +366,6 @@ def test_a_long_quoted_paragraph_holds_a_long_run_collapsed_less_its_markers(mon
     starts at a line's markers; and its chunks hold the page's words."""
     from indx_assets.pipeline.chunkers.markdown import markdown_elements
     from indx_assets.pipeline.chunking.paragraphs import SEGMENT
-    from indx_assets.pipeline.fidelity import measure
-    from indx_assets.pipeline.read_and_chunk import to_document
 
     outer = "> " * (depth - 1)
     shapes = ["> The harbour wall held the tide back,", ">and the boats rode at anchor", "  >\tbehind the wall",
@@ -379,10 +383,7 @@ def test_a_long_quoted_paragraph_holds_a_long_run_collapsed_less_its_markers(mon
     assert len(held) > len(whole)  # the run in segments
     assert " ".join(held[2:-1]) == whole[2] and "> a line whose marker" in whole[2] and held[-1] == whole[-1] == "After it."
     assert "QUJD" * 30 not in whole[2] and "\ufffd" in whole[2]
-    text = text.replace("\0", "")  # a file with a NUL byte is not read as text
-    encoded = encode_bytes(text.encode(), source_id="harbour.md", name="harbour.md")
-    (measured,) = measure("harbour.md", encoded.read.pages, to_document(encoded).chunks).pages
-    assert (measured.foreign, measured.lost, measured.duplicated) == (0, 0, 0), measured.examples
+    _assert_chunks_hold_its_words(text)
 
 
 def test_a_long_quote_within_a_quote_is_cut_between_its_blocks_as_the_whole_parse_has_them(
