@@ -386,6 +386,22 @@ def test_a_long_quoted_paragraph_holds_a_long_run_collapsed_less_its_markers(mon
     _assert_chunks_hold_its_words(text)
 
 
+def test_a_short_segment_of_a_long_quoted_paragraph_holds_no_marker() -> None:
+    """A segment of a long quoted run no longer than `whitespace.WINDOW` (the cut before it
+    backed off a long stretch of spaces to the last word) is its text less its markers too (a
+    review found it held every line's `>`)."""
+    from indx_assets.pipeline.chunkers.markdown import markdown_elements
+
+    lines = [f"> line {i} of the quoted mail" for i in range(2000)]
+    lines[1000] = "> x" + " " * (3 << 19) + "y " + "word " * 200_000
+    text = "# The harbour\n\n" + "\n".join(lines) + "\n"
+    held = [e.text for e in markdown_elements(text)]
+    words = " ".join(held[1].split())
+    assert len(held) == 3 and words.startswith("line 0 of the quoted mail line 1") and words.endswith("line 999 of the quoted mail x")
+    assert not any(">" in t for t in held)
+    _assert_chunks_hold_its_words(text)
+
+
 def test_a_long_quote_within_a_quote_is_cut_between_its_blocks_as_the_whole_parse_has_them(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A blockquote within a top-level one that runs past a window too (a reply quoting a reply)
@@ -562,7 +578,7 @@ def test_pages_a_review_found_are_cut_as_the_whole_parse_has_them(
     # a mail thread quoted whole was parsed whole, 24.5x the page traced (0.75x now)
     ("quote", "", "> The harbour wall held the *tide* back, and the town slept behind it.\n> It held again.\n>\n", 1.5),
     # one with no blank line in it, 6.7x (2.9x now: its text less the markers, and collapsed); and
-    # under the line it quotes, 8.2x
+    # under a paragraph it interrupts (a mail's "On Monday, ... wrote:"), 8.2x
     ("quote", "", "> The harbour wall held the *tide* back, and the town slept behind it.\n", 3.5),
     ("quote", "On Monday, the harbour master wrote:\n", "> The harbour wall held the *tide* back, and the town.\n", 3.5),
     # a reply quoting a thread whole was parsed whole, 28.4x (0.8x now); one quoting a mail with

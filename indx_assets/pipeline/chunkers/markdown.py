@@ -43,7 +43,6 @@ from indx_assets.pipeline.chunking.paragraphs import (
     line_runs,
     run_segments,
 )
-from indx_assets.pipeline.whitespace import WINDOW
 
 
 def _place(element: Element, span: tuple[int, int] | None) -> Element:
@@ -148,8 +147,8 @@ class _Blocks:
         for first, last in iter_line_runs(_paragraph_lines(text, lines, paragraph, marker)):
             start, end = lines.span([first, last + 1])  # type: ignore[misc]  # lines given: a span
             for a, b in run_segments(text, start, end):
-                held = unquoted(text, a, b, paragraph.quotes) if paragraph.quotes and b - a > WINDOW else None  # (else its lines)
-                run = collapsed_run(text, a, b, _as_parsed) if held is None else collapsed_run(held, 0, len(held), _as_parsed)
+                held = unquoted(text, a, b, paragraph.quotes) if paragraph.quotes else None
+                run = collapsed_run(*((text, a, b) if held is None else (held, 0, len(held))), _as_parsed)
                 if run is None and (a, b) == (start, end):  # its lines, the marker on the first
                     run = "\n".join(line for _, line in _paragraph_lines(text, lines, paragraph, marker, first, last + 1))
                 else:
@@ -230,7 +229,7 @@ def _paragraph_lines(text: str, lines: LineOffsets, paragraph: LongParagraph, ma
     starts = lines.starts
     for number in range(paragraph.first if first is None else first, paragraph.end if end is None else end):
         stop = starts[number + 1] - 1 if number + 1 < len(starts) else len(text)
-        line = text[quote_content(text, starts[number], stop, paragraph.quotes) if paragraph.quotes else starts[number] : stop]
+        line = text[quote_content(text, starts[number], stop, paragraph.quotes) : stop]
         if line.endswith("\r"):
             line = line[:-1]
         if number == paragraph.first:

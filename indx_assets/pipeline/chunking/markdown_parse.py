@@ -127,12 +127,10 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
     A top-level paragraph that runs past the window (where a cut may be made, `_runs_past`) is
     followed to its end a window at a time (`_paragraph_end`) and given as a `LongParagraph`,
     unless a setext underline turns out to make it a heading, its last line is one the parser
-    trims away, or it may be a link reference definition: those are parsed whole.
-
-    A paragraph of a top-level blockquote, or of a quote within it, that runs past the window
-    (a mail quoted whole, no blank line in it) is followed alike (`_quote_runs_past`,
-    `_quoted_paragraph_end`), and given as a quoted `LongParagraph`; the quotes that go on after
-    it the section after opens again, as at a cut of a quote (below).
+    trims away, or it may be a link reference definition: those are parsed whole. So is a
+    paragraph of a top-level blockquote, or of a quote within it (a mail quoted whole, no blank
+    line in it); the quotes that go on after it the section after opens again, as at a cut of a
+    quote (below).
 
     A top-level fenced code block, HTML block or indented code that runs past the window is
     followed to its end a window at a time (`_block_end`, `_code_end`), and the section ends
@@ -165,19 +163,9 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
             yield Section(_shifted(tokens[skip:], first), first, count, max_nesting)
             return
         cut = _last_cut(tokens, lines, first, end - first)
-        if cut is None and follow and (opens := _runs_past(tokens, lines, first, end - first)) is not None:
-            paragraph_end = _paragraph_end(md, lines, end - 1)
-            if paragraph_end is not None:
-                if opens > 0:
-                    keep = next(i for i, t in enumerate(tokens) if t.level == 0 and t.map and t.map[0] >= opens)
-                    yield Section(_shifted(tokens[skip:keep], first), first, first + opens, max_nesting)
-                yield LongParagraph(first + opens, paragraph_end)
-                first, size, reopened = paragraph_end, WINDOW_CHARS, 0
-                continue
-            follow = False  # a setext heading, or a last line trimmed away: parsed whole, however long
-        if cut is None and follow and (quoted := _quote_runs_past(tokens, lines, first, end - first)) is not None:
-            keep, opens, depth = quoted
-            followed = _quoted_paragraph_end(md, lines, end - 1, depth)
+        if cut is None and follow and (paragraph := _runs_past(tokens, lines, first, end - first)) is not None:
+            keep, opens, depth = paragraph
+            followed = _paragraph_end(md, lines, end - 1, depth)
             if followed is not None:
                 paragraph_end, going_on = followed
                 if opens > 0:
@@ -185,6 +173,8 @@ def parse_sections(text: str, lines: LineOffsets) -> Iterator[Section | LongPara
                 yield LongParagraph(first + opens, paragraph_end, quotes=depth)
                 first, size, reopened = paragraph_end, WINDOW_CHARS, going_on
                 continue
+            # a setext heading, a last line trimmed away, quotes that go on from a line no parse
+            # starts them on: parsed whole, however long
             follow = False
         if cut is None and (block := _runs_past_block(tokens, lines, first, end - first)) is not None:
             token = tokens[block]
@@ -259,37 +249,51 @@ def _last_block(tokens: list[Any]) -> int | None:
 
 
 #: Blocks that end where their own lines say (a heading's line or underline, a closing fence,
-#: an HTML block's end condition): the line after one starts a block afresh.
+#: an HTML block's end condition): the line after one starts a block afresh, but after a setext
+#: heading only where the heading does (`_starts_afresh`).
 _CLOSED_BLOCKS = frozenset({"heading_open", "hr", "fence", "html_block"})
 
 
-def _runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> int | None:
-    """The line (counted from `first`) where a top-level paragraph starts that runs to the end
-    of the window, if it starts where a cut may be made (the window's first line, after a
-    blank line, or right after a block whose end its own lines tell, such as a heading), the
-    window holds its second line (with it, its first may open a table) and its first line
-    cannot open a link reference definition (one that spans the window's end is a paragraph in
-    the window, a definition in the whole text)."""
+def _runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int, int] | None:
+    """Where a paragraph starts that runs to the end of the window (`window` lines counted from
+    `first`), the last top-level block or the last block of the innermost of the blockquotes,
+    each its container's last block, that run past the window too: the index of its opening
+    token, its line, and how many quotes deep it is. So long as it starts where a cut may be
+    made or under a paragraph that does (`_starts_afresh`), the window holds its second line
+    (with it, its first may open a table) and its first line cannot open a link reference
+    definition (one that spans the window's end is a paragraph in the window, a definition in
+    the whole text)."""
+    blocks: list[int] = []
     at = _last_block(tokens)
-    if at is None:
+    while at is not None:
+        blocks.append(at)
+        if tokens[at].type != "blockquote_open" or tokens[at].map[1] != window:
+            break
+        at = _last_within(tokens, at)
+    if not blocks:
         return None
-    token = tokens[at]
+    token = tokens[blocks[-1]]
     if token.type != "paragraph_open" or token.map[1] != window or window - token.map[0] < 2:
         return None
-    if not _starts_afresh(tokens, at, [], lines, first):
+    if not _starts_afresh(tokens, blocks[-1], blocks[:-1], lines, first, under=True):
         return None
-    line = token.map[0]
-    text, starts = lines.text, lines.starts
-    opening = text[starts[first + line] : starts[first + line + 1]]
-    if opening.lstrip(" \t").startswith("[") or not opening.strip(PARAGRAPH_TRIM):
+    line, depth = token.map[0], len(blocks) - 1
+    opening = _content(lines, first + line, depth)
+    if _may_define(opening) or not opening.strip(PARAGRAPH_TRIM):
         return None
-    return line
+    return blocks[-1], line, depth
 
 
-#: Top-level blocks followed to their end when they run past a window: each ends where its own
-#: lines say (a closing fence, an HTML block's end condition; indented code at a line that is
-#: neither blank nor indented), whatever came before them.
-_FOLLOWED = frozenset({"fence", "html_block", "code_block"})
+def _content(lines: LineOffsets, number: int, depth: int) -> str:
+    """Line `number`, without its line break, as a block `depth` quotes deep reads it (less
+    its markers, `quote_content`)."""
+    start, end = lines.span([number, number + 1], trim=False)  # type: ignore[misc]  # a line given: a span
+    return lines.text[quote_content(lines.text, start, end, depth) : end]
+
+
+def _may_define(line: str) -> bool:
+    """Whether `line`, a block's first, may open a link reference definition."""
+    return line.lstrip(" \t").startswith("[")
 
 
 def _starts_afresh(tokens: list[Any], at: int, quotes: list[int], lines: LineOffsets, first: int, *,
@@ -297,9 +301,9 @@ def _starts_afresh(tokens: list[Any], at: int, quotes: list[int], lines: LineOff
     """Whether the block `tokens[at]` opens, within the blockquotes `tokens[quotes]` open (the
     outermost first), starts where a cut may be made: on the window's first line, after a blank
     line (of its quote), right after a block whose end its own lines tell, or first in its quote
-    where that quote starts so; with `under`, under the line of a paragraph (a mail's "On
-    Monday, … wrote:") that starts so and cannot open a link reference definition (it ends
-    there in the whole text too). Elsewhere, what ended the block before it may lie past the
+    where that quote starts so; with `under`, under a paragraph it interrupts (a mail's "On
+    Monday, … wrote:") that starts so and whose first line cannot open a link reference
+    definition (it ends there in the whole text too). Elsewhere, what ended the block before it may lie past the
     window: a link reference definition leaves no token, and its title (or label) may run on
     for lines (cut short, the definition ends at its destination, and a paragraph starts on the
     title's first line), through a setext underline (`===`, which makes that paragraph a
@@ -316,10 +320,8 @@ def _starts_afresh(tokens: list[Any], at: int, quotes: list[int], lines: LineOff
         if kind in _CLOSED_BLOCKS and not setext:
             return True
         if setext or (under and kind == "paragraph_open"):  # lines that end here in the whole text if they start so
-            number = first + tokens[before].map[0]
-            start, end = lines.span([number, number + 1], trim=False)  # type: ignore[misc]
-            opening = lines.text[quote_content(lines.text, start, end, len(quotes)) : end]
-            return not opening.lstrip(" \t").startswith("[") and _starts_afresh(tokens, before, quotes, lines, first)
+            return (not _may_define(_content(lines, first + tokens[before].map[0], len(quotes)))
+                    and _starts_afresh(tokens, before, quotes, lines, first))
     previous, start = lines.starts[first + line - 1], lines.starts[first + line]
     if not quotes:
         return not lines.text[previous:start].strip(" \t\r\n")
@@ -332,6 +334,12 @@ def _block_before(tokens: list[Any], at: int, container: int) -> int | None:
     level = tokens[at].level
     return next((i for i in range(at - 1, container, -1)
                  if tokens[i].level == level and tokens[i].nesting >= 0 and tokens[i].map), None)
+
+
+#: Top-level blocks followed to their end when they run past a window: each ends where its own
+#: lines say (a closing fence, an HTML block's end condition; indented code at a line that is
+#: neither blank nor indented), whatever came before them.
+_FOLLOWED = frozenset({"fence", "html_block", "code_block"})
 
 
 def _runs_past_block(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> int | None:
@@ -450,7 +458,8 @@ def code_text(text: str, start: int, end: int) -> str:
 _LISTS = frozenset({"bullet_list_open", "ordered_list_open"})
 
 
-def _list_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int, int] | None:
+def _list_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int,
+              window: int) -> tuple[int, int, int] | None:
     """Where to cut a window whose last top-level block is a list that runs past its end: the
     index of the token that opens the list's last item there that can start a section, its
     line (counted from `first`) and the one list a parse from there opens again. Such an item is not the list's first; a leaf block starts on
@@ -484,13 +493,15 @@ def _list_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, window
 _QUOTE_OPENING = re.compile(r" {0,3}>")
 
 
+@functools.cache
 def _quote_blank(depth: int) -> re.Pattern[str]:
     """A blank line of a blockquote `depth` quotes deep: their markers alone (the first after
     at most three spaces)."""
     return re.compile(rf" {{0,3}}>(?:[ \t]*>){{{depth - 1}}}[ \t]*(?:\r\n?|\n)?")
 
 
-def _quote_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int, int] | None:
+def _quote_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int,
+               window: int) -> tuple[int, int, int] | None:
     """Where to cut a window whose last top-level block is a blockquote that runs past its end:
     the index of the token that opens the last block there, of that quote or of the innermost
     quote within it that runs past the window too (each its quote's last block), that starts
@@ -526,14 +537,15 @@ def _quote_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int, windo
             if line <= opening:
                 break
             if (line in leaves and blank.fullmatch(text, starts[first + line - 1], starts[first + line])
-                    and _QUOTE_OPENING.match(text, starts[first + line]) and _opens_quotes(md, lines, first + line, depth)):
+                    and _opens_quotes(md, lines, first + line, depth)):
                 return i, line, depth
     return None
 
 
 def _last_within(tokens: list[Any], at: int) -> int | None:
     """The index of the token that opens (or is) the last block of the container `tokens[at]`
-    opens."""
+    opens, which is the last of its own container (as far as `tokens` hold: the search runs
+    from their end)."""
     level = tokens[at].level + 1
     return next((i for i in range(len(tokens) - 1, at, -1)
                  if tokens[i].level == level and tokens[i].nesting >= 0 and tokens[i].map), None)
@@ -541,7 +553,9 @@ def _last_within(tokens: list[Any], at: int) -> int | None:
 
 def _opens_quotes(md: Any, lines: LineOffsets, line: int, depth: int) -> bool:
     """Whether a parse of line `line` and the next opens `depth` blockquotes, one in another,
-    at that line."""
+    at that line (its first marker at most three spaces in, told before a parse)."""
+    if not _QUOTE_OPENING.match(lines.text, lines.starts[line]):
+        return False
     probe = md.parse(lines.source(line, line + 2))
     return len(probe) > depth and all(token.type == "blockquote_open" and token.level == level and token.map[0] == 0
                                       for level, token in enumerate(probe[:depth]))
@@ -621,49 +635,23 @@ def _line_windows(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
         start = until
 
 
-def _quote_runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -> tuple[int, int, int] | None:
-    """Where a paragraph of a blockquote, the last top-level block of a window, or of the
-    innermost of the quotes within it that run past the window too (each its quote's last block),
-    starts if it runs to the end of the window (`window` lines counted from `first`): the index
-    of its opening token, its line, and how many quotes deep it is. So long as the window holds
-    its second line (with it, its first may open a table), its first line cannot open a link
-    reference definition, and it starts where a cut may be made, or under the line of a
-    paragraph that does (`_starts_afresh`)."""
-    outer = _last_block(tokens)
-    if outer is None or tokens[outer].type != "blockquote_open" or tokens[outer].map[1] != window:
-        return None
-    blocks = [outer]
-    while (inner := _last_within(tokens, blocks[-1])) is not None:
-        blocks.append(inner)
-        if tokens[inner].type != "blockquote_open" or tokens[inner].map[1] != window:
-            break
-    token = tokens[blocks[-1]]
-    if token.type != "paragraph_open" or token.map[1] != window or window - token.map[0] < 2:
-        return None
-    line, depth = token.map[0], len(blocks) - 1
-    if not _starts_afresh(tokens, blocks[-1], blocks[:-1], lines, first, under=True):
-        return None
-    start, end = lines.span([first + line, first + line + 1], trim=False)  # type: ignore[misc]
-    opening = lines.text[quote_content(lines.text, start, end, depth) : end]
-    if opening.lstrip(" \t").startswith("[") or not opening.strip(PARAGRAPH_TRIM):
-        return None
-    return blocks[-1], line, depth
+def _paragraph_end(md: Any, lines: LineOffsets, line: int, depth: int = 0) -> tuple[int, int] | None:
+    """The line after a paragraph `depth` blockquotes deep (0: a top-level one) that runs on
+    through `line` at least, and how many of the quotes around it go on after it; None if a
+    setext underline ends it (then it is a heading), if its last line is all whitespace the
+    parser trims (then its text has fewer lines than its source: the chunker keeps it whole),
+    or if the quotes go on from a line a parse cannot start them on as the whole text has them.
 
-
-def _quoted_paragraph_end(md: Any, lines: LineOffsets, line: int, depth: int) -> tuple[int, int] | None:
-    """The line after a paragraph `depth` blockquotes deep that runs on through `line` at
-    least, and how many of the quotes around it go on after it; None where `_paragraph_end` has
-    None, or where the quotes go on from a line a parse cannot start them on as the whole text
-    has them.
-
-    As `_paragraph_end`, behind a line of its own ("> > x") that opens the quotes and a paragraph
-    its lines continue: markdown-it tells whether a line is a quote's (by its marker, or as a
-    lazy line after one that is not blank) and whether it ends the paragraph from that line and
-    the next. Quotes that go on after the paragraph go on with a blank line of the innermost of
-    them or a block that interrupts the paragraph: a parse that starts there opens them with it
-    (the first marker at most three spaces in, and not a table's header row), and their lines
-    and blocks are the whole text's (see `_quote_cut`)."""
-    text, starts, count = lines.text, lines.starts, len(lines.starts)
+    The paragraph's lines from `line` on are parsed a window at a time behind a line of their
+    own ("x", "> > x"), which opens the quotes and a paragraph they continue, so the parser
+    ends it where it ends in the whole text: a blank line, or a line that may interrupt a
+    paragraph, which the parser tells from that line and the next (a table's delimiter row),
+    and whether a line is a quote's from its marker, or as a lazy line after one that is not
+    blank. So a window's last line is read again as the next window's first. Quotes that go
+    on after the paragraph go on with a blank line of the innermost of them or a block that
+    interrupts the paragraph: a parse that starts there opens them with it (not as a table's
+    header row), and their lines and blocks are the whole text's (see `_quote_cut`)."""
+    count = len(lines.starts)
     while True:
         window, end = _window(lines, line)
         last = end >= count
@@ -673,37 +661,12 @@ def _quoted_paragraph_end(md: Any, lines: LineOffsets, line: int, depth: int) ->
             return None
         after = line + head.map[1] - 1  # the parse's first line is not the text's
         if last or after < end:
-            start, stop = lines.span([after - 1, after], trim=False)  # type: ignore[misc]
-            if not text[quote_content(text, start, stop, depth) : stop].strip(PARAGRAPH_TRIM):
+            if not _content(lines, after - 1, depth).strip(PARAGRAPH_TRIM):
                 return None
             going_on = sum(1 for quote in tokens[:depth] if quote.map[1] > head.map[1])
-            if going_on and not (_QUOTE_OPENING.match(text, starts[after]) and _opens_quotes(md, lines, after, going_on)):
+            if going_on and not _opens_quotes(md, lines, after, going_on):
                 return None
             return after, going_on
-        line = end - 1
-
-
-def _paragraph_end(md: Any, lines: LineOffsets, line: int) -> int | None:
-    """The line after a top-level paragraph that runs on through `line` at least, or None if a
-    setext underline ends it (then it is a heading) or its last line is all whitespace the
-    parser trims (then its text has fewer lines than its source: the chunker keeps it whole).
-
-    The paragraph's lines from `line` on are parsed a window at a time behind a line of
-    their own ("x"), which opens a paragraph they continue, so the parser ends it where it
-    ends in the whole text: a blank line, or a line that may interrupt a paragraph, which the
-    parser tells from that line and the next (a table's delimiter row). So a window's last
-    line is read again as the next window's first."""
-    text, starts, count = lines.text, lines.starts, len(lines.starts)
-    while True:
-        window, end = _window(lines, line)
-        last = end >= count
-        head = md.parse("x\n" + window)[0]
-        if head.type != "paragraph_open":
-            return None
-        after = line + head.map[1] - 1  # the parse's first line is not the text's
-        if last or after < end:
-            final = text[starts[after - 1] : starts[after] if after < count else len(text)]
-            return after if final.strip(PARAGRAPH_TRIM) else None
         line = end - 1
 
 
