@@ -303,11 +303,12 @@ def _starts_afresh(tokens: list[Any], at: int, quotes: list[int], lines: LineOff
     line (of its quote), right after a block whose end its own lines tell, or first in its quote
     where that quote starts so; with `under`, under a paragraph it interrupts (a mail's "On
     Monday, … wrote:") that starts so and whose first line cannot open a link reference
-    definition (it ends there in the whole text too). Elsewhere, what ended the block before it may lie past the
-    window: a link reference definition leaves no token, and its title (or label) may run on
-    for lines (cut short, the definition ends at its destination, and a paragraph starts on the
-    title's first line), through a setext underline (`===`, which makes that paragraph a
-    heading: one counts as a block that ends on its own lines only where it starts so too)."""
+    definition (it ends there in the whole text too). Elsewhere, what ended the block before it
+    may lie past the window: a link reference definition leaves no token, and its title (or
+    label) may run on for lines (cut short, the definition ends at its destination, and a
+    paragraph starts on the title's first line), through a setext underline (`===`, which makes
+    that paragraph a heading: one counts as a block that ends on its own lines only where it
+    starts so too)."""
     line = tokens[at].map[0]
     if line == 0:
         return True
