@@ -568,6 +568,8 @@ def quote_content(text: str, start: int, end: int, depth: int = 1) -> int:
     (however indented: after a quote's first line, a line of it is only not outdented; a line
     marked in fewer is a lazy line of the rest), each with the one space after it, or a tab
     there that reaches a tab stop, as markdown-it counts columns from the quotes around it."""
+    if not depth:  # (a top-level paragraph's line, read as it is)
+        return start
     at = start
     while at < end and text[at] in " \t":
         at += 1
