@@ -455,10 +455,10 @@ def _stretches(text: str, measured: Iterable[ChunkText], origin: int) -> Iterato
     chunks that stand in it), when its chunks come in the order they stand on it. A stretch
     ends where a chunk ends and the page's words break (`_breaks`), and the next chunk starts
     there or after, but for the overlap it says it repeats (at that chunk's start, where the
-    words break there too): so every page word and every chunk
-    word falls in one stretch, the one where the page has it. A chunk that ends inside a word
-    (or inside one hyphenated across a line end) keeps its stretch going. Raises
-    `_Unplaced` when a chunk has no offsets on the page, or comes before one before it.
+    words break there too): so every page word and every chunk word falls in one stretch, the
+    one where the page has it. A chunk that ends inside a word (or inside one hyphenated across
+    a line end) keeps its stretch going. Raises `_Unplaced` when a chunk has no offsets on the
+    page, or comes before one before it.
 
     A stretch knows only its own words. Where the measure's judgement of a word rests on the
     page's other words, a stretch may judge it otherwise: a word a chunk repeats from an

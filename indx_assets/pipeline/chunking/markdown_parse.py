@@ -263,25 +263,31 @@ def _runs_past(tokens: list[Any], lines: LineOffsets, first: int, window: int) -
     (with it, its first may open a table) and its first line cannot open a link reference
     definition (one that spans the window's end is a paragraph in the window, a definition in
     the whole text)."""
-    blocks: list[int] = []
-    at = _last_block(tokens)
-    while at is not None:
-        blocks.append(at)
-        if tokens[at].type != "blockquote_open" or tokens[at].map[1] != window:
-            break
-        at = _last_within(tokens, at)
-    if not blocks:
+    quotes = _quotes_past(tokens, window)
+    at = _last_within(tokens, quotes[-1]) if quotes else _last_block(tokens)
+    if at is None:
         return None
-    token = tokens[blocks[-1]]
+    token = tokens[at]
     if token.type != "paragraph_open" or token.map[1] != window or window - token.map[0] < 2:
         return None
-    if not _starts_afresh(tokens, blocks[-1], blocks[:-1], lines, first, under=True):
+    if not _starts_afresh(tokens, at, quotes, lines, first, under=True):
         return None
-    line, depth = token.map[0], len(blocks) - 1
+    line, depth = token.map[0], len(quotes)
     opening = _content(lines, first + line, depth)
     if _may_define(opening) or not opening.strip(PARAGRAPH_TRIM):
         return None
-    return blocks[-1], line, depth
+    return at, line, depth
+
+
+def _quotes_past(tokens: list[Any], window: int) -> list[int]:
+    """The indices of the blockquotes, one within another, each its container's last block
+    (the first the last top-level one), that run to the end of the window (`window` lines)."""
+    quotes: list[int] = []
+    at = _last_block(tokens)
+    while at is not None and tokens[at].type == "blockquote_open" and tokens[at].map[1] == window:
+        quotes.append(at)
+        at = _last_within(tokens, at)
+    return quotes
 
 
 def _content(lines: LineOffsets, number: int, depth: int) -> str:
@@ -463,10 +469,11 @@ def _list_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int,
               window: int) -> tuple[int, int, int] | None:
     """Where to cut a window whose last top-level block is a list that runs past its end: the
     index of the token that opens the list's last item there that can start a section, its
-    line (counted from `first`) and the one list a parse from there opens again. Such an item is not the list's first; a leaf block starts on
-    its line (so the text no block holds lies within one section, as at a cut of
-    `parse_sections`); and a parse that starts at its line opens a list of the same kind with
-    it (the parser tells its first block from that line and the next)."""
+    line (counted from `first`) and the one list a parse from there opens again. Such an item
+    is not the list's first; a leaf block starts on its line (so the text no block holds lies
+    within one section, as at a cut of `parse_sections`); and a parse that starts at its line
+    opens a list of the same kind with it (the parser tells its first block from that line and
+    the next)."""
     at = _last_block(tokens)
     if at is None or tokens[at].type not in _LISTS or tokens[at].map[1] != window:
         return None
@@ -518,13 +525,9 @@ def _quote_cut(md: Any, tokens: list[Any], lines: LineOffsets, first: int,
     them all there: a marker may be indented four columns (in the quote, a line is only not
     outdented), and with the line after it (a lazy delimiter row) the line may open a table,
     which the parser tries first."""
-    outer = _last_block(tokens)
-    if outer is None or tokens[outer].type != "blockquote_open" or tokens[outer].map[1] != window:
+    quotes = _quotes_past(tokens, window)
+    if not quotes:
         return None
-    quotes = [outer]
-    while (inner := _last_within(tokens, quotes[-1])) is not None and tokens[inner].type == "blockquote_open" \
-            and tokens[inner].map[1] == window:
-        quotes.append(inner)
     leaves = {t.map[0] for t in tokens if t.type in LEAF_BLOCKS and t.map}
     text, starts = lines.text, lines.starts
     for depth in range(len(quotes), 0, -1):  # (the innermost quote's blocks come last)
